@@ -1,0 +1,101 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is a server started by the test environment. Its output goes to a log file
+// beside its other files, so a failing test can show what the server said.
+type Process struct {
+	Name    string
+	LogPath string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+// startProcess starts a long-running server. The child gets its own process group and
+// is killed when the test binary dies (Pdeathsig), so a panic never leaves servers behind.
+func startProcess(dir, name string, env []string, argv ...string) (*Process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("create log for %s: %w", name, err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Exited reports whether the process has stopped, with its exit error.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.exited:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// Stop asks the process group to terminate and kills it if it has not gone within 5s.
+func (p *Process) Stop() {
+	if done, _ := p.Exited(); done {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// LogTail returns the last lines the process wrote, for failure messages.
+func (p *Process) LogTail(lines int) string {
+	data, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// run executes a short command and returns its standard output; the error carries the
+// command line and whatever it printed on standard error.
+func run(ctx context.Context, env []string, argv ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,86 @@
+// Package testenv starts real servers for tests: an OVN Northbound ovsdb-server,
+// ovn-northd with a Southbound database and ovn-trace, an OVS userspace bridge,
+// etcd with kube-apiserver, and network namespaces running FRR.
+//
+// Every server runs in the test's temporary directory, listens only on unix sockets or
+// loopback, and is stopped by t.Cleanup even when the test fails. A missing binary or
+// missing root privileges skips the test with the reason, unless OVNK_REQUIRE_ALL=1 is
+// set (as CI does): then the same condition fails the test, so nothing is skipped silently.
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RequireAllEnv names the environment variable that turns skips into failures.
+const RequireAllEnv = "OVNK_REQUIRE_ALL"
+
+// RequireAll reports whether a missing component must fail the test instead of skipping it.
+func RequireAll() bool { return os.Getenv(RequireAllEnv) == "1" }
+
+// Missing ends the test because a component it needs is not available: a skip that
+// names the reason, or a failure under OVNK_REQUIRE_ALL=1.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	reason := fmt.Sprintf(format, args...)
+	if RequireAll() {
+		t.Fatalf("%s (%s=1 forbids skipping; run `make deps` to install what is missing)", reason, RequireAllEnv)
+	}
+	t.Skip(reason + " (run `make deps` as root to install it)")
+}
+
+// NeedBinaries returns the paths of the named programs, or ends the test through Missing.
+func NeedBinaries(t testing.TB, names ...string) map[string]string {
+	t.Helper()
+	paths := make(map[string]string, len(names))
+	var absent []string
+	for _, name := range names {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			absent = append(absent, name)
+			continue
+		}
+		paths[name] = p
+	}
+	if len(absent) > 0 {
+		Missing(t, "not on PATH: %s", strings.Join(absent, ", "))
+	}
+	return paths
+}
+
+// NeedRoot ends the test through Missing unless it runs as root.
+func NeedRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Missing(t, "needs root: %s", why)
+	}
+}
+
+// Eventually polls check until it returns nil or the timeout passes, and returns the
+// last error wrapped with what was awaited. It is the only way tests here wait.
+func Eventually(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	delay := 10 * time.Millisecond
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting %s for %s: %w", timeout, what, errors.Join(err, ctx.Err()))
+		case <-time.After(delay):
+		}
+		if delay < 250*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
