@@ -26,6 +26,16 @@ fi
 
 command -v go >/dev/null || { echo "kube-binaries: go is not on PATH; install Go 1.26 or newer" >&2; exit 1; }
 
+# Two test runs starting at once must not build into the same directory: the second
+# waits for the first and then finds the binaries.
+mkdir -p "$out"
+exec 9>"$out/.lock"
+flock 9
+if have_all; then
+  echo "$out/bin"
+  exit 0
+fi
+
 work="$out/build"
 rm -rf "$work"
 mkdir -p "$work" "$out/bin"
@@ -49,7 +59,10 @@ done
 
 start=$(date +%s)
 for b in "${binaries[@]}"; do
-  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$out/bin/$b" "k8s.io/kubernetes/cmd/$b"
+  # Build beside the cache and rename, so an interrupted build never leaves a
+  # truncated binary that a later run would take for a finished one.
+  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$work/$b" "k8s.io/kubernetes/cmd/$b"
+  mv "$work/$b" "$out/bin/$b"
 done
 echo "kube-binaries: built in $(( $(date +%s) - start ))s" >&2
 rm -rf "$work"

@@ -6,4 +6,4 @@
 // databases from it, so nothing at run time needs the schema file.
 package nbdb
 
-//go:generate go tool modelgen -extended -p nbdb -o . ${NB_SCHEMA}
+// Regenerate with `make generate-nbdb` (NB_SCHEMA=… to use another schema file).

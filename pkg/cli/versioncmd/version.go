@@ -1,0 +1,159 @@
+// Package versioncmd implements `kubectl ovnk version`: the plugin's version, the API
+// server's, and which k8s.ovn.org resources the cluster serves.
+package versioncmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ovnk/ovnk/pkg/version"
+)
+
+// ovnGroup is the API group of OVN-Kubernetes' custom resources.
+const ovnGroup = "k8s.ovn.org"
+
+// Info is what `version` reports; its JSON form is stable for scripts.
+type Info struct {
+	Client string `json:"clientVersion"`
+	Server string `json:"serverVersion,omitempty"`
+	// Resources lists the k8s.ovn.org resources the server serves, as "name.version".
+	Resources []string `json:"ovnResources,omitempty"`
+}
+
+// Options holds the flags and dependencies of `version`.
+type Options struct {
+	ClientOnly bool
+	Output     string
+
+	Discovery func() (discovery.DiscoveryInterface, error)
+	genericiooptions.IOStreams
+}
+
+// New returns the `version` command.
+func New(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{
+		IOStreams: streams,
+		Discovery: func() (discovery.DiscoveryInterface, error) { return kubeFlags.ToDiscoveryClient() },
+	}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the plugin's version, the API server's, and the OVN-Kubernetes resources it serves",
+		Example: `  # Everything, as text
+  kubectl ovnk version
+
+  # Only the plugin, without contacting the cluster
+  kubectl ovnk version --client
+
+  # For scripts
+  kubectl ovnk version -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "print only the plugin's version")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: json or yaml")
+	return cmd
+}
+
+// Validate checks the flags before anything is contacted.
+func (o *Options) Validate() error {
+	switch o.Output {
+	case "", "json", "yaml":
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q for version: use -o json or -o yaml", o.Output)
+}
+
+// Run gathers the versions and prints them.
+func (o *Options) Run() error {
+	info := Info{Client: version.String()}
+	if !o.ClientOnly {
+		if err := o.fillServer(&info); err != nil {
+			return err
+		}
+	}
+	return printInfo(o.Out, o.Output, info)
+}
+
+func (o *Options) fillServer(info *Info) error {
+	dc, err := o.Discovery()
+	if err != nil {
+		return fmt.Errorf("configure the API client: %w", err)
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("ask the API server for its version: %w", err)
+	}
+	info.Server = sv.GitVersion
+	_, lists, err := dc.ServerGroupsAndResources()
+	// A broken aggregated API elsewhere must not hide our group.
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return fmt.Errorf("discover the API server's resources: %w", err)
+	}
+	for _, list := range lists {
+		gv, perr := schema.ParseGroupVersion(list.GroupVersion)
+		if perr != nil || gv.Group != ovnGroup {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") { // a subresource such as status
+				continue
+			}
+			info.Resources = append(info.Resources, r.Name+"."+gv.Version)
+		}
+	}
+	sort.Strings(info.Resources)
+	return nil
+}
+
+func printInfo(w io.Writer, format string, info Info) error {
+	switch format {
+	case "json":
+		data, err := json.MarshalIndent(info, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode version as JSON: %w", err)
+		}
+		_, err = fmt.Fprintln(w, string(data))
+		return err
+	case "yaml":
+		data, err := yaml.Marshal(info)
+		if err != nil {
+			return fmt.Errorf("encode version as YAML: %w", err)
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	var errs []error
+	line := func(format string, args ...any) {
+		_, err := fmt.Fprintf(w, format+"\n", args...)
+		errs = append(errs, err)
+	}
+	line("Client Version: %s", info.Client)
+	if info.Server != "" {
+		line("Server Version: %s", info.Server)
+		if len(info.Resources) == 0 {
+			line("OVN-Kubernetes resources: none served (the OVN-Kubernetes CRDs are not installed)")
+		} else {
+			line("OVN-Kubernetes resources: %d served", len(info.Resources))
+			for _, r := range info.Resources {
+				line("  %s", r)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
