@@ -17,7 +17,7 @@ import (
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-func connect(t *testing.T, nb *testenv.NB) client.Client {
+func connect(t testing.TB, nb *testenv.NB) client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
