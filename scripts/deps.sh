@@ -2,7 +2,7 @@
 # Makes sure the real servers the tests and the demo use are installed:
 #   - Debian packages (OVN, OVS, etcd, FRR, nftables, iproute2), installed with apt-get
 #     when running as root, otherwise listed with the exact command to run;
-#   - kube-apiserver and kubectl, built from the Go module proxy and cached
+#   - kube-apiserver, kubectl and etcd, built from the Go module proxy and cached
 #     (scripts/kube-binaries.sh).
 # Prints `export OVNK_KUBE_BIN=…` on its last line so the Makefile can find them.
 set -euo pipefail

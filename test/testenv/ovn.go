@@ -211,10 +211,7 @@ func lookPath(name string) (string, error) {
 
 // waitForSocket waits until a server has created its unix socket, failing early if it exits.
 func waitForSocket(ctx context.Context, p *Process, socket string) error {
-	return Eventually(ctx, startTimeout, socket, func(context.Context) error {
-		if done, err := p.Exited(); done {
-			return fmt.Errorf("%s exited: %v", p.Name, err)
-		}
+	return waitRunning(ctx, p, startTimeout, socket, func(context.Context) error {
 		_, err := os.Stat(socket)
 		return err
 	})

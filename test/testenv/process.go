@@ -99,3 +99,17 @@ func run(ctx context.Context, env []string, argv ...string) (string, error) {
 	}
 	return stdout.String(), nil
 }
+
+// waitRunning is Eventually for a server that is starting: it stops waiting as soon as
+// the process exits, since then no poll can succeed, and says so in the error.
+func waitRunning(ctx context.Context, p *Process, timeout time.Duration, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return Eventually(ctx, timeout, what, func(ctx context.Context) error {
+		if done, err := p.Exited(); done {
+			cancel() // ends Eventually after this poll
+			return fmt.Errorf("%s exited: %v", p.Name, err)
+		}
+		return check(ctx)
+	})
+}
