@@ -1,0 +1,121 @@
+// Package alloc derives and allocates the addresses, MACs, ids and tunnel keys of the
+// OVN topology. Derivations are pure functions of ids every zone knows (node id,
+// network id), so every zone computes the same values without talking to the others;
+// allocators hand out what cannot be derived and are driven by the elected leader.
+package alloc
+
+import (
+	"fmt"
+	"math/big"
+	"net"
+	"net/netip"
+)
+
+// offsetAddr returns the address n places after base, or an error if it falls outside p.
+func offsetAddr(p netip.Prefix, n uint64) (netip.Addr, error) {
+	p = p.Masked()
+	base := new(big.Int).SetBytes(p.Addr().AsSlice())
+	addr := new(big.Int).Add(base, new(big.Int).SetUint64(n))
+	bits := p.Addr().BitLen()
+	size := new(big.Int).Lsh(big.NewInt(1), uint(bits-p.Bits()))
+	if new(big.Int).Sub(addr, base).Cmp(size) >= 0 {
+		return netip.Addr{}, fmt.Errorf("offset %d is outside %s", n, p)
+	}
+	buf := addr.FillBytes(make([]byte, bits/8))
+	a, _ := netip.AddrFromSlice(buf)
+	return a, nil
+}
+
+// NthAddr returns the n-th address of p (0 is the network address), for example the
+// gateway (.1) and management port (.2) addresses of a node subnet.
+func NthAddr(p netip.Prefix, n int) (netip.Addr, error) {
+	if n < 0 {
+		return netip.Addr{}, fmt.Errorf("negative offset %d in %s", n, p)
+	}
+	return offsetAddr(p, uint64(n))
+}
+
+// TransitPeers returns the pair of addresses joining a Layer2 network's transit router
+// to node nodeID's gateway router: the /31 (IPv4) or /127 (IPv6) at transit base + 2N,
+// its first address on the transit router, its second on the gateway router.
+func TransitPeers(transit netip.Prefix, nodeID int) (router, gateway netip.Prefix, err error) {
+	if nodeID < 0 {
+		return router, gateway, fmt.Errorf("node id %d is negative", nodeID)
+	}
+	bits := transit.Addr().BitLen() - 1
+	first, err := offsetAddr(transit, 2*uint64(nodeID))
+	if err != nil {
+		return router, gateway, fmt.Errorf("transit peers of node id %d: %w", nodeID, err)
+	}
+	second, err := offsetAddr(transit, 2*uint64(nodeID)+1)
+	if err != nil {
+		return router, gateway, fmt.Errorf("transit peers of node id %d: %w", nodeID, err)
+	}
+	return netip.PrefixFrom(first, bits), netip.PrefixFrom(second, bits), nil
+}
+
+// TransitSwitchIP returns node nodeID's address on a Layer3 transit switch: transit base
+// + N with the transit subnet's prefix length.
+func TransitSwitchIP(transit netip.Prefix, nodeID int) (netip.Prefix, error) {
+	return hostInPrefix(transit, nodeID, "transit switch IP")
+}
+
+// GatewayRouterJoinIP returns node nodeID's gateway router address on the join subnet:
+// join base + N with the join subnet's prefix length. (.1 is the cluster router's.)
+func GatewayRouterJoinIP(join netip.Prefix, nodeID int) (netip.Prefix, error) {
+	return hostInPrefix(join, nodeID, "gateway router join IP")
+}
+
+func hostInPrefix(p netip.Prefix, n int, what string) (netip.Prefix, error) {
+	if n < 0 {
+		return netip.Prefix{}, fmt.Errorf("%s: node id %d is negative", what, n)
+	}
+	a, err := offsetAddr(p, uint64(n))
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%s of node id %d: %w", what, n, err)
+	}
+	return netip.PrefixFrom(a, p.Bits()), nil
+}
+
+// MACFromIP derives a router port's MAC from its address as OVN-Kubernetes does:
+// 0a:58 followed by the four bytes of the IPv4 address (203.203.0.1 → 0a:58:cb:cb:00:01),
+// or by the last four bytes of an IPv6 address.
+func MACFromIP(ip netip.Addr) net.HardwareAddr {
+	b := ip.AsSlice()
+	return net.HardwareAddr{0x0a, 0x58, b[len(b)-4], b[len(b)-3], b[len(b)-2], b[len(b)-1]}
+}
+
+// LinkLocalFromMAC derives the IPv6 link-local address a router advertises from its MAC
+// by modified EUI-64 (0a:58:cb:cb:00:01 → fe80::858:cbff:fecb:1), the address OVN gives
+// a router port without one configured.
+func LinkLocalFromMAC(mac net.HardwareAddr) (netip.Addr, error) {
+	if len(mac) != 6 {
+		return netip.Addr{}, fmt.Errorf("MAC %s is not 48 bits", mac)
+	}
+	var b [16]byte
+	b[0], b[1] = 0xfe, 0x80
+	b[8] = mac[0] ^ 0x02 // flip the universal/local bit
+	b[9], b[10] = mac[1], mac[2]
+	b[11], b[12] = 0xff, 0xfe
+	b[13], b[14], b[15] = mac[3], mac[4], mac[5]
+	return netip.AddrFrom16(b), nil
+}
+
+// MasqueradeIPs returns a user-defined network's two masquerade addresses, as
+// OVN-Kubernetes derives them from the network id: the gateway router's at offset
+// 10 + 2·id − 1 and the management port's at 10 + 2·id of the masquerade subnet. The
+// first ten addresses belong to the default network.
+func MasqueradeIPs(masquerade netip.Prefix, networkID int) (gatewayRouter, managementPort netip.Addr, err error) {
+	if networkID < 1 {
+		return gatewayRouter, managementPort, fmt.Errorf("masquerade IPs need a user-defined network id (1 or more), got %d", networkID)
+	}
+	gatewayRouter, err = offsetAddr(masquerade, uint64(10+2*networkID-1))
+	if err != nil {
+		return gatewayRouter, managementPort, fmt.Errorf("masquerade IP of network id %d: %w; use a larger masquerade subnet", networkID, err)
+	}
+	managementPort, err = offsetAddr(masquerade, uint64(10+2*networkID))
+	if err != nil {
+		return gatewayRouter, managementPort, fmt.Errorf("masquerade IP of network id %d: %w; use a larger masquerade subnet", networkID, err)
+	}
+	return gatewayRouter, managementPort, nil
+}

@@ -1,0 +1,209 @@
+// Package nbctl prints a set of NB rows the way ovn-nbctl prints a live database
+// (show, lr-route-list, lr-policy-list, lr-nat-list), so operators read ovnk's desired
+// state and its live snapshots in the shape they already know. Output is deterministic:
+// the same rows always print the same text, which golden tests rely on.
+package nbctl
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// Printer prints one set of rows. Build it with New.
+type Printer struct {
+	set *rows.Set
+	ix  *rows.Index
+}
+
+// New returns a printer for s. s must not change while the printer is used.
+func New(s *rows.Set) *Printer { return &Printer{set: s, ix: rows.NewIndex(s)} }
+
+var uuidRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// header is "switch <uuid> (name)" for live rows and "switch (name)" for compiled rows,
+// whose keys are identities rather than UUIDs.
+func header(kind, key, name string) string {
+	if uuidRe.MatchString(key) {
+		return fmt.Sprintf("%s %s (%s)", kind, key, name)
+	}
+	return fmt.Sprintf("%s (%s)", kind, name)
+}
+
+// Show prints every switch and router with its ports and NAT, like `ovn-nbctl show`,
+// plus the lines ovn-nbctl leaves out but transit topologies depend on: a port's peer,
+// requested chassis and requested tunnel key. Only names matching filter are printed
+// when filter is not empty.
+func (p *Printer) Show(w io.Writer, filter string) error {
+	var b strings.Builder
+	switches := slices.Clone(p.set.Switches)
+	sort.Slice(switches, func(i, j int) bool { return switches[i].Name < switches[j].Name })
+	for _, ls := range switches {
+		if filter != "" && ls.Name != filter {
+			continue
+		}
+		b.WriteString(header("switch", ls.UUID, ls.Name) + "\n")
+		for _, lsp := range p.switchPorts(ls) {
+			writeSwitchPort(&b, lsp)
+		}
+	}
+	routers := slices.Clone(p.set.Routers)
+	sort.Slice(routers, func(i, j int) bool { return routers[i].Name < routers[j].Name })
+	for _, lr := range routers {
+		if filter != "" && lr.Name != filter {
+			continue
+		}
+		b.WriteString(header("router", lr.UUID, lr.Name) + "\n")
+		for _, lrp := range p.routerPorts(lr) {
+			p.writeRouterPort(&b, lrp)
+		}
+		for _, nat := range p.nats(lr) {
+			b.WriteString("    " + natHeader(nat) + "\n")
+			fmt.Fprintf(&b, "        external ip: %q\n", nat.ExternalIP)
+			fmt.Fprintf(&b, "        logical ip: %q\n", nat.LogicalIP)
+			fmt.Fprintf(&b, "        type: %q\n", string(nat.Type))
+			if nat.Match != "" {
+				fmt.Fprintf(&b, "        match: %q\n", nat.Match)
+			}
+			if nat.LogicalPort != nil {
+				fmt.Fprintf(&b, "        logical port: %q\n", *nat.LogicalPort)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// natHeader is "nat <uuid>" as ovn-nbctl prints it; compiled rows have no UUID, so they
+// are labelled by type and external IP instead.
+func natHeader(nat *nbdb.NAT) string {
+	if uuidRe.MatchString(nat.UUID) {
+		return "nat " + nat.UUID
+	}
+	return fmt.Sprintf("nat (%s %s)", nat.Type, nat.ExternalIP)
+}
+
+func (p *Printer) switchPorts(ls *nbdb.LogicalSwitch) []*nbdb.LogicalSwitchPort {
+	out := make([]*nbdb.LogicalSwitchPort, 0, len(ls.Ports))
+	for _, key := range ls.Ports {
+		if lsp := p.ix.SwitchPorts[key]; lsp != nil {
+			out = append(out, lsp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (p *Printer) routerPorts(lr *nbdb.LogicalRouter) []*nbdb.LogicalRouterPort {
+	out := make([]*nbdb.LogicalRouterPort, 0, len(lr.Ports))
+	for _, key := range lr.Ports {
+		if lrp := p.ix.RouterPorts[key]; lrp != nil {
+			out = append(out, lrp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (p *Printer) nats(lr *nbdb.LogicalRouter) []*nbdb.NAT {
+	out := make([]*nbdb.NAT, 0, len(lr.Nat))
+	for _, key := range lr.Nat {
+		if nat := p.ix.NATs[key]; nat != nil {
+			out = append(out, nat)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		if out[i].ExternalIP != out[j].ExternalIP {
+			return out[i].ExternalIP < out[j].ExternalIP
+		}
+		return out[i].LogicalIP < out[j].LogicalIP
+	})
+	return out
+}
+
+func writeSwitchPort(b *strings.Builder, lsp *nbdb.LogicalSwitchPort) {
+	fmt.Fprintf(b, "    port %s\n", lsp.Name)
+	if lsp.Type != "" {
+		fmt.Fprintf(b, "        type: %s\n", lsp.Type)
+	}
+	if rp := lsp.Options["router-port"]; lsp.Type == "router" && rp != "" {
+		fmt.Fprintf(b, "        router-port: %s\n", rp)
+	}
+	if len(lsp.Addresses) > 0 && !(lsp.Type == "router" && slices.Equal(lsp.Addresses, []string{"router"})) {
+		fmt.Fprintf(b, "        addresses: %s\n", quoteList(lsp.Addresses))
+	}
+	writeTransitOptions(b, lsp.Options)
+}
+
+func (p *Printer) writeRouterPort(b *strings.Builder, lrp *nbdb.LogicalRouterPort) {
+	fmt.Fprintf(b, "    port %s\n", lrp.Name)
+	fmt.Fprintf(b, "        mac: %q\n", lrp.MAC)
+	if lla, ok := linkLocal(lrp); ok {
+		fmt.Fprintf(b, "        ipv6-lla: %q\n", lla)
+	}
+	networks := slices.Clone(lrp.Networks)
+	sort.Strings(networks)
+	fmt.Fprintf(b, "        networks: %s\n", quoteList(networks))
+	if len(lrp.GatewayChassis) > 0 {
+		var names []string
+		for _, key := range lrp.GatewayChassis {
+			if gc := p.ix.GatewayChassis[key]; gc != nil {
+				names = append(names, gc.ChassisName)
+			}
+		}
+		sort.Strings(names)
+		fmt.Fprintf(b, "        gateway chassis: [%s]\n", strings.Join(names, " "))
+	}
+	if lrp.Peer != nil {
+		fmt.Fprintf(b, "        peer: %s\n", *lrp.Peer)
+	}
+	writeTransitOptions(b, lrp.Options)
+}
+
+// writeTransitOptions prints the options that make a port span zones.
+func writeTransitOptions(b *strings.Builder, opts map[string]string) {
+	for _, k := range []string{"requested-chassis", "requested-tnl-key"} {
+		if v, ok := opts[k]; ok {
+			fmt.Fprintf(b, "        %s: %s\n", k, v)
+		}
+	}
+}
+
+// linkLocal is the IPv6 link-local address OVN gives a router port with IPv6 networks.
+func linkLocal(lrp *nbdb.LogicalRouterPort) (string, bool) {
+	hasV6 := false
+	for _, n := range lrp.Networks {
+		if p, err := netip.ParsePrefix(n); err == nil && p.Addr().Is6() {
+			hasV6 = true
+		}
+	}
+	mac, err := net.ParseMAC(lrp.MAC)
+	if !hasV6 || err != nil {
+		return "", false
+	}
+	lla, err := alloc.LinkLocalFromMAC(mac)
+	if err != nil {
+		return "", false
+	}
+	return lla.String(), true
+}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
