@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +144,37 @@ func (n *Northd) Sync(ctx context.Context) error {
 		return fmt.Errorf("ovn-northd exited: %v", err)
 	}
 	_, err := n.NB.NBCtl(ctx, "--wait=sb", "--timeout="+deadlineSeconds(ctx), "sync")
+	return err
+}
+
+// SBCtl runs ovn-sbctl against the Southbound database.
+func (n *Northd) SBCtl(ctx context.Context, args ...string) (string, error) {
+	ctl, err := lookPath("ovn-sbctl")
+	if err != nil {
+		return "", err
+	}
+	return run(ctx, ovsEnv(n.dir), append([]string{ctl, "--db=" + n.SB.Endpoint, "--no-leader-only"}, args...)...)
+}
+
+// LearnNeighbor records in the Southbound MAC_Binding table that a router port has
+// learned ip at mac, as ovn-controller does after an ARP or ND exchange. ovn-trace
+// resolves next hops from that table, so a trace towards an external gateway continues
+// past address resolution instead of ending in an ARP request.
+func (n *Northd) LearnNeighbor(ctx context.Context, router, port, ip, mac string) error {
+	if err := n.Sync(ctx); err != nil {
+		return err
+	}
+	dp, err := n.SBCtl(ctx, "--bare", "--columns=_uuid", "find", "Datapath_Binding", "external_ids:name="+router)
+	if err != nil {
+		return err
+	}
+	dp = strings.TrimSpace(dp)
+	if dp == "" {
+		return fmt.Errorf("router %s has no Southbound datapath", router)
+	}
+	// A fresh timestamp keeps northd's MAC binding ageing from removing the row at once.
+	_, err = n.SBCtl(ctx, "create", "MAC_Binding", "datapath="+dp, "logical_port="+port, "ip="+ip, "mac="+strconv.Quote(mac),
+		fmt.Sprintf("timestamp=%d", time.Now().UnixMilli()))
 	return err
 }
 

@@ -207,3 +207,40 @@ func quoteList(items []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// Dump prints show followed by every router's routes, policies and NAT, each under a
+// heading naming the ovn-nbctl command that prints the same: the whole NB state of a
+// zone in one deterministic text.
+func (p *Printer) Dump(w io.Writer) error {
+	if err := p.Show(w, ""); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(p.set.Routers))
+	for _, lr := range p.set.Routers {
+		names = append(names, lr.Name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		lists := []struct {
+			cmd   string
+			print func(io.Writer, string) error
+		}{
+			{"lr-route-list", p.RouteList},
+			{"lr-policy-list", p.PolicyList},
+			{"lr-nat-list", p.NATList},
+		}
+		for _, l := range lists {
+			var b strings.Builder
+			if err := l.print(&b, name); err != nil {
+				return err
+			}
+			if b.Len() == 0 {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "\n# ovn-nbctl %s %s\n%s", l.cmd, name, b.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// External-ID keys. The first six are OVN-Kubernetes'; ovnk writes them on every row so
+// tools that understand upstream's rows understand ours.
+const (
+	OwnerControllerKey = "k8s.ovn.org/owner-controller"
+	OwnerTypeKey       = "k8s.ovn.org/owner-type"
+	NetworkKey         = "k8s.ovn.org/network"
+	TopologyKey        = "k8s.ovn.org/topology"
+	NodeKey            = "k8s.ovn.org/node"
+	IDKey              = "k8s.ovn.org/id"
+
+	// OwnerController marks a row as ovnk's: the reconciler changes and deletes only
+	// rows carrying it, and leaves every other row alone.
+	OwnerController = "ovnk"
+)
+
+// emitter accumulates the rows of one network in one zone. A network is compiled into
+// its own emitter and merged only if it compiled without error, so a bad network never
+// leaves half its rows in the result.
+type emitter struct {
+	set      rows.Set
+	warnings []string
+	net      *cluster.Network
+	ownerID  string // OwnerTypeKey value
+	topo     string // TopologyKey value
+}
+
+func newEmitter(n *cluster.Network) *emitter {
+	kind := n.Owner.Kind
+	if kind == "" {
+		kind = "DefaultNetwork"
+	}
+	return &emitter{net: n, ownerID: kind, topo: strings.ToLower(string(n.Topology))}
+}
+
+// ids returns the external IDs of a row: ours, the network's, the node's when the row
+// belongs to one node (a per-node switch, a remote port), and its identity.
+func (e *emitter) ids(id, node string) map[string]string {
+	m := map[string]string{
+		OwnerControllerKey: OwnerController,
+		OwnerTypeKey:       e.ownerID,
+		NetworkKey:         e.net.Name,
+		TopologyKey:        e.topo,
+		IDKey:              id,
+	}
+	if node != "" {
+		m[NodeKey] = node
+	}
+	return m
+}
+
+func (e *emitter) logicalSwitch(name, node string, otherConfig map[string]string) *nbdb.LogicalSwitch {
+	id := "LS:" + name
+	ls := &nbdb.LogicalSwitch{UUID: id, Name: name, OtherConfig: otherConfig, ExternalIDs: e.ids(id, node)}
+	e.set.Switches = append(e.set.Switches, ls)
+	return ls
+}
+
+func (e *emitter) switchPort(ls *nbdb.LogicalSwitch, lsp *nbdb.LogicalSwitchPort, node string) *nbdb.LogicalSwitchPort {
+	lsp.UUID = "LSP:" + lsp.Name
+	ids := e.ids(lsp.UUID, node)
+	for k, v := range lsp.ExternalIDs {
+		ids[k] = v
+	}
+	lsp.ExternalIDs = ids
+	ls.Ports = append(ls.Ports, lsp.UUID)
+	e.set.SwitchPorts = append(e.set.SwitchPorts, lsp)
+	return lsp
+}
+
+// routerLink is the switch side of a switch-to-router link: a router-type port whose
+// router-port option names the router's port.
+func (e *emitter) routerLink(ls *nbdb.LogicalSwitch, name, routerPort, node string, extraOptions map[string]string) *nbdb.LogicalSwitchPort {
+	opts := map[string]string{"router-port": routerPort}
+	for k, v := range extraOptions {
+		opts[k] = v
+	}
+	return e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: name, Type: "router", Addresses: []string{"router"}, Options: opts}, node)
+}
+
+func (e *emitter) logicalRouter(name, node string, options map[string]string) *nbdb.LogicalRouter {
+	id := "LR:" + name
+	lr := &nbdb.LogicalRouter{UUID: id, Name: name, Options: options, ExternalIDs: e.ids(id, node)}
+	e.set.Routers = append(e.set.Routers, lr)
+	return lr
+}
+
+func (e *emitter) routerPort(lr *nbdb.LogicalRouter, lrp *nbdb.LogicalRouterPort, node string) *nbdb.LogicalRouterPort {
+	lrp.UUID = "LRP:" + lrp.Name
+	lrp.ExternalIDs = e.ids(lrp.UUID, node)
+	lr.Ports = append(lr.Ports, lrp.UUID)
+	e.set.RouterPorts = append(e.set.RouterPorts, lrp)
+	return lrp
+}
+
+// gatewayChassis makes lrp a distributed gateway port bound to chassis, which OVN
+// requires of the port named by a NAT's logical_port on a distributed router.
+func (e *emitter) gatewayChassis(lrp *nbdb.LogicalRouterPort, chassis, node string) {
+	id := "GWC:" + lrp.Name + ":" + chassis
+	gc := &nbdb.GatewayChassis{UUID: id, Name: lrp.Name + "-" + chassis, ChassisName: chassis, Priority: 1, ExternalIDs: e.ids(id, node)}
+	lrp.GatewayChassis = append(lrp.GatewayChassis, id)
+	e.set.GatewayChassis = append(e.set.GatewayChassis, gc)
+}
+
+// route adds a static route. policy is "" (dst-ip, OVN's default) or "src-ip".
+func (e *emitter) route(lr *nbdb.LogicalRouter, prefix, nexthop, policy, outputPort, node string) {
+	id := fmt.Sprintf("route:%s:%s:%s:%s", lr.Name, prefix, policyName(policy), nexthop)
+	r := &nbdb.LogicalRouterStaticRoute{UUID: id, IPPrefix: prefix, Nexthop: nexthop, ExternalIDs: e.ids(id, node)}
+	if policy != "" {
+		p := nbdb.LogicalRouterStaticRoutePolicy(policy)
+		r.Policy = &p
+	}
+	if outputPort != "" {
+		r.OutputPort = &outputPort
+	}
+	lr.StaticRoutes = append(lr.StaticRoutes, id)
+	e.set.Routes = append(e.set.Routes, r)
+}
+
+func policyName(p string) string {
+	if p == "" {
+		return "dst-ip"
+	}
+	return p
+}
+
+// policy adds a logical router policy; nexthops only for reroute.
+func (e *emitter) policy(lr *nbdb.LogicalRouter, priority int, match string, action nbdb.LogicalRouterPolicyAction, nexthops []string, options map[string]string, node string) {
+	id := fmt.Sprintf("policy:%s:%d:%s", lr.Name, priority, match)
+	p := &nbdb.LogicalRouterPolicy{UUID: id, Priority: priority, Match: match, Action: action, Nexthops: nexthops, Options: options, ExternalIDs: e.ids(id, node)}
+	lr.Policies = append(lr.Policies, id)
+	e.set.Policies = append(e.set.Policies, p)
+}
+
+// snat adds an SNAT rule; logicalPort and match are optional.
+func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPort, match, node string) {
+	id := fmt.Sprintf("nat:%s:snat:%s:%s:%s", lr.Name, externalIP, logicalIP, logicalPort)
+	nat := &nbdb.NAT{UUID: id, Type: nbdb.NATTypeSNAT, ExternalIP: externalIP, LogicalIP: logicalIP, Match: match,
+		Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
+	if logicalPort != "" {
+		nat.LogicalPort = &logicalPort
+	}
+	lr.Nat = append(lr.Nat, id)
+	e.set.NATs = append(e.set.NATs, nat)
+}
+
+func (e *emitter) warnf(format string, args ...any) {
+	e.warnings = append(e.warnings, fmt.Sprintf(format, args...))
+}
+
+// merge appends another emitter's rows.
+func merge(dst *rows.Set, src *rows.Set) {
+	dst.Switches = append(dst.Switches, src.Switches...)
+	dst.SwitchPorts = append(dst.SwitchPorts, src.SwitchPorts...)
+	dst.Routers = append(dst.Routers, src.Routers...)
+	dst.RouterPorts = append(dst.RouterPorts, src.RouterPorts...)
+	dst.Routes = append(dst.Routes, src.Routes...)
+	dst.Policies = append(dst.Policies, src.Policies...)
+	dst.NATs = append(dst.NATs, src.NATs...)
+	dst.GatewayChassis = append(dst.GatewayChassis, src.GatewayChassis...)
+}

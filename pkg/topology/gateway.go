@@ -1,0 +1,148 @@
+package topology
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+)
+
+// physicalNetwork is the bridge mapping name of the external bridge (breth0/br-ex).
+const physicalNetwork = "physnet"
+
+// Offset of the masquerade dummy next hop (169.254.0.4, fd69::4) that the gateway
+// router sends host-bound masqueraded traffic to.
+const dummyNextHopOffset = 4
+
+// gatewayRouter builds the local node's gateway router of network n with its external
+// port, external switch, default and masquerade routes and SNAT. The caller attaches its
+// cluster-facing port (a join switch port for Layer3, a transit router peer for Layer2).
+func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip.Prefix) (*nbdb.LogicalRouter, error) {
+	nm := namesOf(n)
+	node := c.local
+	gw := node.Gateway
+	if len(gw.IPs) == 0 || gw.MAC == "" || gw.InterfaceID == "" {
+		return nil, fmt.Errorf("node %s has no usable gateway configuration (k8s.ovn.org/l3-gateway-config needs ip-addresses, mac-address and interface-id)", node.Name)
+	}
+	grName := nm.GatewayRouter(node.Name)
+	gr := e.logicalRouter(grName, node.Name, map[string]string{
+		"chassis":                       node.ChassisID,
+		"lb_force_snat_ip":              "router_ip",
+		"snat-ct-zone":                  "0",
+		"always_learn_from_arp_request": "false",
+		"dynamic_neigh_routers":         "true",
+		"mac_binding_age_threshold":     "300",
+	})
+
+	rtoe := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToExternal + grName, MAC: gw.MAC, Networks: prefixStrings(gw.IPs)}, node.Name)
+	ext := e.logicalSwitch(nm.ExternalSwitch(node.Name), node.Name, nil)
+	localnet := &nbdb.LogicalSwitchPort{
+		Name:      nm.LocalnetPort(gw.InterfaceID),
+		Type:      "localnet",
+		Addresses: []string{"unknown"},
+		Options:   map[string]string{"network_name": physicalNetwork},
+	}
+	if gw.VLANID != 0 {
+		vlan := gw.VLANID
+		localnet.TagRequest = &vlan
+	}
+	e.switchPort(ext, localnet, node.Name)
+	e.switchPort(ext, &nbdb.LogicalSwitchPort{
+		Name:      externalToRouter + grName,
+		Type:      "router",
+		Addresses: []string{gw.MAC},
+		// Announce the router's external and NAT addresses (EgressIPs move between
+		// nodes), but not load-balancer VIPs, which would flood the network.
+		Options: map[string]string{"router-port": rtoe.Name, "nat-addresses": "router", "exclude-lb-vips-from-garp": "true"},
+	}, node.Name)
+
+	for _, v6 := range []bool{false, true} {
+		nodeIP, ok := ofFamily(gw.IPs, v6)
+		if !ok {
+			continue
+		}
+		if nh, ok := addrOfFamily(gw.NextHops, v6); ok {
+			def := "0.0.0.0/0"
+			if v6 {
+				def = "::/0"
+			}
+			e.route(gr, def, nh.String(), "", rtoe.Name, node.Name)
+		}
+		if masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6); ok {
+			nh, err := alloc.NthAddr(masq, dummyNextHopOffset)
+			if err != nil {
+				return nil, fmt.Errorf("masquerade next hop: %w", err)
+			}
+			e.route(gr, masq.Masked().String(), nh.String(), "", rtoe.Name, node.Name)
+		}
+		external, err := c.snatAddress(n, nodeIP.Addr(), v6)
+		if err != nil {
+			return nil, err
+		}
+		if cidr, ok := ofFamily(subnetCIDRs(n), v6); ok {
+			e.snat(gr, external, cidr.String(), "", "", node.Name)
+		}
+		// Traffic the gateway router itself sources from its join IP (ICMP "needs
+		// fragmentation" replies) must leave with the node's address too.
+		if join, ok := ofFamily(joinIPs, v6); ok {
+			e.snat(gr, nodeIP.Addr().String(), hostRoute(join.Addr()), "", "", node.Name)
+		}
+	}
+	return gr, nil
+}
+
+// snatAddress is the address a network's pod traffic leaves the gateway router with:
+// the node's for the default network; the network's own masquerade address for a
+// user-defined network, which the host then masquerades to the node's address, so
+// replies find their way back to the right network.
+func (c *compiler) snatAddress(n *cluster.Network, nodeIP netip.Addr, v6 bool) (string, error) {
+	if n.IsDefault() {
+		return nodeIP.String(), nil
+	}
+	masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
+	if !ok {
+		return "", fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
+	}
+	grIP, _, err := alloc.MasqueradeIPs(masq, n.ID)
+	if err != nil {
+		return "", fmt.Errorf("network %s: %w", n.Name, err)
+	}
+	return grIP.String(), nil
+}
+
+// managementSNAT masquerades traffic from the network's pods to its management port, so
+// the host sees it from the network's masquerade address. The NAT sits on the router
+// port facing the pods' switch, which therefore becomes a gateway port of this chassis.
+func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, port *nbdb.LogicalRouterPort, mgmtMAC string) error {
+	for _, v6 := range []bool{false, true} {
+		cidr, ok := ofFamily(subnetCIDRs(n), v6)
+		if !ok {
+			continue
+		}
+		masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
+		if !ok {
+			return fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
+		}
+		_, mgmtIP, err := alloc.MasqueradeIPs(masq, n.ID)
+		if err != nil {
+			return fmt.Errorf("network %s: %w", n.Name, err)
+		}
+		e.snat(router, mgmtIP.String(), cidr.String(), port.Name, "eth.dst == "+mgmtMAC, c.local.Name)
+	}
+	e.gatewayChassis(port, c.local.ChassisID, c.local.Name)
+	return nil
+}
+
+func familyName(v6 bool) string {
+	if v6 {
+		return "6"
+	}
+	return "4"
+}
+
+// nodeIDOption is a node id as the requested-tnl-key option of the ports that stand for
+// that node on a transit switch or router: equal in every zone because the id is.
+func nodeIDOption(id int) string { return strconv.Itoa(id) }

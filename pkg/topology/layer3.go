@@ -1,0 +1,221 @@
+package topology
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+)
+
+// layer3 compiles a routed network: the local node's switch with its subnet, the
+// cluster router, the join switch and gateway router, and the transit switch that joins
+// this zone's cluster router to every other zone's, with a remote port per other node.
+func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
+	nm := namesOf(n)
+	node := c.local
+	nodeSubnets := node.Subnets[n.Name]
+	if len(nodeSubnets) == 0 {
+		return fmt.Errorf("node %s has no subnet of network %s yet (k8s.ovn.org/node-subnets): waiting for the leader to allocate one", node.Name, n.Name)
+	}
+	if len(n.JoinSubnets) == 0 || len(n.TransitSubnets) == 0 {
+		return fmt.Errorf("network %s has no join or transit subnets", n.Name)
+	}
+
+	// The node switch and the cluster router's port on it: .1 of each node subnet is
+	// the pods' gateway, .2 the management port to the host.
+	switchName := nm.NodeSwitch(node.Name)
+	otherConfig := map[string]string{}
+	var gwNetworks []string
+	var gwIPs, mgmtIPs []netip.Addr
+	for _, s := range nodeSubnets {
+		if s.Addr().Is6() {
+			otherConfig["ipv6_prefix"] = s.Masked().Addr().String()
+		} else {
+			otherConfig["subnet"] = s.Masked().String()
+		}
+		gw, err := alloc.NthAddr(s, 1)
+		if err != nil {
+			return fmt.Errorf("gateway of node subnet %s: %w", s, err)
+		}
+		mgmt, err := alloc.NthAddr(s, 2)
+		if err != nil {
+			return fmt.Errorf("management port of node subnet %s: %w", s, err)
+		}
+		gwIPs = append(gwIPs, gw)
+		mgmtIPs = append(mgmtIPs, mgmt)
+		gwNetworks = append(gwNetworks, netip.PrefixFrom(gw, s.Bits()).String())
+	}
+	ls := e.logicalSwitch(switchName, node.Name, otherConfig)
+	cr := e.logicalRouter(nm.ClusterRouter(), "", nil)
+	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks}, node.Name)
+	e.routerLink(ls, switchToRouter+switchName, rtos.Name, node.Name, nil)
+	mgmtMAC := alloc.MACFromIP(mgmtIPs[0]).String()
+	e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: nm.ManagementPort(node.Name), Addresses: []string{macAndIPs(mgmtMAC, mgmtIPs)}}, node.Name)
+
+	// The join switch links the cluster router (.1 of the join subnet) to the gateway
+	// router (join base + node id).
+	join := e.logicalSwitch(nm.JoinSwitch(), "", nil)
+	var crJoin []netip.Addr
+	var crJoinNetworks []string
+	var grJoin []netip.Prefix
+	for _, j := range n.JoinSubnets {
+		a, err := alloc.NthAddr(j, 1)
+		if err != nil {
+			return fmt.Errorf("cluster router join IP in %s: %w", j, err)
+		}
+		crJoin = append(crJoin, a)
+		crJoinNetworks = append(crJoinNetworks, netip.PrefixFrom(a, j.Bits()).String())
+		g, err := alloc.GatewayRouterJoinIP(j, node.ID)
+		if err != nil {
+			return err
+		}
+		grJoin = append(grJoin, g)
+	}
+	rtoj := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToJoin + cr.Name, MAC: alloc.MACFromIP(crJoin[0]).String(), Networks: crJoinNetworks}, "")
+	e.routerLink(join, joinToRouter+cr.Name, rtoj.Name, "", nil)
+
+	gr, err := c.gatewayRouter(e, n, grJoin)
+	if err != nil {
+		return err
+	}
+	grJoinPort := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToJoin + gr.Name, MAC: alloc.MACFromIP(grJoin[0].Addr()).String(), Networks: prefixStrings(grJoin)}, node.Name)
+	e.routerLink(join, joinToRouter+gr.Name, grJoinPort.Name, node.Name, nil)
+	for _, cidr := range subnetCIDRs(n) {
+		if nh, ok := addrOfFamily(crJoin, cidr.Addr().Is6()); ok {
+			e.route(gr, cidr.String(), nh.String(), "", grJoinPort.Name, node.Name)
+		}
+	}
+	// Pods leave the cluster through their own node's gateway router.
+	for _, s := range nodeSubnets {
+		if g, ok := ofFamily(grJoin, s.Addr().Is6()); ok {
+			e.route(cr, s.Masked().String(), g.Addr().String(), "src-ip", "", node.Name)
+		}
+	}
+
+	if err := c.transitSwitch(e, n, nm, cr); err != nil {
+		return err
+	}
+	c.clusterPolicies(e, n, cr, rtos.Name, mgmtIPs, switchName)
+	if !n.IsDefault() {
+		if err := c.managementSNAT(e, n, cr, rtos, mgmtMAC); err != nil {
+			return err
+		}
+	}
+	c.localPods(e, n, ls)
+	return nil
+}
+
+// transitSwitch joins this zone's cluster router to every other zone's: a router port
+// on the transit switch for the local node, a remote port for each other node (its
+// tunnel key is its node id, the same in every zone), and routes to every other node's
+// subnets and gateway router via its transit switch address.
+func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *nbdb.LogicalRouter) error {
+	key, err := transitSwitchKey(n)
+	if err != nil {
+		return err
+	}
+	tsName := nm.TransitSwitch()
+	ts := e.logicalSwitch(tsName, "", map[string]string{
+		"interconn-ts":             tsName,
+		"requested-tnl-key":        strconv.Itoa(key),
+		"mcast_snoop":              "true",
+		"mcast_querier":            "false",
+		"mcast_flood_unregistered": "true",
+	})
+	node := c.local
+	localIPs, err := transitSwitchIPs(n, node)
+	if err != nil {
+		return err
+	}
+	localName := nm.NodeSwitch(node.Name)
+	rtots := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToTransitSwitch + localName, MAC: alloc.MACFromIP(localIPs[0].Addr()).String(), Networks: prefixStrings(localIPs)}, node.Name)
+	e.routerLink(ts, transitSwitchToRouter+localName, rtots.Name, node.Name, map[string]string{"requested-tnl-key": nodeIDOption(node.ID)})
+
+	for _, remote := range c.remoteNodes() {
+		ips, err := transitSwitchIPs(n, remote)
+		if err != nil {
+			e.warnf("network %s: remote node %s skipped: %v", n.Name, remote.Name, err)
+			continue
+		}
+		addrs := []netip.Addr{}
+		for _, ip := range ips {
+			addrs = append(addrs, ip.Addr())
+		}
+		remoteName := nm.NodeSwitch(remote.Name)
+		e.switchPort(ts, &nbdb.LogicalSwitchPort{
+			Name:      transitSwitchToRouter + remoteName,
+			Type:      "remote",
+			Addresses: []string{macAndPrefixes(alloc.MACFromIP(ips[0].Addr()).String(), ips)},
+			Options:   map[string]string{"requested-tnl-key": nodeIDOption(remote.ID), "requested-chassis": remote.ChassisID},
+		}, remote.Name)
+
+		subnets := remote.Subnets[n.Name]
+		if len(subnets) == 0 {
+			e.warnf("network %s: node %s has no subnet yet; no route to it", n.Name, remote.Name)
+		}
+		for _, s := range subnets {
+			if nh, ok := addrOfFamily(addrs, s.Addr().Is6()); ok {
+				e.route(cr, s.Masked().String(), nh.String(), "", "", remote.Name)
+			}
+		}
+		for _, j := range n.JoinSubnets {
+			g, err := alloc.GatewayRouterJoinIP(j, remote.ID)
+			if err != nil {
+				e.warnf("network %s: node %s: %v", n.Name, remote.Name, err)
+				continue
+			}
+			if nh, ok := addrOfFamily(addrs, j.Addr().Is6()); ok {
+				e.route(cr, hostRoute(g.Addr()), nh.String(), "", "", remote.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// transitSwitchKey is the transit switch's tunnel key: the first of the network's
+// k8s.ovn.org/tunnel-keys, or the key derived from its network id.
+func transitSwitchKey(n *cluster.Network) (int, error) {
+	if len(n.TunnelKeys) > 0 {
+		return n.TunnelKeys[0], nil
+	}
+	key, err := alloc.TransitSwitchTunnelKey(n.ID)
+	if err != nil {
+		return 0, fmt.Errorf("network %s: %w", n.Name, err)
+	}
+	return key, nil
+}
+
+// transitSwitchIPs derives a node's transit switch addresses from its id, one per
+// transit subnet family.
+func transitSwitchIPs(n *cluster.Network, node *cluster.Node) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, t := range n.TransitSubnets {
+		ip, err := alloc.TransitSwitchIP(t, node.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ip)
+	}
+	return out, nil
+}
+
+// macAndIPs is an address entry of a logical switch port: "MAC IP IP…".
+func macAndIPs(mac string, ips []netip.Addr) string {
+	s := mac
+	for _, ip := range ips {
+		s += " " + ip.String()
+	}
+	return s
+}
+
+// macAndPrefixes is an address entry with prefix lengths, as remote router ports carry.
+func macAndPrefixes(mac string, ps []netip.Prefix) string {
+	s := mac
+	for _, p := range ps {
+		s += " " + p.String()
+	}
+	return s
+}

@@ -1,0 +1,100 @@
+package topology
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+)
+
+// podPortName is the logical switch port of a pod on a network, as OVN-Kubernetes names
+// it: "<namespace>_<pod>" on the default network; on a user-defined network the same,
+// prefixed with the network attachment's name ("<namespace>/<network object>") turned
+// into an OVN prefix.
+func podPortName(n *cluster.Network, p *cluster.Pod) string {
+	base := p.Namespace + "_" + p.Name
+	if n.IsDefault() {
+		return base
+	}
+	return cluster.OVNPrefix(p.Namespace+"/"+n.Owner.Name) + base
+}
+
+// podPort builds a pod's switch port: its MAC and addresses, port security pinned to
+// them, and the chassis it is bound to.
+func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
+	mac, err := net.ParseMAC(iface.MAC)
+	if err != nil || len(mac) != 6 {
+		return nil, fmt.Errorf("pod %s/%s on network %s: MAC %q is not a 48-bit MAC", p.Namespace, p.Name, n.Name, iface.MAC)
+	}
+	if len(iface.IPs) == 0 {
+		return nil, fmt.Errorf("pod %s/%s on network %s has no IP addresses", p.Namespace, p.Name, n.Name)
+	}
+	addrs := make([]netip.Addr, len(iface.IPs))
+	for i, ip := range iface.IPs {
+		addrs[i] = ip.Addr()
+	}
+	entry := macAndIPs(mac.String(), addrs)
+	return &nbdb.LogicalSwitchPort{
+		Name:         podPortName(n, p),
+		Addresses:    []string{entry},
+		PortSecurity: []string{entry},
+		Options:      map[string]string{"requested-chassis": chassis},
+		ExternalIDs:  map[string]string{"namespace": p.Namespace, "pod": "true"},
+	}, nil
+}
+
+// localPods adds a port for each of the local node's pods on the network.
+func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	for _, p := range c.podsByNetwork[n.Name] {
+		if p.Node != c.local.Name {
+			continue
+		}
+		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
+		if err != nil {
+			e.warnf("%v", err)
+			continue
+		}
+		if key := p.Networks[n.Name].TunnelID; key > 0 {
+			lsp.Options["requested-tnl-key"] = strconv.Itoa(key)
+		}
+		e.switchPort(ls, lsp, c.local.Name)
+	}
+}
+
+// layer2Pods adds the local pods, and a remote port for every pod on another node: the
+// switch spans zones, so each zone must know where every MAC lives. A pod port's tunnel
+// key comes from its annotation and is the same in every zone.
+func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	c.localPods(e, n, ls)
+	nodes := map[string]*cluster.Node{}
+	for _, node := range c.state.Nodes {
+		nodes[node.Name] = node
+	}
+	for _, p := range c.podsByNetwork[n.Name] {
+		if p.Node == c.local.Name {
+			continue
+		}
+		owner := nodes[p.Node]
+		iface := p.Networks[n.Name]
+		if owner == nil {
+			e.warnf("pod %s/%s on network %s: node %s is not ready for OVN; no remote port", p.Namespace, p.Name, n.Name, p.Node)
+			continue
+		}
+		if iface.TunnelID <= 0 {
+			e.warnf("pod %s/%s on network %s has no tunnel_id in k8s.ovn.org/pod-networks; no remote port", p.Namespace, p.Name, n.Name)
+			continue
+		}
+		lsp, err := podPort(n, p, iface, owner.ChassisID)
+		if err != nil {
+			e.warnf("%v", err)
+			continue
+		}
+		lsp.Type = "remote"
+		lsp.PortSecurity = nil
+		lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
+		e.switchPort(ls, lsp, p.Node)
+	}
+}

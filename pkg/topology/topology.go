@@ -1,0 +1,138 @@
+// Package topology compiles the cluster's intent into the OVN Northbound rows one zone
+// (one node) must contain. It is pure: Compile reads a cluster.State and returns rows,
+// talking to no server, so the same inputs always give the same rows, in every zone.
+//
+// One file per concern: layer3.go (the default network and Layer3 user-defined
+// networks), layer2.go (Layer2 networks with a transit router, OKEP-5094), gateway.go
+// (the gateway router and external switch both share), policies.go, pods.go.
+package topology
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// Result is a zone's desired NB content.
+type Result struct {
+	// Rows holds every row ovnk wants in the zone, sorted by identity. Each row carries
+	// OwnerController and its identity (IDKey) in external_ids; references between rows
+	// hold identities.
+	Rows *rows.Set
+	// NotCompiled names the networks this zone could not compile, and why. Their rows are
+	// absent from Rows; the reconciler must leave such a network's existing rows alone
+	// rather than delete them, so one bad network never disturbs what already works.
+	NotCompiled map[string]error
+	// Warnings report what was left out without failing a network: a remote node still
+	// waiting for its subnet, a pod whose annotation lacks a tunnel id.
+	Warnings []string
+}
+
+// Compile returns the rows of nodeName's zone. It fails only when the node itself is not
+// in the state; every network's problem is reported in Result.NotCompiled instead.
+func Compile(st *cluster.State, nodeName string) (*Result, error) {
+	c := &compiler{state: st, podsByNetwork: map[string][]*cluster.Pod{}}
+	for _, n := range st.Nodes {
+		if n.Name == nodeName {
+			c.local = n
+		}
+	}
+	if c.local == nil {
+		return nil, fmt.Errorf("node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", nodeName)
+	}
+	for _, p := range st.Pods {
+		for network := range p.Networks {
+			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
+		}
+	}
+	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}}
+	for _, n := range st.Networks {
+		e := newEmitter(n)
+		if err := c.network(e, n); err != nil {
+			res.NotCompiled[n.Name] = err
+			continue
+		}
+		merge(res.Rows, &e.set)
+		res.Warnings = append(res.Warnings, e.warnings...)
+	}
+	res.Rows.Sort()
+	return res, nil
+}
+
+// compiler holds what every network's compilation reads.
+type compiler struct {
+	state         *cluster.State
+	local         *cluster.Node
+	podsByNetwork map[string][]*cluster.Pod
+}
+
+func (c *compiler) network(e *emitter, n *cluster.Network) error {
+	if n.Role != cluster.Primary {
+		return fmt.Errorf("network %s is a %s network: ovnk programs primary networks only", n.Name, n.Role)
+	}
+	if n.Transport == cluster.NoOverlay {
+		return fmt.Errorf("network %s uses transport NoOverlay, which this agent does not program yet", n.Name)
+	}
+	if len(n.Subnets) == 0 {
+		return fmt.Errorf("network %s has no subnets", n.Name)
+	}
+	switch n.Topology {
+	case cluster.Layer3:
+		return c.layer3(e, n)
+	case cluster.Layer2:
+		return c.layer2(e, n)
+	}
+	return fmt.Errorf("network %s has topology %q: want Layer3 or Layer2", n.Name, n.Topology)
+}
+
+// remoteNodes returns every node but the local one, in name order.
+func (c *compiler) remoteNodes() []*cluster.Node {
+	out := make([]*cluster.Node, 0, len(c.state.Nodes))
+	for _, n := range c.state.Nodes {
+		if n != c.local {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ofFamily returns the prefix of ps in the same IP family as a.
+func ofFamily(ps []netip.Prefix, v6 bool) (netip.Prefix, bool) {
+	for _, p := range ps {
+		if p.Addr().Is6() == v6 {
+			return p, true
+		}
+	}
+	return netip.Prefix{}, false
+}
+
+// addrOfFamily returns the address of as in the requested IP family.
+func addrOfFamily(as []netip.Addr, v6 bool) (netip.Addr, bool) {
+	for _, a := range as {
+		if a.Is6() == v6 {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// hostRoute is an address as OVN-Kubernetes writes a host route's prefix: bare.
+func hostRoute(a netip.Addr) string { return a.String() }
+
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+func subnetCIDRs(n *cluster.Network) []netip.Prefix {
+	out := make([]netip.Prefix, len(n.Subnets))
+	for i, s := range n.Subnets {
+		out[i] = s.CIDR
+	}
+	return out
+}
