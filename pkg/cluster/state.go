@@ -83,6 +83,9 @@ type Node struct {
 	// runs the transit-router Layer2 topology, "" before).
 	Layer2TopologyVersion string
 	Labels                map[string]string
+	// HostCIDRs are every address configured on the host, with its prefix length
+	// (k8s.ovn.org/host-cidrs), sorted by text.
+	HostCIDRs []netip.Prefix
 }
 
 // Gateway is a node's external gateway configuration.
@@ -93,6 +96,10 @@ type Gateway struct {
 	IPs         []netip.Prefix // the node's addresses on the external network
 	NextHops    []netip.Addr   // the external default gateways
 	VLANID      int
+	// BridgeID is the external bridge, e.g. breth0 ("bridge-id").
+	BridgeID string
+	// NodePortEnable says whether NodePort services are served ("node-port-enable").
+	NodePortEnable bool
 }
 
 // Subnet is a network's CIDR and, for Layer3, the prefix length each node gets of it.
@@ -172,4 +179,15 @@ type PodInterface struct {
 	Role     string // "primary", "secondary" or "infrastructure-locked"
 	// TunnelID is the pod port's tunnel key on a Layer2 network, equal in every zone.
 	TunnelID int
+	// Routes are extra routes in the pod for this interface.
+	Routes []PodRoute
+	// GatewayIPv6LLA is the link-local IPv6 gateway the pod learns from router
+	// advertisements ("ipv6_lla_gateway_ip"); invalid when not set.
+	GatewayIPv6LLA netip.Addr
+}
+
+// PodRoute is an extra route of a pod interface.
+type PodRoute struct {
+	Dest    netip.Prefix
+	NextHop netip.Addr // invalid when the route has no next hop
 }

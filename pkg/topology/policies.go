@@ -55,4 +55,3 @@ func (c *compiler) clusterPolicies(e *emitter, n *cluster.Network, router *nbdb.
 		e.policy(router, DefaultAllowPriority, "pkt.mark == "+ovnKubeReplyMark, nbdb.LogicalRouterPolicyActionAllow, nil, nil, "")
 	}
 }
-
