@@ -17,7 +17,8 @@ import (
 
 // Result is a zone's desired NB content.
 type Result struct {
-	// Rows holds every row ovnk wants in the zone, sorted by identity. Each row carries
+	// Rows holds every row ovnk wants in the zone, in an order fixed by the state (networks
+	// and nodes by name), so equal states give equal sets. Each row carries
 	// OwnerController and its identity (IDKey) in external_ids; references between rows
 	// hold identities.
 	Rows *rows.Set
@@ -57,7 +58,6 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 		merge(res.Rows, &e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 	}
-	res.Rows.Sort()
 	return res, nil
 }
 
