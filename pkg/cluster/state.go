@@ -124,6 +124,9 @@ type Network struct {
 	// TransitSubnets address the transit switch (Layer3) or the transit router's peer
 	// pairs (Layer2). For Layer2 they never overlap Subnets (OKEP-5094 option 4).
 	TransitSubnets []netip.Prefix
+	// TransitSubnetsChanged reports that the default transit subnets overlapped this
+	// Layer2 network and others were chosen, which status tells the user.
+	TransitSubnetsChanged bool
 	// ID is k8s.ovn.org/network-id; 0 for the default network.
 	ID int
 	// TunnelKeys is k8s.ovn.org/tunnel-keys: the distributed datapaths' keys, in

@@ -1,0 +1,258 @@
+package cluster
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+)
+
+// ErrNotReady marks an error about an object that is not ready yet rather than broken:
+// an annotation the leader or the node's agent has not written. Test with errors.Is.
+var ErrNotReady = errors.New("not ready")
+
+// Inputs is everything Build reads: the objects the informers hold, and configuration.
+// Build neither modifies them nor keeps references into them.
+type Inputs struct {
+	// Config is copied into the State; an empty DefaultJoinSubnets means the defaults
+	// (100.64.0.0/16 and fd98::/64, the families of the default network).
+	Config Config
+	// DefaultNetwork configures the cluster default network.
+	DefaultNetwork DefaultNetworkConfig
+
+	Nodes      []corev1.Node
+	Namespaces []corev1.Namespace
+	Pods       []corev1.Pod
+	CUDNs      []*ovnkv1.ClusterUserDefinedNetwork
+	UDNs       []*ovnkv1.UserDefinedNetwork
+}
+
+// DefaultNetworkConfig is the cluster default network's configuration, which no object
+// holds. Its join subnets are Config.DefaultJoinSubnets.
+type DefaultNetworkConfig struct {
+	// Subnets are the cluster subnets and each node's prefix length in them, e.g.
+	// 10.244.0.0/16 with HostSubnet 24 and fd00:10:244::/48 with HostSubnet 64.
+	Subnets []Subnet
+	// MTU of the pods' interfaces; 1400 when 0.
+	MTU int
+	// TransitSubnets address the transit switch; 100.88.0.0/16 and fd97::/64 (the
+	// families of Subnets) when empty.
+	TransitSubnets []netip.Prefix
+}
+
+// Build turns Kubernetes objects into a State. A bad or unready object is left out and
+// reported with an *ObjectError naming it, and the others are built anyway (an invalid
+// DefaultNetworkConfig is reported with a plain error and leaves the default network
+// out, which serves every namespace otherwise):
+//
+//   - A node without k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id is not ready
+//     for OVN (ErrNotReady); a node with a malformed annotation is left out with one
+//     error naming every malformed annotation (and not the missing ones).
+//   - A user-defined network without k8s.ovn.org/network-id is waiting for the leader
+//     (ErrNotReady) and left out, since every key and name derives from the id; so is
+//     an invalid one, and networks whose names collide (all of them: which one is meant
+//     cannot be told). Pods' entries on networks left out are dropped without more
+//     errors.
+//   - Pods that are not scheduled, have finished (Succeeded or Failed) or have no
+//     k8s.ovn.org/pod-networks are skipped silently. An entry whose NAD name matches no
+//     network is dropped with an error; a pod left with no entries is left out.
+//
+// Errors come in a deterministic order, and the State is the same whatever the order
+// of the inputs.
+func Build(in Inputs) (*State, []error) {
+	b := &builder{
+		networks:    map[string]*Network{},
+		unavailable: map[string]bool{},
+		udns:        map[string]bool{},
+		cudns:       map[string]bool{},
+	}
+	st := &State{Config: cloneConfig(in.Config)}
+
+	namespaces := sortedPtrs(in.Namespaces, func(ns *corev1.Namespace) string { return ns.Name })
+	if def, err := defaultNetwork(in.DefaultNetwork, st.Config.DefaultJoinSubnets, namespaces); err != nil {
+		b.errs = append(b.errs, err)
+		b.unavailable[DefaultNetworkName] = true
+	} else {
+		b.networks[DefaultNetworkName] = def
+		st.Config.DefaultJoinSubnets = slices.Clone(def.JoinSubnets)
+	}
+	b.userDefinedNetworks(in.CUDNs, in.UDNs, namespaces)
+	st.Networks = slices.SortedFunc(maps.Values(b.networks), func(a, c *Network) int { return cmp.Compare(a.Name, c.Name) })
+
+	for _, n := range sortedPtrs(in.Nodes, func(n *corev1.Node) string { return n.Name }) {
+		if node := b.node(n); node != nil {
+			st.Nodes = append(st.Nodes, node)
+		}
+	}
+	for _, p := range sortedPtrs(in.Pods, func(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }) {
+		if pod := b.pod(p); pod != nil {
+			st.Pods = append(st.Pods, pod)
+		}
+	}
+	return st, b.errs
+}
+
+// builder holds what Build learnt so far and the errors it found.
+type builder struct {
+	errs []error
+	// networks are the networks in the State, by name.
+	networks map[string]*Network
+	// unavailable are networks left out with an error; pods on them are dropped quietly.
+	unavailable map[string]bool
+	// udns are the UserDefinedNetworks that exist, as "<namespace>/<name>".
+	udns map[string]bool
+	// cudns are the ClusterUserDefinedNetworks that exist, by object name.
+	cudns map[string]bool
+}
+
+// sortedPtrs returns pointers to the elements of items, sorted by key.
+func sortedPtrs[T any](items []T, key func(*T) string) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	slices.SortStableFunc(out, func(a, b *T) int { return cmp.Compare(key(a), key(b)) })
+	return out
+}
+
+// cloneConfig copies c without sharing its slices with the caller.
+func cloneConfig(c Config) Config {
+	out := c
+	out.MasqueradeSubnets = slices.Clone(c.MasqueradeSubnets)
+	out.DefaultJoinSubnets = slices.Clone(c.DefaultJoinSubnets)
+	out.ServiceSubnets = slices.Clone(c.ServiceSubnets)
+	out.HostServiceIPs = slices.Clone(c.HostServiceIPs)
+	return out
+}
+
+func (b *builder) node(n *corev1.Node) *Node {
+	ref := ObjectRef{Kind: "Node", Name: n.Name}
+	node := &Node{
+		Name:                  n.Name,
+		Layer2TopologyVersion: n.Annotations[AnnotationLayer2TopologyVersion],
+		Labels:                maps.Clone(n.Labels),
+	}
+	var errs []error
+	var ok bool
+	var err error
+	if node.ID, ok, err = NodeIDCodec.Lookup(ref, n.Annotations); !ok {
+		err = notReady(ref, AnnotationNodeID, "the leader allocates it")
+	}
+	errs = append(errs, err)
+	if node.ChassisID, ok, err = NodeChassisIDCodec.Lookup(ref, n.Annotations); !ok {
+		err = notReady(ref, AnnotationNodeChassisID, "the node's agent sets it")
+	}
+	errs = append(errs, err)
+	errs = append(errs,
+		lookupInto(&node.Subnets, NodeSubnetsCodec, ref, n.Annotations),
+		lookupInto(&node.TransitSwitchIPs, TransitSwitchPortIfAddrCodec, ref, n.Annotations),
+		lookupInto(&node.PrimaryIfAddrs, PrimaryIfAddrCodec, ref, n.Annotations),
+		lookupInto(&node.HostCIDRs, HostCIDRsCodec, ref, n.Annotations),
+		lookupInto(&node.Gateway, L3GatewayConfigCodec, ref, n.Annotations),
+	)
+	// A broken annotation matters more than a missing one: report only those then, so
+	// that errors.Is(err, ErrNotReady) means the node just needs time.
+	if slices.ContainsFunc(errs, func(err error) bool { return err != nil && !errors.Is(err, ErrNotReady) }) {
+		errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, ErrNotReady) })
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.errs = append(b.errs, err)
+		return nil
+	}
+	return node
+}
+
+// lookupInto stores the annotation's value in dst when it is set and valid; an unset
+// annotation leaves dst alone.
+func lookupInto[T any](dst *T, c Codec[T], ref ObjectRef, annotations map[string]string) error {
+	v, ok, err := c.Lookup(ref, annotations)
+	if ok && err == nil {
+		*dst = v
+	}
+	return err
+}
+
+// notReady reports an annotation that is not set yet.
+func notReady(ref ObjectRef, annotation, who string) error {
+	return &ObjectError{Object: ref, Annotation: annotation, Err: fmt.Errorf("%w: not set yet (%s)", ErrNotReady, who)}
+}
+
+func (b *builder) pod(p *corev1.Pod) *Pod {
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	value, ok := p.Annotations[AnnotationPodNetworks]
+	if !ok {
+		return nil
+	}
+	ref := ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+	ifaces, err := PodNetworksCodec.Parse(ref, value)
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return nil
+	}
+	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Networks: map[string]PodInterface{}}
+	nadOf := map[string]string{}
+	for _, nad := range slices.Sorted(maps.Keys(ifaces)) {
+		network, err := b.resolveNAD(nad)
+		if err == nil && nadOf[network] != "" {
+			err = fmt.Errorf("entries %q and %q are both on network %q", nadOf[network], nad, network)
+		}
+		if err != nil {
+			b.errs = append(b.errs, &ObjectError{Object: ref, Annotation: AnnotationPodNetworks, Err: fmt.Errorf("entry %q: %w", nad, err)})
+			continue
+		}
+		if network == "" {
+			continue
+		}
+		nadOf[network] = nad
+		pod.Networks[network] = ifaces[nad]
+	}
+	if len(pod.Networks) == 0 {
+		return nil
+	}
+	return pod
+}
+
+func sortedContains(sorted []string, s string) bool {
+	_, found := slices.BinarySearch(sorted, s)
+	return found
+}
+
+// resolveNAD maps a NAD name of k8s.ovn.org/pod-networks to a network name: "default"
+// to the default network; "<ns>/<name>" to the UserDefinedNetwork <name> of <ns> if
+// there is one, else to the ClusterUserDefinedNetwork <name> if it serves <ns>. It
+// returns "" without an error for a network left out of the State with an error.
+func (b *builder) resolveNAD(nad string) (string, error) {
+	network := ""
+	if nad == DefaultNetworkName {
+		network = DefaultNetworkName
+	} else {
+		ns, name, ok := strings.Cut(nad, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return "", fmt.Errorf("NAD name %q is neither %q nor <namespace>/<name>", nad, DefaultNetworkName)
+		}
+		switch {
+		case b.udns[nad]:
+			network = UDNNetworkName(ns, name)
+		case b.cudns[name]:
+			network = CUDNNetworkName(name)
+			if n := b.networks[network]; n != nil && !sortedContains(n.Namespaces, ns) {
+				return "", fmt.Errorf("ClusterUserDefinedNetwork %q does not select namespace %q", name, ns)
+			}
+		default:
+			return "", fmt.Errorf("no UserDefinedNetwork %q in namespace %q and no ClusterUserDefinedNetwork %q", name, ns, name)
+		}
+	}
+	if b.unavailable[network] {
+		return "", nil
+	}
+	return network, nil
+}

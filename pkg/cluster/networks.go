@@ -1,0 +1,338 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+)
+
+// DefaultMTU is the pods' MTU on a network that does not set one.
+const DefaultMTU = 1400
+
+// Default prefix lengths of a node's block of a Layer3 subnet.
+const (
+	DefaultHostSubnetIPv4 = 24
+	DefaultHostSubnetIPv6 = 64
+)
+
+// Defaults of OVN-Kubernetes, each IPv4 then IPv6; a network gets those of its families.
+var (
+	defaultJoinSubnets    = mustPrefixes("100.64.0.0/16", "fd98::/64")
+	udnJoinSubnets        = mustPrefixes("100.65.0.0/16", "fd99::/64")
+	defaultTransitSubnets = mustPrefixes("100.88.0.0/16", "fd97::/64")
+)
+
+func mustPrefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+// CUDNNetworkName is the network name of the ClusterUserDefinedNetwork name:
+// "cluster_udn_<name>".
+func CUDNNetworkName(name string) string { return "cluster_udn_" + name }
+
+// UDNNetworkName is the network name of the UserDefinedNetwork namespace/name:
+// "<namespace>_<name>".
+func UDNNetworkName(namespace, name string) string { return namespace + "_" + name }
+
+// ofFamilies returns the prefixes whose IP family one of subnets has; nil if none.
+func subnetCIDRs(subnets []Subnet) []netip.Prefix {
+	out := make([]netip.Prefix, len(subnets))
+	for i, s := range subnets {
+		out[i] = s.CIDR
+	}
+	return out
+}
+
+func ofFamilies(prefixes []netip.Prefix, subnets []Subnet) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range prefixes {
+		if slices.ContainsFunc(subnets, func(s Subnet) bool { return s.CIDR.Addr().Is4() == p.Addr().Is4() }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkSubnet masks a network's subnet and checks (or, when 0, defaults) its host
+// subnet length. hostSubnet is ignored for Layer2 (layer3 false).
+func checkSubnet(field, cidr string, hostSubnet int, layer3 bool) (Subnet, error) {
+	p, err := parseIfAddr(cidr)
+	if err != nil {
+		return Subnet{}, fmt.Errorf("%s: %w", field, err)
+	}
+	s := Subnet{CIDR: p.Masked()}
+	if !layer3 {
+		return s, nil
+	}
+	s.HostSubnet = hostSubnet
+	if s.HostSubnet == 0 {
+		s.HostSubnet = DefaultHostSubnetIPv6
+		if p.Addr().Is4() {
+			s.HostSubnet = DefaultHostSubnetIPv4
+		}
+	}
+	if s.HostSubnet <= p.Bits() || s.HostSubnet > p.Addr().BitLen() {
+		return Subnet{}, fmt.Errorf("%s: host subnet /%d does not fit in %s: want a prefix length from %d to %d",
+			field, s.HostSubnet, s.CIDR, p.Bits()+1, p.Addr().BitLen())
+	}
+	return s, nil
+}
+
+// defaultNetwork builds the cluster default network: Layer3, Primary, id 0, serving
+// every namespace. join are its join subnets; when empty, the defaults of its families.
+func defaultNetwork(cfg DefaultNetworkConfig, join []netip.Prefix, namespaces []*corev1.Namespace) (*Network, error) {
+	n := &Network{
+		Name:      DefaultNetworkName,
+		Topology:  Layer3,
+		Role:      Primary,
+		MTU:       cmp.Or(cfg.MTU, DefaultMTU),
+		Transport: Geneve,
+	}
+	if len(cfg.Subnets) == 0 {
+		return nil, fmt.Errorf("default network: no cluster subnets are configured")
+	}
+	for i, s := range cfg.Subnets {
+		if !s.CIDR.IsValid() {
+			return nil, fmt.Errorf("default network: cluster subnet %d is not set", i)
+		}
+		sub, err := checkSubnet("default network: cluster subnet", s.CIDR.String(), s.HostSubnet, true)
+		if err != nil {
+			return nil, err
+		}
+		n.Subnets = append(n.Subnets, sub)
+	}
+	n.JoinSubnets = slices.Clone(join)
+	if len(join) == 0 {
+		n.JoinSubnets = ofFamilies(defaultJoinSubnets, n.Subnets)
+	}
+	n.TransitSubnets = slices.Clone(cfg.TransitSubnets)
+	if len(cfg.TransitSubnets) == 0 {
+		n.TransitSubnets = ofFamilies(defaultTransitSubnets, n.Subnets)
+	}
+	for _, ns := range namespaces {
+		n.Namespaces = append(n.Namespaces, ns.Name)
+	}
+	return n, nil
+}
+
+// networkSource is a user-defined network's object, reduced to what Build reads.
+type networkSource struct {
+	name        string
+	owner       ObjectRef
+	annotations map[string]string
+	path        string // the field path of spec below, for messages
+	spec        ovnkv1.NetworkSpec
+	namespaces  []string
+	err         error // a problem found before build, e.g. an invalid namespace selector
+}
+
+// userDefinedNetworks adds the networks of the CUDNs and UDNs to b.
+func (b *builder) userDefinedNetworks(cudns []*ovnkv1.ClusterUserDefinedNetwork, udns []*ovnkv1.UserDefinedNetwork, namespaces []*corev1.Namespace) {
+	byName := map[string][]networkSource{}
+	for _, c := range cudns {
+		if c == nil {
+			continue
+		}
+		b.cudns[c.Name] = true
+		src := networkSource{
+			name:        CUDNNetworkName(c.Name),
+			owner:       ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: c.Name},
+			annotations: c.Annotations,
+			path:        "spec.network",
+			spec:        c.Spec.Network,
+		}
+		src.namespaces, src.err = selectNamespaces(&c.Spec.NamespaceSelector, namespaces)
+		byName[src.name] = append(byName[src.name], src)
+	}
+	for _, u := range udns {
+		if u == nil {
+			continue
+		}
+		b.udns[u.Namespace+"/"+u.Name] = true
+		src := networkSource{
+			name:        UDNNetworkName(u.Namespace, u.Name),
+			owner:       ObjectRef{Kind: "UserDefinedNetwork", Namespace: u.Namespace, Name: u.Name},
+			annotations: u.Annotations,
+			path:        "spec",
+			spec:        ovnkv1.NetworkSpec{Topology: u.Spec.Topology, Layer3: u.Spec.Layer3, Layer2: u.Spec.Layer2},
+			namespaces:  []string{u.Namespace},
+		}
+		byName[src.name] = append(byName[src.name], src)
+	}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		srcs := byName[name]
+		if len(srcs) > 1 {
+			b.collision(name, srcs)
+			continue
+		}
+		n, err := srcs[0].build()
+		if err != nil {
+			b.errs = append(b.errs, err)
+			b.unavailable[name] = true
+			continue
+		}
+		b.networks[name] = n
+	}
+}
+
+// collision reports every object whose network name is taken by another, and leaves
+// them all out: which one pods' NAD names mean cannot be told.
+func (b *builder) collision(name string, srcs []networkSource) {
+	slices.SortFunc(srcs, func(x, y networkSource) int { return cmp.Compare(x.owner.String(), y.owner.String()) })
+	for i, src := range srcs {
+		var others []string
+		for j, o := range srcs {
+			if j != i {
+				others = append(others, objectName(o.owner))
+			}
+		}
+		b.errs = append(b.errs, &ObjectError{Object: src.owner, Err: fmt.Errorf(
+			"network name %q is also the name of %s; rename one of them", name, strings.Join(others, " and "))})
+	}
+	b.unavailable[name] = true
+}
+
+// selectNamespaces returns the names of the namespaces sel matches, sorted.
+func selectNamespaces(sel *metav1.LabelSelector, namespaces []*corev1.Namespace) ([]string, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("spec.namespaceSelector: %w", err)
+	}
+	var out []string
+	for _, ns := range namespaces {
+		if s.Matches(labels.Set(ns.Labels)) {
+			out = append(out, ns.Name)
+		}
+	}
+	return out, nil
+}
+
+// build turns the source into a Network, or an *ObjectError naming its object.
+func (src networkSource) build() (*Network, error) {
+	if src.err != nil {
+		return nil, &ObjectError{Object: src.owner, Err: src.err}
+	}
+	n, err := src.fromSpec()
+	if err != nil {
+		return nil, &ObjectError{Object: src.owner, Err: err}
+	}
+	var ok bool
+	if n.ID, ok, err = NetworkIDCodec.Lookup(src.owner, src.annotations); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, notReady(src.owner, AnnotationNetworkID, "the leader allocates it")
+	}
+	if err := lookupInto(&n.TunnelKeys, TunnelKeysCodec, src.owner, src.annotations); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// fromSpec reads the network's shape from its spec, applying the defaults.
+func (src networkSource) fromSpec() (*Network, error) {
+	n := &Network{
+		Name:       src.name,
+		Owner:      src.owner,
+		Namespaces: src.namespaces,
+		Transport:  Geneve,
+	}
+	spec, path := src.spec, src.path
+	block := path + ".layer3"
+	if spec.Topology == ovnkv1.NetworkTopologyLayer2 {
+		block = path + ".layer2"
+	}
+	var role ovnkv1.NetworkRole
+	var mtu int32
+	var join ovnkv1.DualStackCIDRs
+	switch spec.Topology {
+	case ovnkv1.NetworkTopologyLayer3:
+		if spec.Layer3 == nil {
+			return nil, fmt.Errorf("%s is missing for topology Layer3", block)
+		}
+		n.Topology, role, mtu, join = Layer3, spec.Layer3.Role, spec.Layer3.MTU, spec.Layer3.JoinSubnets
+		for _, s := range spec.Layer3.Subnets {
+			sub, err := checkSubnet(block+".subnets", string(s.CIDR), int(s.HostSubnet), true)
+			if err != nil {
+				return nil, err
+			}
+			n.Subnets = append(n.Subnets, sub)
+		}
+	case ovnkv1.NetworkTopologyLayer2:
+		if spec.Layer2 == nil {
+			return nil, fmt.Errorf("%s is missing for topology Layer2", block)
+		}
+		n.Topology, role, mtu, join = Layer2, spec.Layer2.Role, spec.Layer2.MTU, spec.Layer2.JoinSubnets
+		for _, s := range spec.Layer2.Subnets {
+			sub, err := checkSubnet(block+".subnets", string(s), 0, false)
+			if err != nil {
+				return nil, err
+			}
+			n.Subnets = append(n.Subnets, sub)
+		}
+	default:
+		return nil, fmt.Errorf("%s.topology %q is not Layer3 or Layer2", path, spec.Topology)
+	}
+	cidrs := make([]netip.Prefix, len(n.Subnets))
+	for i, s := range n.Subnets {
+		cidrs[i] = s.CIDR
+	}
+	if err := onePerFamily(block+".subnets", cidrs); err != nil {
+		return nil, err
+	}
+	switch role {
+	case ovnkv1.NetworkRolePrimary:
+		n.Role = Primary
+	case ovnkv1.NetworkRoleSecondary:
+		n.Role = Secondary
+	default:
+		return nil, fmt.Errorf("%s.role %q is not Primary or Secondary", block, role)
+	}
+	n.MTU = cmp.Or(int(mtu), DefaultMTU)
+	switch spec.Transport {
+	case "", ovnkv1.TransportOptionGeneve:
+	case ovnkv1.TransportOptionNoOverlay:
+		n.Transport = NoOverlay
+	default:
+		return nil, fmt.Errorf("%s.transport %q is not Geneve or NoOverlay", path, spec.Transport)
+	}
+	if n.Role == Primary {
+		joins := udnJoinSubnets
+		if len(join) > 0 {
+			joins = nil
+			for _, c := range join {
+				p, err := parseIfAddr(string(c))
+				if err != nil {
+					return nil, fmt.Errorf("%s.joinSubnets: %w", block, err)
+				}
+				joins = append(joins, p.Masked())
+			}
+		}
+		n.JoinSubnets = ofFamilies(joins, n.Subnets)
+	}
+	n.TransitSubnets = ofFamilies(defaultTransitSubnets, n.Subnets)
+	if n.Topology == Layer2 && len(n.TransitSubnets) > 0 {
+		// The transit router's peer pairs must not overlap the network (OKEP-5094
+		// option 4): every zone picks the same replacement, as it is a pure function.
+		avoid := append(slices.Clone(n.JoinSubnets), subnetCIDRs(n.Subnets)...)
+		chosen, changed, err := alloc.TransitSubnets(n.TransitSubnets, avoid)
+		if err != nil {
+			return nil, fmt.Errorf("%s: no transit subnet avoids the network's subnets: %w", path, err)
+		}
+		n.TransitSubnets, n.TransitSubnetsChanged = chosen, changed
+	}
+	return n, nil
+}
