@@ -40,25 +40,13 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 		"interconn-ts":      switchName,
 		"requested-tnl-key": strconv.Itoa(n.TunnelKeys[0]),
 	}
-	var gwNetworks []string
-	var gwIPs, mgmtIPs []netip.Addr
-	for _, s := range n.Subnets {
-		if s.CIDR.Addr().Is6() {
-			otherConfig["ipv6_prefix"] = s.CIDR.Masked().Addr().String()
-		} else {
-			otherConfig["subnet"] = s.CIDR.Masked().String()
-		}
-		gw, err := alloc.NthAddr(s.CIDR, 1)
-		if err != nil {
-			return fmt.Errorf("gateway of subnet %s: %w", s.CIDR, err)
-		}
-		mgmt, err := alloc.NthAddr(s.CIDR, 2)
-		if err != nil {
-			return fmt.Errorf("management port of subnet %s: %w", s.CIDR, err)
-		}
-		gwIPs = append(gwIPs, gw)
-		mgmtIPs = append(mgmtIPs, mgmt)
-		gwNetworks = append(gwNetworks, netip.PrefixFrom(gw, s.CIDR.Bits()).String())
+	a, err := podSubnetAddrs(subnetCIDRs(n))
+	if err != nil {
+		return err
+	}
+	gwNetworks, gwIPs, mgmtIPs := a.gwNetworks, a.gwIPs, a.mgmtIPs
+	for k, v := range a.otherConfig {
+		otherConfig[k] = v
 	}
 	ls := e.logicalSwitch(switchName, "", otherConfig)
 	tr := e.logicalRouter(nm.TransitRouter(), "", map[string]string{"requested-tnl-key": strconv.Itoa(n.TunnelKeys[1])})

@@ -24,30 +24,13 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 		return fmt.Errorf("network %s has no join or transit subnets", n.Name)
 	}
 
-	// The node switch and the cluster router's port on it: .1 of each node subnet is
-	// the pods' gateway, .2 the management port to the host.
+	// The node switch and the cluster router's port on it.
 	switchName := nm.NodeSwitch(node.Name)
-	otherConfig := map[string]string{}
-	var gwNetworks []string
-	var gwIPs, mgmtIPs []netip.Addr
-	for _, s := range nodeSubnets {
-		if s.Addr().Is6() {
-			otherConfig["ipv6_prefix"] = s.Masked().Addr().String()
-		} else {
-			otherConfig["subnet"] = s.Masked().String()
-		}
-		gw, err := alloc.NthAddr(s, 1)
-		if err != nil {
-			return fmt.Errorf("gateway of node subnet %s: %w", s, err)
-		}
-		mgmt, err := alloc.NthAddr(s, 2)
-		if err != nil {
-			return fmt.Errorf("management port of node subnet %s: %w", s, err)
-		}
-		gwIPs = append(gwIPs, gw)
-		mgmtIPs = append(mgmtIPs, mgmt)
-		gwNetworks = append(gwNetworks, netip.PrefixFrom(gw, s.Bits()).String())
+	a, err := podSubnetAddrs(nodeSubnets)
+	if err != nil {
+		return err
 	}
+	otherConfig, gwNetworks, gwIPs, mgmtIPs := a.otherConfig, a.gwNetworks, a.gwIPs, a.mgmtIPs
 	ls := e.logicalSwitch(switchName, node.Name, otherConfig)
 	cr := e.logicalRouter(nm.ClusterRouter(), "", nil)
 	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks}, node.Name)

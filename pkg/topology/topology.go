@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -135,4 +136,36 @@ func subnetCIDRs(n *cluster.Network) []netip.Prefix {
 		out[i] = s.CIDR
 	}
 	return out
+}
+
+// subnetAddrs are the addresses the pods' router and management port take in the pods'
+// subnets, one of each per subnet: .1 is the gateway, .2 the management port.
+type subnetAddrs struct {
+	otherConfig map[string]string // the switch's subnet and ipv6_prefix
+	gwNetworks  []string          // the gateway addresses with the subnets' lengths
+	gwIPs       []netip.Addr
+	mgmtIPs     []netip.Addr
+}
+
+func podSubnetAddrs(subnets []netip.Prefix) (subnetAddrs, error) {
+	a := subnetAddrs{otherConfig: map[string]string{}}
+	for _, s := range subnets {
+		if s.Addr().Is6() {
+			a.otherConfig["ipv6_prefix"] = s.Masked().Addr().String()
+		} else {
+			a.otherConfig["subnet"] = s.Masked().String()
+		}
+		gw, err := alloc.NthAddr(s, 1)
+		if err != nil {
+			return a, fmt.Errorf("gateway of subnet %s: %w", s, err)
+		}
+		mgmt, err := alloc.NthAddr(s, 2)
+		if err != nil {
+			return a, fmt.Errorf("management port of subnet %s: %w", s, err)
+		}
+		a.gwIPs = append(a.gwIPs, gw)
+		a.mgmtIPs = append(a.mgmtIPs, mgmt)
+		a.gwNetworks = append(a.gwNetworks, netip.PrefixFrom(gw, s.Bits()).String())
+	}
+	return a, nil
 }
