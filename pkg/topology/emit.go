@@ -9,21 +9,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
-// External-ID keys. The first six are OVN-Kubernetes'; ovnk writes them on every row so
-// tools that understand upstream's rows understand ours.
-const (
-	OwnerControllerKey = "k8s.ovn.org/owner-controller"
-	OwnerTypeKey       = "k8s.ovn.org/owner-type"
-	NetworkKey         = "k8s.ovn.org/network"
-	TopologyKey        = "k8s.ovn.org/topology"
-	NodeKey            = "k8s.ovn.org/node"
-	IDKey              = "k8s.ovn.org/id"
-
-	// OwnerController marks a row as ovnk's: the reconciler changes and deletes only
-	// rows carrying it, and leaves every other row alone.
-	OwnerController = "ovnk"
-)
-
 // emitter accumulates the rows of one network in one zone. A network is compiled into
 // its own emitter and merged only if it compiled without error, so a bad network never
 // leaves half its rows in the result.
@@ -31,8 +16,8 @@ type emitter struct {
 	set      rows.Set
 	warnings []string
 	net      *cluster.Network
-	ownerID  string // OwnerTypeKey value
-	topo     string // TopologyKey value
+	ownerID  string // rows.OwnerTypeKey value
+	topo     string // rows.TopologyKey value
 }
 
 func newEmitter(n *cluster.Network) *emitter {
@@ -47,14 +32,14 @@ func newEmitter(n *cluster.Network) *emitter {
 // belongs to one node (a per-node switch, a remote port), and its identity.
 func (e *emitter) ids(id, node string) map[string]string {
 	m := map[string]string{
-		OwnerControllerKey: OwnerController,
-		OwnerTypeKey:       e.ownerID,
-		NetworkKey:         e.net.Name,
-		TopologyKey:        e.topo,
-		IDKey:              id,
+		rows.OwnerControllerKey: rows.OwnerController,
+		rows.OwnerTypeKey:       e.ownerID,
+		rows.NetworkKey:         e.net.Name,
+		rows.TopologyKey:        e.topo,
+		rows.IDKey:              id,
 	}
 	if node != "" {
-		m[NodeKey] = node
+		m[rows.NodeKey] = node
 	}
 	return m
 }

@@ -20,7 +20,7 @@ import (
 type Result struct {
 	// Rows holds every row ovnk wants in the zone, in an order fixed by the state (networks
 	// and nodes by name), so equal states give equal sets. Each row carries
-	// OwnerController and its identity (IDKey) in external_ids; references between rows
+	// rows.OwnerController and its identity (rows.IDKey) in external_ids; references between rows
 	// hold identities.
 	Rows *rows.Set
 	// NotCompiled names the networks this zone could not compile, and why. Their rows are

@@ -146,7 +146,7 @@ func TestEveryRowIsOursAndIdentified(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	check := func(key string, ids map[string]string) {
-		if ids[OwnerControllerKey] != OwnerController || ids[IDKey] != key || ids[NetworkKey] == "" || ids[TopologyKey] == "" {
+		if ids[rows.OwnerControllerKey] != rows.OwnerController || ids[rows.IDKey] != key || ids[rows.NetworkKey] == "" || ids[rows.TopologyKey] == "" {
 			t.Errorf("row %s has external_ids %v", key, ids)
 		}
 		if seen[key] {
@@ -218,7 +218,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 			t.Errorf("the default network must still compile: %v", res.NotCompiled)
 		}
 		for _, r := range res.Rows.Routers {
-			if r.ExternalIDs[NetworkKey] == "cluster_udn_blue" {
+			if r.ExternalIDs[rows.NetworkKey] == "cluster_udn_blue" {
 				t.Errorf("half of blue was emitted: %s", r.Name)
 			}
 		}
