@@ -3,9 +3,11 @@ package ovn
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -31,6 +33,56 @@ func Snapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
 	for _, l := range lists {
 		if err := c.List(ctx, l.dst); err != nil {
 			return nil, fmt.Errorf("snapshot NB table %s: %w", l.table, err)
+		}
+	}
+	s.Sort()
+	return s, nil
+}
+
+// OwnedSnapshot returns the rows ovnk owns, keyed by identity like the compiler's output:
+// printed with package nbctl, a zone's OwnedSnapshot and its compiled rows give the same
+// text exactly when the NB holds what the compiler wants. References to rows ovnk does
+// not own are left out.
+func OwnedSnapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
+	owned, err := ownedRows(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	identity := make(map[string]string, len(owned))
+	for _, m := range owned {
+		identity[uuidOf(m)] = identityOf(m)
+	}
+	s := &rows.Set{}
+	for _, m := range owned {
+		cp := reflect.New(reflect.TypeOf(m).Elem())
+		cp.Elem().Set(reflect.ValueOf(m).Elem())
+		cp.Elem().FieldByName("UUID").SetString(identity[uuidOf(m)])
+		for field := range metaOf(m).children {
+			var keys []string
+			for _, ref := range refsOf(m, field) {
+				if id, ok := identity[ref]; ok {
+					keys = append(keys, id)
+				}
+			}
+			cp.Elem().Field(field).Set(reflect.ValueOf(keys))
+		}
+		switch r := cp.Interface().(type) {
+		case *nbdb.LogicalSwitch:
+			s.Switches = append(s.Switches, r)
+		case *nbdb.LogicalSwitchPort:
+			s.SwitchPorts = append(s.SwitchPorts, r)
+		case *nbdb.LogicalRouter:
+			s.Routers = append(s.Routers, r)
+		case *nbdb.LogicalRouterPort:
+			s.RouterPorts = append(s.RouterPorts, r)
+		case *nbdb.LogicalRouterStaticRoute:
+			s.Routes = append(s.Routes, r)
+		case *nbdb.LogicalRouterPolicy:
+			s.Policies = append(s.Policies, r)
+		case *nbdb.NAT:
+			s.NATs = append(s.NATs, r)
+		case *nbdb.GatewayChassis:
+			s.GatewayChassis = append(s.GatewayChassis, r)
 		}
 	}
 	s.Sort()

@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"flag"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,14 +92,14 @@ func requireLines(t *testing.T, dump string, lines ...string) {
 func TestGoldenOKEP5094Layer2(t *testing.T) {
 	for _, node := range []string{"ovn-control-plane", "ovn-worker", "ovn-worker2"} {
 		t.Run(node, func(t *testing.T) {
-			dump, _ := compileDump(t, okep5094State(), node)
+			dump, _ := compileDump(t, topologytest.OKEP5094(), node)
 			golden(t, "okep5094-"+node, dump)
 		})
 	}
 }
 
 func TestOKEP5094ListingsAppear(t *testing.T) {
-	dump, _ := compileDump(t, okep5094State(), "ovn-control-plane")
+	dump, _ := compileDump(t, topologytest.OKEP5094(), "ovn-control-plane")
 	const tr = "test12_namespace.scoped_transit_router"
 	requireLines(t, dump,
 		// The gateway port: .1 of each subnet, MAC from 203.203.0.1, LLA from the MAC.
@@ -145,7 +146,7 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 func TestGoldenLayer3(t *testing.T) {
 	for _, node := range []string{"node1", "node2"} {
 		t.Run(node, func(t *testing.T) {
-			dump, _ := compileDump(t, layer3State(), node)
+			dump, _ := compileDump(t, topologytest.Layer3(), node)
 			golden(t, "layer3-"+node, dump)
 		})
 	}

@@ -2,6 +2,7 @@ package topology_test
 
 import (
 	"context"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func loadZone(t *testing.T, res *topology.Result) *testenv.Northd {
 // node's transit switch port, north-south through the gateway router with the right
 // SNAT, host-bound through the management port, and networks stay apart.
 func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
-	res, err := topology.Compile(topology.Layer3Fixture(), "node1")
+	res, err := topology.Compile(topologytest.Layer3(), "node1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 // and reference is valid for the schema. (Tracing it needs OVN 25.03's transit routers,
 // which the Debian OVN on these machines predates.)
 func TestLayer2ZoneIsAcceptedByRealNB(t *testing.T) {
-	res, err := topology.Compile(topology.OKEP5094Fixture(), "ovn-control-plane")
+	res, err := topology.Compile(topologytest.OKEP5094(), "ovn-control-plane")
 	if err != nil {
 		t.Fatal(err)
 	}

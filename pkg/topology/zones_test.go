@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"fmt"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func compileAll(t *testing.T, st *cluster.State) map[string]*rows.Index {
 // every zone gives the transit switch the same key, and node X's transit port has, in
 // every other zone, the key, chassis and addresses it has in X's own zone.
 func TestZonesAgreeOnTransitSwitch(t *testing.T) {
-	st := layer3State()
+	st := topologytest.Layer3()
 	zones := compileAll(t, st)
 	for _, n := range st.Networks {
 		nm := namesOf(n)
@@ -80,7 +81,7 @@ func TestZonesAgreeOnTransitSwitch(t *testing.T) {
 // peered with the gateway router only in its node's zone and bound to that node's
 // chassis everywhere else; the gateway port is identical everywhere.
 func TestZonesAgreeOnTransitRouter(t *testing.T) {
-	st := okep5094State()
+	st := topologytest.OKEP5094()
 	zones := compileAll(t, st)
 	nm := namesOf(st.Networks[0])
 	ref := zones["ovn-control-plane"]
@@ -115,7 +116,7 @@ func TestZonesAgreeOnTransitRouter(t *testing.T) {
 }
 
 func TestCompileIsDeterministic(t *testing.T) {
-	for _, st := range []*cluster.State{layer3State(), okep5094State()} {
+	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094()} {
 		for _, n := range st.Nodes {
 			var first string
 			for i := 0; i < 5; i++ {
@@ -140,7 +141,7 @@ func TestCompileIsDeterministic(t *testing.T) {
 // TestEveryRowIsOursAndIdentified checks what the reconciler relies on: every row has
 // our owner key and a unique identity equal to its key, and every reference resolves.
 func TestEveryRowIsOursAndIdentified(t *testing.T) {
-	res, err := Compile(layer3State(), "node2")
+	res, err := Compile(topologytest.Layer3(), "node2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestEveryRowIsOursAndIdentified(t *testing.T) {
 
 func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 	t.Run("local node without a subnet of one network", func(t *testing.T) {
-		st := layer3State()
+		st := topologytest.Layer3()
 		delete(st.Nodes[0].Subnets, "cluster_udn_blue")
 		res, err := Compile(st, "node1")
 		if err != nil {
@@ -224,7 +225,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("remote node without a subnet", func(t *testing.T) {
-		st := layer3State()
+		st := topologytest.Layer3()
 		delete(st.Nodes[2].Subnets, "cluster_udn_blue")
 		res, err := Compile(st, "node1")
 		if err != nil {
@@ -235,7 +236,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("layer2 network without its transit router key", func(t *testing.T) {
-		st := okep5094State()
+		st := topologytest.OKEP5094()
 		st.Networks[0].TunnelKeys = st.Networks[0].TunnelKeys[:1]
 		res, _ := Compile(st, "ovn-worker")
 		if err := res.NotCompiled[st.Networks[0].Name]; err == nil || !strings.Contains(err.Error(), "needs 2 tunnel keys") {
@@ -243,7 +244,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("layer2 transit subnet overlapping the network", func(t *testing.T) {
-		st := okep5094State()
+		st := topologytest.OKEP5094()
 		st.Networks[0].Subnets = []cluster.Subnet{{CIDR: netip.MustParsePrefix("100.88.0.0/16")}}
 		res, _ := Compile(st, "ovn-worker")
 		if err := res.NotCompiled[st.Networks[0].Name]; err == nil || !strings.Contains(err.Error(), "overlaps subnet 100.88.0.0/16") {
@@ -251,7 +252,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("node without gateway configuration", func(t *testing.T) {
-		st := layer3State()
+		st := topologytest.Layer3()
 		st.Nodes[1].Gateway = cluster.Gateway{}
 		res, _ := Compile(st, "node2")
 		if len(res.NotCompiled) != 2 || !strings.Contains(res.NotCompiled["default"].Error(), "k8s.ovn.org/l3-gateway-config") {
@@ -259,7 +260,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("pod with a bad MAC", func(t *testing.T) {
-		st := layer3State()
+		st := topologytest.Layer3()
 		iface := st.Pods[0].Networks["default"]
 		iface.MAC = "zz"
 		st.Pods[0].Networks["default"] = iface
@@ -272,7 +273,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("unknown node", func(t *testing.T) {
-		if _, err := Compile(layer3State(), "node9"); err == nil || !strings.Contains(err.Error(), `"node9"`) {
+		if _, err := Compile(topologytest.Layer3(), "node9"); err == nil || !strings.Contains(err.Error(), `"node9"`) {
 			t.Errorf("got %v", err)
 		}
 	})

@@ -1,6 +1,9 @@
-package topology
+// Package topologytest holds cluster states for tests and benchmarks of the topology
+// compiler and of everything downstream of it (the reconciler, the agent, the plugin).
+package topologytest
 
 import (
+	"fmt"
 	"net/netip"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -61,12 +64,12 @@ func hex2(i int) string {
 	return string([]byte{h[i>>4&0xf], h[i&0xf]})
 }
 
-// okep5094State is OKEP-5094's example: the Layer2 primary UDN "namespace-scoped" in
+// OKEP5094 is OKEP-5094's example: the Layer2 primary UDN "namespace-scoped" in
 // namespace test12 (OVN prefix test12_namespace.scoped_), 203.203.0.0/16 and
 // 2010:100:200::/60, network id 1 (its management SNAT uses 169.254.0.12), on three
 // nodes. Node ids 4, 3 and 2 reproduce the OKEP's transit router port listing and its
 // IPv6 address plan; docs/topology.md explains where the OKEP disagrees with itself.
-func okep5094State() *cluster.State {
+func OKEP5094() *cluster.State {
 	nodes := []*cluster.Node{
 		kindNode("ovn-control-plane", 4, 3),
 		kindNode("ovn-worker", 3, 2),
@@ -97,9 +100,9 @@ func okep5094State() *cluster.State {
 	return &cluster.State{Config: baseConfig(), Nodes: nodes, Networks: []*cluster.Network{net}, Pods: pods}
 }
 
-// layer3State is a three-node cluster with the default network and the Layer3 CUDN blue,
+// Layer3 is a three-node cluster with the default network and the Layer3 CUDN blue,
 // dual-stack, with a pod of each network on node1 and node2.
-func layer3State() *cluster.State {
+func Layer3() *cluster.State {
 	nodes := []*cluster.Node{kindNode("node1", 2, 2), kindNode("node2", 3, 3), kindNode("node3", 4, 4)}
 	for i, n := range nodes {
 		n.TransitSwitchIPs = []netip.Prefix{
@@ -144,4 +147,54 @@ func layer3State() *cluster.State {
 		}},
 	}
 	return &cluster.State{Config: baseConfig(), Nodes: nodes, Networks: []*cluster.Network{blue, def}, Pods: pods}
+}
+
+// Scale is a cluster of nodes × networks: half Layer3, half Layer2, dual-stack,
+// every network reusing the same subnets (user-defined networks are isolated, so they
+// may), with one pod per node on each Layer2 network.
+func Scale(nodes, networks int) *cluster.State {
+	st := &cluster.State{Config: baseConfig()}
+	for i := 0; i < nodes; i++ {
+		n := kindNode(fmt.Sprintf("node%04d", i), i+2, i%250+2)
+		st.Nodes = append(st.Nodes, n)
+	}
+	for j := 0; j < networks; j++ {
+		net := &cluster.Network{
+			Name:           fmt.Sprintf("cluster_udn_net%04d", j),
+			Role:           cluster.Primary,
+			MTU:            1400,
+			Transport:      cluster.Geneve,
+			JoinSubnets:    prefixes("100.65.0.0/16", "fd99::/64"),
+			TransitSubnets: prefixes("100.88.0.0/16", "fd97::/64"),
+			ID:             j + 1,
+			Owner:          cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: fmt.Sprintf("net%04d", j)},
+		}
+		if j%2 == 0 {
+			net.Topology = cluster.Layer3
+			net.Subnets = []cluster.Subnet{{CIDR: pfx("10.128.0.0/14"), HostSubnet: 24}, {CIDR: pfx("fd10::/48"), HostSubnet: 64}}
+			net.TunnelKeys = []int{16711683 + j + 1}
+			for i, node := range st.Nodes {
+				node.Subnets[net.Name] = []netip.Prefix{
+					netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(128 + i/256), byte(i % 256), 0}), 24),
+					netip.MustParsePrefix(fmt.Sprintf("fd10:0:0:%x::/64", i)),
+				}
+			}
+		} else {
+			net.Topology = cluster.Layer2
+			net.Subnets = []cluster.Subnet{{CIDR: pfx("10.200.0.0/16")}, {CIDR: pfx("fd20::/60")}}
+			net.TunnelKeys = []int{16711683 + j + 1, 16715779 + j}
+			for i, node := range st.Nodes {
+				st.Pods = append(st.Pods, &cluster.Pod{
+					Namespace: fmt.Sprintf("ns%04d", j), Name: fmt.Sprintf("pod%04d", i), Node: node.Name,
+					Networks: map[string]cluster.PodInterface{net.Name: {
+						IPs:      []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 200, byte(i / 250), byte(i%250 + 3)}), 16)},
+						MAC:      fmt.Sprintf("0a:58:0a:c8:%02x:%02x", i/250, i%250+3),
+						TunnelID: i + 3,
+					}},
+				})
+			}
+		}
+		st.Networks = append(st.Networks, net)
+	}
+	return st
 }

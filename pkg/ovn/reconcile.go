@@ -1,0 +1,317 @@
+package ovn
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+
+	"github.com/ovn-kubernetes/libovsdb/client"
+	"github.com/ovn-kubernetes/libovsdb/model"
+	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// DefaultMaxOperations bounds one transaction. A larger diff is split into several
+// transactions, each a whole number of switches or routers with their rows, so each is
+// consistent on its own and a reconcile interrupted between two converges on the next.
+const DefaultMaxOperations = 20000
+
+// Reconciler makes the rows ovnk owns in one NB equal a desired set.
+type Reconciler struct {
+	Client client.Client
+	// MaxOperations per transaction; DefaultMaxOperations when zero.
+	MaxOperations int
+}
+
+// Stats counts what one reconcile did.
+type Stats struct {
+	Inserts, Updates, Mutations, Deletes int
+	// Operations is every write operation sent; 0 when the NB already matched.
+	Operations   int
+	Transactions int
+	// Owned is how many rows ovnk owned before the reconcile.
+	Owned int
+}
+
+// Reconcile writes the difference between desired and the rows ovnk owns: it inserts
+// missing rows, updates changed columns, and removes owned rows no longer desired.
+// Rows ovnk does not own are never modified or deleted, and references other
+// controllers added to ovnk's rows are kept. keep, when not nil, protects owned rows
+// that are not desired but must stay (a network that could not be compiled this time).
+//
+// desired is keyed by identity (rows.IDKey), as the topology compiler produces it.
+// Nothing is written when the NB already matches.
+func (r *Reconciler) Reconcile(ctx context.Context, desired *rows.Set, keep func(externalIDs map[string]string) bool) (Stats, error) {
+	cur, err := ownedRows(ctx, r.Client)
+	if err != nil {
+		return Stats{}, err
+	}
+	p := newPlan(r.Client, desired, cur, keep)
+	units, err := p.build()
+	if err != nil {
+		return p.stats, err
+	}
+	max := r.MaxOperations
+	if max <= 0 {
+		max = DefaultMaxOperations
+	}
+	for _, txn := range pack(units, max) {
+		if _, err := Transact(ctx, r.Client, txn); err != nil {
+			return p.stats, fmt.Errorf("apply %d of %d operations: %w", len(txn), p.stats.Operations, err)
+		}
+		p.stats.Transactions++
+	}
+	return p.stats, nil
+}
+
+// pack groups units (each must be applied whole) into transactions of at most max
+// operations; a unit larger than max travels alone.
+func pack(units [][]ovsdb.Operation, max int) [][]ovsdb.Operation {
+	var txns [][]ovsdb.Operation
+	var cur []ovsdb.Operation
+	for _, u := range units {
+		if len(cur) > 0 && len(cur)+len(u) > max {
+			txns = append(txns, cur)
+			cur = nil
+		}
+		cur = append(cur, u...)
+	}
+	if len(cur) > 0 {
+		txns = append(txns, cur)
+	}
+	return txns
+}
+
+// ownedRows lists, from the client's cache, every row of the managed tables that ovnk owns.
+func ownedRows(ctx context.Context, c client.Client) ([]model.Model, error) {
+	var out []model.Model
+	lists := []any{
+		&[]*nbdb.LogicalSwitch{}, &[]*nbdb.LogicalSwitchPort{}, &[]*nbdb.LogicalRouter{}, &[]*nbdb.LogicalRouterPort{},
+		&[]*nbdb.LogicalRouterStaticRoute{}, &[]*nbdb.LogicalRouterPolicy{}, &[]*nbdb.NAT{}, &[]*nbdb.GatewayChassis{},
+	}
+	for _, list := range lists {
+		elem := reflect.TypeOf(list).Elem().Elem() // *nbdb.T
+		pred := reflect.MakeFunc(reflect.FuncOf([]reflect.Type{elem}, []reflect.Type{reflect.TypeOf(true)}, false),
+			func(args []reflect.Value) []reflect.Value {
+				ids := args[0].Elem().FieldByName("ExternalIDs").Interface().(map[string]string)
+				return []reflect.Value{reflect.ValueOf(rows.Owned(ids))}
+			})
+		if err := c.WhereCache(pred.Interface()).List(ctx, list); err != nil {
+			return nil, fmt.Errorf("list owned rows: %w", err)
+		}
+		v := reflect.ValueOf(list).Elem()
+		for i := 0; i < v.Len(); i++ {
+			out = append(out, v.Index(i).Interface().(model.Model))
+		}
+	}
+	return out, nil
+}
+
+// plan computes the operations of one reconcile.
+type plan struct {
+	c       client.Client
+	keep    func(map[string]string) bool
+	desired map[string]model.Model // by identity
+	roots   []model.Model          // desired switches and routers, in set order
+	current map[string]model.Model // by identity; the lowest UUID when duplicated
+	byUUID  map[string]model.Model // every owned row
+	extra   []model.Model          // owned duplicates of a current row's identity
+	named   int
+	stats   Stats
+}
+
+func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(map[string]string) bool) *plan {
+	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}}
+	add := func(m model.Model) { p.desired[uuidOf(m)] = m }
+	for _, r := range desired.Switches {
+		add(r)
+		p.roots = append(p.roots, r)
+	}
+	for _, r := range desired.Routers {
+		add(r)
+		p.roots = append(p.roots, r)
+	}
+	for _, r := range desired.SwitchPorts {
+		add(r)
+	}
+	for _, r := range desired.RouterPorts {
+		add(r)
+	}
+	for _, r := range desired.Routes {
+		add(r)
+	}
+	for _, r := range desired.Policies {
+		add(r)
+	}
+	for _, r := range desired.NATs {
+		add(r)
+	}
+	for _, r := range desired.GatewayChassis {
+		add(r)
+	}
+	sort.Slice(cur, func(i, j int) bool { return uuidOf(cur[i]) < uuidOf(cur[j]) })
+	for _, m := range cur {
+		p.byUUID[uuidOf(m)] = m
+		id := identityOf(m)
+		if _, dup := p.current[id]; dup || id == "" {
+			p.extra = append(p.extra, m)
+			continue
+		}
+		p.current[id] = m
+	}
+	p.stats.Owned = len(cur)
+	return p
+}
+
+func (p *plan) kept(m model.Model) bool { return p.keep != nil && p.keep(externalIDsOf(m)) }
+
+// build returns the operations grouped in units: one per desired root with everything
+// below it, and one per owned root to delete.
+func (p *plan) build() ([][]ovsdb.Operation, error) {
+	var units [][]ovsdb.Operation
+	for _, root := range p.roots {
+		_, ops, err := p.row(root)
+		if err != nil {
+			return nil, err
+		}
+		if len(ops) > 0 {
+			units = append(units, ops)
+		}
+	}
+	var stale []model.Model
+	for id, m := range p.current {
+		if _, want := p.desired[id]; !want && metaOf(m).root && !p.kept(m) {
+			stale = append(stale, m)
+		}
+	}
+	for _, m := range p.extra {
+		if metaOf(m).root {
+			stale = append(stale, m)
+		}
+	}
+	sort.Slice(stale, func(i, j int) bool { return uuidOf(stale[i]) < uuidOf(stale[j]) })
+	for _, m := range stale {
+		ops, err := p.c.Where(m).Delete()
+		if err != nil {
+			return nil, fmt.Errorf("build delete of %s: %w", describe(m), err)
+		}
+		p.count(&p.stats.Deletes, ops)
+		units = append(units, ops)
+	}
+	return units, nil
+}
+
+func (p *plan) count(counter *int, ops []ovsdb.Operation) {
+	*counter += len(ops)
+	p.stats.Operations += len(ops)
+}
+
+// row plans a desired row and its children, children first so every named UUID is
+// defined before it is used. It returns the reference to the row: its real UUID if it
+// exists, or the named UUID it is inserted under.
+func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
+	meta := metaOf(want)
+	var ops []ovsdb.Operation
+	childRefs := map[int][]string{}
+	for field := range meta.children {
+		for _, key := range refsOf(want, field) {
+			child, ok := p.desired[key]
+			if !ok {
+				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set", describe(want), key)
+			}
+			ref, childOps, err := p.row(child)
+			if err != nil {
+				return "", nil, err
+			}
+			childRefs[field] = append(childRefs[field], ref)
+			ops = append(ops, childOps...)
+		}
+	}
+
+	cur, exists := p.current[uuidOf(want)]
+	if !exists {
+		ins := reflect.New(reflect.TypeOf(want).Elem())
+		ins.Elem().Set(reflect.ValueOf(want).Elem())
+		m := ins.Interface().(model.Model)
+		p.named++
+		name := fmt.Sprintf("new%d", p.named)
+		ins.Elem().FieldByName("UUID").SetString(name)
+		for field, refs := range childRefs {
+			ins.Elem().Field(field).Set(reflect.ValueOf(refs))
+		}
+		for field := range meta.children {
+			if _, has := childRefs[field]; !has {
+				ins.Elem().Field(field).Set(reflect.Zero(ins.Elem().Field(field).Type()))
+			}
+		}
+		insOps, err := p.c.Create(m)
+		if err != nil {
+			return "", nil, fmt.Errorf("build insert of %s: %w", describe(want), err)
+		}
+		p.count(&p.stats.Inserts, insOps)
+		return name, append(ops, insOps...), nil
+	}
+
+	uuid := uuidOf(cur)
+	// Work on a copy: cached rows are shared and must never be modified.
+	upd := reflect.New(reflect.TypeOf(cur).Elem())
+	upd.Elem().Set(reflect.ValueOf(cur).Elem())
+	m := upd.Interface().(model.Model)
+	if fields := changedFields(m, want); len(fields) > 0 {
+		updOps, err := p.c.Where(m).Update(m, fields...)
+		if err != nil {
+			return "", nil, fmt.Errorf("build update of %s: %w", describe(want), err)
+		}
+		p.count(&p.stats.Updates, updOps)
+		ops = append(ops, updOps...)
+	}
+	for field := range meta.children {
+		mutOps, err := p.references(m, field, childRefs[field])
+		if err != nil {
+			return "", nil, err
+		}
+		ops = append(ops, mutOps...)
+	}
+	return uuid, ops, nil
+}
+
+// references mutates one reference column of an existing row so that, among the rows
+// ovnk owns, it refers exactly to want. References to rows ovnk does not own, and to
+// kept rows, are left as they are.
+func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Operation, error) {
+	have := refsOf(m, field)
+	var add, remove []string
+	for _, ref := range want {
+		if !slices.Contains(have, ref) {
+			add = append(add, ref)
+		}
+	}
+	for _, ref := range have {
+		owned, ours := p.byUUID[ref]
+		if ours && !slices.Contains(want, ref) && !p.kept(owned) {
+			remove = append(remove, ref)
+		}
+	}
+	var ops []ovsdb.Operation
+	ptr := reflect.ValueOf(m).Elem().Field(field).Addr().Interface()
+	for _, change := range []struct {
+		refs    []string
+		mutator ovsdb.Mutator
+	}{{remove, ovsdb.MutateOperationDelete}, {add, ovsdb.MutateOperationInsert}} {
+		if len(change.refs) == 0 {
+			continue
+		}
+		sort.Strings(change.refs)
+		mut, err := p.c.Where(m).Mutate(m, model.Mutation{Field: ptr, Mutator: change.mutator, Value: change.refs})
+		if err != nil {
+			return nil, fmt.Errorf("build reference change of %s: %w", describe(m), err)
+		}
+		p.count(&p.stats.Mutations, mut)
+		ops = append(ops, mut...)
+	}
+	return ops, nil
+}

@@ -1,0 +1,235 @@
+package ovn_test
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/topology"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+func compile(t *testing.T, st *cluster.State, node string) *topology.Result {
+	t.Helper()
+	res, err := topology.Compile(st, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotCompiled) > 0 {
+		t.Fatalf("not compiled: %v", res.NotCompiled)
+	}
+	return res
+}
+
+func dump(t *testing.T, s *rows.Set) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := nbctl.New(s).Dump(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// requireConverged reconciles until the client's cache shows the owned rows equal to the
+// desired set, and then requires a further reconcile to send nothing at all.
+func requireConverged(ctx context.Context, t *testing.T, r *ovn.Reconciler, desired *rows.Set, keep func(map[string]string) bool) ovn.Stats {
+	t.Helper()
+	want := dump(t, desired)
+	first, err := r.Reconcile(ctx, desired, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	err = testenv.Eventually(ctx, 10*time.Second, "owned rows equal to the desired set", func(ctx context.Context) error {
+		s, err := ovn.OwnedSnapshot(ctx, r.Client)
+		if err != nil {
+			return err
+		}
+		if got = dump(t, s); got != want {
+			return errNotYet
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v\ngot:\n%s\nwant:\n%s", err, got, want)
+	}
+	again, err := r.Reconcile(ctx, desired, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Operations != 0 {
+		t.Fatalf("a reconcile with nothing changed sent %d operations: %+v", again.Operations, again)
+	}
+	return first
+}
+
+type notYet struct{}
+
+func (notYet) Error() string { return "not yet" }
+
+var errNotYet = notYet{}
+
+func TestReconcileConvergesAndSendsNothingWhenUnchanged(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c}
+
+	st := topologytest.Layer3()
+	stats := requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	if stats.Inserts == 0 || stats.Transactions != 1 {
+		t.Errorf("first reconcile: %+v", stats)
+	}
+
+	// A fourth node joins: only the rows about it change.
+	st.Nodes = append(st.Nodes, topologytestNode(st, "node4", 5))
+	stats = requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	if stats.Deletes != 0 || stats.Inserts == 0 || stats.Inserts > 20 {
+		t.Errorf("adding a node: %+v", stats)
+	}
+
+	// The blue network goes away: its rows go, the default network's stay.
+	st.Networks = st.Networks[1:]
+	stats = requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	if stats.Deletes == 0 || stats.Inserts != 0 {
+		t.Errorf("removing a network: %+v", stats)
+	}
+}
+
+// topologytestNode is a new node with subnets in every Layer3 network of st.
+func topologytestNode(st *cluster.State, name string, id int) *cluster.Node {
+	n := *st.Nodes[0]
+	n.Name, n.ID, n.ChassisID = name, id, "chassis-"+name
+	n.Gateway.InterfaceID = "breth0_" + name
+	n.Subnets = map[string][]netip.Prefix{
+		"default":          {netip.MustParsePrefix("10.244.9.0/24"), netip.MustParsePrefix("fd00:10:244:9::/64")},
+		"cluster_udn_blue": {netip.MustParsePrefix("10.10.9.0/24"), netip.MustParsePrefix("2014:100:200:9::/64")},
+	}
+	return &n
+}
+
+// TestReconcileLeavesForeignRowsAlone pre-seeds the NB as ovn-kubernetes or an operator
+// would have, then reconciles through changes and deletions: rows ovnk does not own, and
+// the references they hang by — even on ovnk's own routers and switches — survive.
+func TestReconcileLeavesForeignRowsAlone(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c}
+	foreign := [][]string{
+		{"lr-add", "GR_foreign", "--", "set", "Logical_Router", "GR_foreign", "external_ids:k8s.ovn.org/owner-controller=default-network-controller"},
+		{"lr-route-add", "GR_foreign", "0.0.0.0/0", "192.0.2.1"},
+		{"ls-add", "operator-switch", "--", "lsp-add", "operator-switch", "operator-port"},
+	}
+	for _, args := range foreign {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := topologytest.Layer3()
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+
+	// Another controller attaches its own rows to ovnk's router and switch.
+	attach := [][]string{
+		{"lr-route-add", "ovn_cluster_router", "198.51.100.0/24", "100.64.0.9"},
+		{"lr-policy-add", "ovn_cluster_router", "2000", "ip4.dst == 198.51.100.1", "drop"},
+		{"lsp-add", "node1", "someone-elses-port"},
+		{"acl-add", "node1", "to-lport", "1000", "ip4.src == 198.51.100.1", "drop"},
+	}
+	for _, args := range attach {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A change to the cluster and a deleted network rewrite ovnk's rows around them.
+	st.Nodes = append(st.Nodes, topologytestNode(st, "node4", 5))
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	st.Networks = st.Networks[1:]
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+
+	checks := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lr-route-list", "GR_foreign"}, "192.0.2.1"},
+		{[]string{"lsp-list", "operator-switch"}, "operator-port"},
+		{[]string{"lr-route-list", "ovn_cluster_router"}, "198.51.100.0/24"},
+		{[]string{"lr-policy-list", "ovn_cluster_router"}, "198.51.100.1"},
+		{[]string{"lsp-list", "node1"}, "someone-elses-port"},
+		{[]string{"acl-list", "node1"}, "198.51.100.1"},
+	}
+	for _, ck := range checks {
+		out, err := nb.NBCtl(ctx, ck.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, ck.want) {
+			t.Errorf("%s lost the foreign %s:\n%s", strings.Join(ck.args, " "), ck.want, out)
+		}
+	}
+	// ovnk's own rows on the same router are still exactly the desired ones.
+	out, _ := nb.NBCtl(ctx, "lr-route-list", "ovn_cluster_router")
+	if !strings.Contains(out, "10.244.1.0/24") || strings.Contains(out, "10.10.1.0/24") {
+		t.Errorf("ovn_cluster_router routes:\n%s", out)
+	}
+}
+
+func TestReconcileKeepsNetworksThatDidNotCompile(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c}
+	st := topologytest.Layer3()
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+
+	// blue fails to compile in this zone (its node subnet vanished): its rows stay.
+	delete(st.Nodes[0].Subnets, "cluster_udn_blue")
+	res, err := topology.Compile(st, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(ids map[string]string) bool { return res.NotCompiled[ids[rows.NetworkKey]] != nil }
+	if _, err := r.Reconcile(ctx, res.Rows, keep); err != nil {
+		t.Fatal(err)
+	}
+	out, err := nb.NBCtl(ctx, "lr-route-list", "cluster_udn_blue_ovn_cluster_router")
+	if err != nil || !strings.Contains(out, "10.10.1.0/24") {
+		t.Errorf("blue's rows were removed although it only failed to compile: %v\n%s", err, out)
+	}
+}
+
+// TestReconcileChunksAndRemovesDuplicates applies a diff in many small transactions and
+// cleans up a duplicate row, as a crashed or concurrent writer might leave behind.
+func TestReconcileChunksAndRemovesDuplicates(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c, MaxOperations: 25}
+	desired := compile(t, topologytest.OKEP5094(), "ovn-worker").Rows
+	stats := requireConverged(ctx, t, r, desired, nil)
+	if stats.Transactions < 2 {
+		t.Errorf("a %d-operation diff with 25 per transaction took %d transactions", stats.Operations, stats.Transactions)
+	}
+	// ovn-nbctl's create, unlike lr-add, does not refuse a second router of the same name.
+	if _, err := nb.NBCtl(ctx, "create", "Logical_Router", "name=test12_namespace.scoped_transit_router",
+		"external_ids:k8s.ovn.org/owner-controller=ovnk", "external_ids:k8s.ovn.org/id=LR:test12_namespace.scoped_transit_router"); err != nil {
+		t.Fatal(err)
+	}
+	requireConverged(ctx, t, r, desired, nil)
+	out, _ := nb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "Logical_Router", "name=test12_namespace.scoped_transit_router")
+	if n := len(strings.Fields(out)); n != 1 {
+		t.Errorf("%d transit routers after reconcile, want 1", n)
+	}
+}

@@ -1,0 +1,184 @@
+package ovn
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
+
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// tableMeta tells the reconciler how to treat a modelled table's columns.
+type tableMeta struct {
+	name string
+	// root tables (switches, routers) are deleted explicitly; every other row lives as
+	// long as a parent refers to it (OVSDB garbage-collects unreferenced non-root rows).
+	root bool
+	// plain holds the struct fields compared with and written to the NB.
+	plain []int
+	// children maps a reference field the reconciler manages to the child table.
+	children map[int]string
+}
+
+// columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
+var columnsOVNWrites = map[string]bool{
+	"Logical_Switch_Port.up":                true,
+	"Logical_Switch_Port.dynamic_addresses": true,
+	"Logical_Router_Port.status":            true,
+}
+
+// managedReferences are the reference columns through which ovnk's rows hang together.
+// ovnk adds and removes only its own rows' references in them, by mutation, so rows
+// another controller attached to an ovnk row keep their place. Every other reference
+// column (ACLs, load balancers, QoS, …) is left alone.
+var managedReferences = map[string]string{
+	"Logical_Switch.ports":                "Logical_Switch_Port",
+	"Logical_Router.ports":                "Logical_Router_Port",
+	"Logical_Router.static_routes":        "Logical_Router_Static_Route",
+	"Logical_Router.policies":             "Logical_Router_Policy",
+	"Logical_Router.nat":                  "NAT",
+	"Logical_Router_Port.gateway_chassis": "Gateway_Chassis",
+}
+
+var tableByType = map[reflect.Type]*tableMeta{}
+
+func init() {
+	schema := nbdb.Schema()
+	for _, m := range []model.Model{
+		&nbdb.LogicalSwitch{}, &nbdb.LogicalSwitchPort{}, &nbdb.LogicalRouter{}, &nbdb.LogicalRouterPort{},
+		&nbdb.LogicalRouterStaticRoute{}, &nbdb.LogicalRouterPolicy{}, &nbdb.NAT{}, &nbdb.GatewayChassis{},
+	} {
+		t := reflect.TypeOf(m).Elem()
+		name := tableNameOf(m)
+		ts := schema.Tables[name]
+		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}}
+		for i := 0; i < t.NumField(); i++ {
+			col := t.Field(i).Tag.Get("ovsdb")
+			if col == "_uuid" || columnsOVNWrites[name+"."+col] {
+				continue
+			}
+			if child, ok := managedReferences[name+"."+col]; ok {
+				meta.children[i] = child
+				continue
+			}
+			cs := ts.Column(col)
+			if cs == nil {
+				panic(fmt.Sprintf("column %s.%s of the models is not in the schema", name, col))
+			}
+			if ref, _ := cs.TypeObj.Key.RefTable(); ref != "" {
+				continue // a reference column ovnk does not manage
+			}
+			if cs.TypeObj.Value != nil {
+				if ref, _ := cs.TypeObj.Value.RefTable(); ref != "" {
+					continue
+				}
+			}
+			meta.plain = append(meta.plain, i)
+		}
+		tableByType[t] = meta
+	}
+}
+
+func tableNameOf(m model.Model) string {
+	switch m.(type) {
+	case *nbdb.LogicalSwitch:
+		return "Logical_Switch"
+	case *nbdb.LogicalSwitchPort:
+		return "Logical_Switch_Port"
+	case *nbdb.LogicalRouter:
+		return "Logical_Router"
+	case *nbdb.LogicalRouterPort:
+		return "Logical_Router_Port"
+	case *nbdb.LogicalRouterStaticRoute:
+		return "Logical_Router_Static_Route"
+	case *nbdb.LogicalRouterPolicy:
+		return "Logical_Router_Policy"
+	case *nbdb.NAT:
+		return "NAT"
+	case *nbdb.GatewayChassis:
+		return "Gateway_Chassis"
+	}
+	panic(fmt.Sprintf("%T is not a table the reconciler manages", m))
+}
+
+func metaOf(m model.Model) *tableMeta { return tableByType[reflect.TypeOf(m).Elem()] }
+
+func uuidOf(m model.Model) string {
+	return reflect.ValueOf(m).Elem().FieldByName("UUID").String()
+}
+
+func externalIDsOf(m model.Model) map[string]string {
+	return reflect.ValueOf(m).Elem().FieldByName("ExternalIDs").Interface().(map[string]string)
+}
+
+// identityOf is the row's identity: its external-ID key, or for a desired row its key.
+func identityOf(m model.Model) string { return externalIDsOf(m)[rows.IDKey] }
+
+// refsOf returns the keys held in a reference field.
+func refsOf(m model.Model, field int) []string {
+	v := reflect.ValueOf(m).Elem().Field(field)
+	return v.Interface().([]string)
+}
+
+// changedFields returns pointers to the plain fields of cur whose values differ from
+// want's, after copying want's values into cur: cur is then ready to be written with
+// exactly those columns. Empty and nil maps, slices and pointers compare equal.
+func changedFields(cur, want model.Model) []any {
+	meta := metaOf(want)
+	cv, wv := reflect.ValueOf(cur).Elem(), reflect.ValueOf(want).Elem()
+	var fields []any
+	for _, i := range meta.plain {
+		c, w := cv.Field(i), wv.Field(i)
+		if equalColumn(c, w) {
+			continue
+		}
+		c.Set(w)
+		fields = append(fields, c.Addr().Interface())
+	}
+	return fields
+}
+
+func equalColumn(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Map, reflect.Slice:
+		if a.Len() == 0 && b.Len() == 0 {
+			return true
+		}
+		if a.Kind() == reflect.Slice {
+			return equalAsSets(a, b)
+		}
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return reflect.DeepEqual(a.Elem().Interface(), b.Elem().Interface())
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// equalAsSets compares two set columns: OVSDB keeps no order.
+func equalAsSets(a, b reflect.Value) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	seen := map[string]int{}
+	for i := 0; i < a.Len(); i++ {
+		seen[fmt.Sprint(a.Index(i).Interface())]++
+	}
+	for i := 0; i < b.Len(); i++ {
+		k := fmt.Sprint(b.Index(i).Interface())
+		if seen[k] == 0 {
+			return false
+		}
+		seen[k]--
+	}
+	return true
+}
+
+// describe names a row for error messages.
+func describe(m model.Model) string {
+	return strings.TrimSpace(metaOf(m).name + " " + identityOf(m))
+}
