@@ -153,9 +153,19 @@ func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(ma
 	for _, r := range desired.GatewayChassis {
 		add(r)
 	}
-	sort.Slice(cur, func(i, j int) bool { return uuidOf(cur[i]) < uuidOf(cur[j]) })
-	for _, m := range cur {
-		p.byUUID[uuidOf(m)] = m
+	// Duplicates resolve the same way every time: the lowest UUID is the one kept.
+	uuids := make([]string, len(cur))
+	for i, m := range cur {
+		uuids[i] = uuidOf(m)
+	}
+	order := make([]int, len(cur))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return uuids[order[i]] < uuids[order[j]] })
+	for _, i := range order {
+		m := cur[i]
+		p.byUUID[uuids[i]] = m
 		id := identityOf(m)
 		if _, dup := p.current[id]; dup || id == "" {
 			p.extra = append(p.extra, m)

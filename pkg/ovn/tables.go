@@ -21,6 +21,8 @@ type tableMeta struct {
 	plain []int
 	// children maps a reference field the reconciler manages to the child table.
 	children map[int]string
+	// uuid and externalIDs are the indexes of those fields, looked up once.
+	uuid, externalIDs int
 }
 
 // columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
@@ -57,6 +59,13 @@ func init() {
 		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}}
 		for i := 0; i < t.NumField(); i++ {
 			col := t.Field(i).Tag.Get("ovsdb")
+			switch col {
+			case "_uuid":
+				meta.uuid = i
+				continue
+			case "external_ids":
+				meta.externalIDs = i
+			}
 			if col == "_uuid" || columnsOVNWrites[name+"."+col] {
 				continue
 			}
@@ -107,11 +116,11 @@ func tableNameOf(m model.Model) string {
 func metaOf(m model.Model) *tableMeta { return tableByType[reflect.TypeOf(m).Elem()] }
 
 func uuidOf(m model.Model) string {
-	return reflect.ValueOf(m).Elem().FieldByName("UUID").String()
+	return reflect.ValueOf(m).Elem().Field(metaOf(m).uuid).String()
 }
 
 func externalIDsOf(m model.Model) map[string]string {
-	return reflect.ValueOf(m).Elem().FieldByName("ExternalIDs").Interface().(map[string]string)
+	return reflect.ValueOf(m).Elem().Field(metaOf(m).externalIDs).Interface().(map[string]string)
 }
 
 // identityOf is the row's identity: its external-ID key, or for a desired row its key.
@@ -142,6 +151,32 @@ func changedFields(cur, want model.Model) []any {
 }
 
 func equalColumn(a, b reflect.Value) bool {
+	// The common column types first, without reflection's generic comparison.
+	switch av := a.Interface().(type) {
+	case string:
+		return av == b.Interface().(string)
+	case int:
+		return av == b.Interface().(int)
+	case []string:
+		return equalStringSets(av, b.Interface().([]string))
+	case map[string]string:
+		bv := b.Interface().(map[string]string)
+		if len(av) != len(bv) {
+			return false
+		}
+		for k, v := range av {
+			if w, ok := bv[k]; !ok || w != v {
+				return false
+			}
+		}
+		return true
+	case *string:
+		bv := b.Interface().(*string)
+		if av == nil || bv == nil {
+			return av == nil && bv == nil
+		}
+		return *av == *bv
+	}
 	switch a.Kind() {
 	case reflect.Map, reflect.Slice:
 		if a.Len() == 0 && b.Len() == 0 {
@@ -157,6 +192,27 @@ func equalColumn(a, b reflect.Value) bool {
 		return reflect.DeepEqual(a.Elem().Interface(), b.Elem().Interface())
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// equalStringSets compares two string set columns: OVSDB keeps no order.
+func equalStringSets(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 1 {
+		return a[0] == b[0]
+	}
+	seen := make(map[string]int, len(a))
+	for _, s := range a {
+		seen[s]++
+	}
+	for _, s := range b {
+		if seen[s] == 0 {
+			return false
+		}
+		seen[s]--
+	}
+	return true
 }
 
 // equalAsSets compares two set columns: OVSDB keeps no order.

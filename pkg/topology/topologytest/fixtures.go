@@ -198,3 +198,18 @@ func Scale(nodes, networks int) *cluster.State {
 	}
 	return st
 }
+
+// ExtraNode is the i-th node of a Scale cluster, for adding nodes to one: it has a
+// subnet in every Layer3 network of st, and each Layer2 network gets a pod on it.
+func ExtraNode(st *cluster.State, i int) *cluster.Node {
+	n := kindNode(fmt.Sprintf("node%04d", i), i+2, i%250+2)
+	for _, net := range st.Networks {
+		if net.Topology == cluster.Layer3 {
+			n.Subnets[net.Name] = []netip.Prefix{
+				netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(128 + i/256), byte(i % 256), 0}), 24),
+				netip.MustParsePrefix(fmt.Sprintf("fd10:0:0:%x::/64", i)),
+			}
+		}
+	}
+	return n
+}
