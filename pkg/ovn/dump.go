@@ -1,0 +1,79 @@
+package ovn
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/ovn-kubernetes/libovsdb/client"
+
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+)
+
+// DumpSchemaVersion names the format of Dump. A change that is not backwards compatible
+// gets a new version, so a plugin can read dumps of agents of another release.
+const DumpSchemaVersion = "ovnk.dump/v1"
+
+// Dump is a zone's NB contents as `ovnk-agent dump` prints them: every row of the tables
+// ovnk programs or inspects, ovnk's and everyone else's. Each row is an object keyed by
+// OVSDB column name ("_uuid", "name", "external_ids", …); a set is an array, a map an
+// object, an optional value the value or null; references are UUIDs.
+type Dump struct {
+	SchemaVersion string                      `json:"schemaVersion"`
+	Node          string                      `json:"node,omitempty"`
+	Tables        map[string][]map[string]any `json:"tables"`
+}
+
+// dumpTables are the tables a dump holds, with the slice type each is listed into.
+var dumpTables = map[string]any{
+	"Logical_Switch":              []*nbdb.LogicalSwitch{},
+	"Logical_Switch_Port":         []*nbdb.LogicalSwitchPort{},
+	"Logical_Router":              []*nbdb.LogicalRouter{},
+	"Logical_Router_Port":         []*nbdb.LogicalRouterPort{},
+	"Logical_Router_Static_Route": []*nbdb.LogicalRouterStaticRoute{},
+	"Logical_Router_Policy":       []*nbdb.LogicalRouterPolicy{},
+	"NAT":                         []*nbdb.NAT{},
+	"Gateway_Chassis":             []*nbdb.GatewayChassis{},
+	"Address_Set":                 []*nbdb.AddressSet{},
+	"Port_Group":                  []*nbdb.PortGroup{},
+	"ACL":                         []*nbdb.ACL{},
+}
+
+// TakeDump copies the dump tables from the client's cache. Rows are sorted by UUID.
+func TakeDump(ctx context.Context, c client.Client, node string) (*Dump, error) {
+	d := &Dump{SchemaVersion: DumpSchemaVersion, Node: node, Tables: map[string][]map[string]any{}}
+	for table, empty := range dumpTables {
+		list := reflect.New(reflect.TypeOf(empty))
+		if err := c.List(ctx, list.Interface()); err != nil {
+			return nil, fmt.Errorf("dump NB table %s: %w", table, err)
+		}
+		rowsOut := make([]map[string]any, 0, list.Elem().Len())
+		for i := 0; i < list.Elem().Len(); i++ {
+			rowsOut = append(rowsOut, columns(list.Elem().Index(i).Elem()))
+		}
+		sort.Slice(rowsOut, func(i, j int) bool { return rowsOut[i]["_uuid"].(string) < rowsOut[j]["_uuid"].(string) })
+		d.Tables[table] = rowsOut
+	}
+	return d, nil
+}
+
+// columns maps a model's fields to their OVSDB column names, with nil sets and maps
+// written as empty ones so every row of a table has the same shape.
+func columns(v reflect.Value) map[string]any {
+	out := make(map[string]any, v.NumField())
+	t := v.Type()
+	for i := 0; i < v.NumField(); i++ {
+		col := t.Field(i).Tag.Get("ovsdb")
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.Slice && f.IsNil():
+			out[col] = reflect.MakeSlice(f.Type(), 0, 0).Interface()
+		case f.Kind() == reflect.Map && f.IsNil():
+			out[col] = reflect.MakeMap(f.Type()).Interface()
+		default:
+			out[col] = f.Interface()
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package ovn_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// TestDumpHoldsOursAndForeignRows dumps a zone holding ovnk's rows and another
+// controller's ACL and address set, and reads the JSON back as a client would.
+func TestDumpHoldsOursAndForeignRows(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c}
+	requireConverged(ctx, t, r, compile(t, topologytest.Layer3(), "node1").Rows, nil)
+	for _, args := range [][]string{
+		{"acl-add", "node1", "to-lport", "1000", "ip4.src == $allowed", "allow-related"},
+		{"create", "Address_Set", "name=allowed", "addresses=10.244.0.5"},
+		{"pg-add", "pg_web", "blue_web"},
+	} {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var d *ovn.Dump
+	err := testenv.Eventually(ctx, 10*time.Second, "the foreign rows in the cache", func(ctx context.Context) error {
+		var err error
+		if d, err = ovn.TakeDump(ctx, c, "node1"); err != nil {
+			return err
+		}
+		if len(d.Tables["ACL"]) != 1 || len(d.Tables["Address_Set"]) != 1 || len(d.Tables["Port_Group"]) != 1 {
+			return errNotYet
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		SchemaVersion string                      `json:"schemaVersion"`
+		Node          string                      `json:"node"`
+		Tables        map[string][]map[string]any `json:"tables"`
+	}
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.SchemaVersion != ovn.DumpSchemaVersion || back.Node != "node1" {
+		t.Errorf("header: %s %s", back.SchemaVersion, back.Node)
+	}
+	var router map[string]any
+	for _, r := range back.Tables["Logical_Router"] {
+		if r["name"] == "ovn_cluster_router" {
+			router = r
+		}
+	}
+	if router == nil {
+		t.Fatalf("no ovn_cluster_router in %d routers", len(back.Tables["Logical_Router"]))
+	}
+	ids, _ := router["external_ids"].(map[string]any)
+	if ids["k8s.ovn.org/owner-controller"] != "ovnk" || len(router["static_routes"].([]any)) == 0 {
+		t.Errorf("router row: %v", router)
+	}
+	acl := back.Tables["ACL"][0]
+	if acl["match"] != "ip4.src == $allowed" || acl["action"] != "allow-related" || acl["direction"] != "to-lport" {
+		t.Errorf("ACL row: %v", acl)
+	}
+}
