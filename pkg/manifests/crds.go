@@ -1,5 +1,6 @@
-// Package manifests embeds the Kubernetes objects ovnk installs: the CRDs generated from
-// pkg/api/v1 (by `make generate`), and later RBAC and the agent DaemonSet.
+// Package manifests holds the Kubernetes objects ovnk installs: the CRDs generated from
+// pkg/api/v1 (by `make generate`), embedded, and the agent's namespace, RBAC, config and
+// DaemonSet (Agent, AgentYAML; docs/install.md).
 package manifests
 
 import (

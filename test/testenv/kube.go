@@ -402,6 +402,8 @@ func (k *Kube) startAPIServer(ctx context.Context, path, etcdURL string, pki *ku
 			"--tls-private-key-file="+pki.servingKey,
 			"--client-ca-file="+pki.caCert,
 			"--authorization-mode=RBAC",
+			// The agent's DaemonSet is privileged, as every real cluster (kubeadm, kind) allows.
+			"--allow-privileged=true",
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file="+pki.saPublic,
 			"--service-account-signing-key-file="+pki.saPrivate,

@@ -1,0 +1,150 @@
+package manifests
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// Names inside the agent's pod.
+const (
+	agentContainer = "agent"
+	configVolume   = "config"
+	nbSocketVolume = "ovn-run"
+	httpPortName   = "http"
+)
+
+// selector returns the DaemonSet's selector labels: only the ones that never change,
+// because a DaemonSet's selector is immutable (the version label changes on upgrade).
+func selector() map[string]string {
+	return map[string]string{LabelName: AgentName, LabelPartOf: "ovnk"}
+}
+
+// daemonSet runs one agent per node, on every node whatever its taints, in the host's
+// network namespace and privileged: it programs the node's OVN zone, OVS, routes and
+// nftables.
+func (o AgentOptions) daemonSet() *appsv1.DaemonSet {
+	configHash := sha256.Sum256([]byte(o.Config))
+	return &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "DaemonSet"},
+		ObjectMeta: o.meta(AgentName),
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: selector()},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
+				Type: appsv1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDaemonSet{
+					MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+					// No surge: the new pod could not bind the node's HTTP port while the
+					// old one holds it.
+					MaxSurge: ptr.To(intstr.FromInt32(0)),
+				},
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      o.labels(),
+					Annotations: map[string]string{ConfigHashAnnotation: hex.EncodeToString(configHash[:])},
+				},
+				Spec: o.podSpec(),
+			},
+		},
+	}
+}
+
+func (o AgentOptions) podSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		ServiceAccountName: AgentName,
+		HostNetwork:        true,
+		// The agent resolves cluster names (the API server's service) from the host
+		// network.
+		DNSPolicy:         corev1.DNSClusterFirstWithHostNet,
+		PriorityClassName: "system-node-critical",
+		// Every node needs its agent, whatever its taints (NoSchedule, NoExecute,
+		// not-ready, unreachable).
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers:  []corev1.Container{o.container()},
+		Volumes: []corev1.Volume{
+			{
+				Name: nbSocketVolume,
+				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: o.NBSocketDir,
+					// Created if missing, so the agent starts (and reports not ready)
+					// before ovn-central has made its socket.
+					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+				}},
+			},
+			{
+				Name: configVolume,
+				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMapName},
+				}},
+			},
+		},
+	}
+}
+
+func (o AgentOptions) container() corev1.Container {
+	probe := func(path string, period, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path:   path,
+				Port:   intstr.FromInt32(o.HTTPPort),
+				Scheme: corev1.URISchemeHTTP,
+			}},
+			PeriodSeconds:    period,
+			TimeoutSeconds:   5,
+			SuccessThreshold: 1,
+			FailureThreshold: failures,
+		}
+	}
+	return corev1.Container{
+		Name:            agentContainer,
+		Image:           o.Image,
+		ImagePullPolicy: o.ImagePullPolicy,
+		Command:         []string{"ovnk-agent", "run", "--config", AgentConfigPath},
+		// The settings that must agree with the rest of this pod spec (the probes'
+		// port, the mounted socket directory) are flags, which override the config
+		// file's keys of the same names (docs/agent-config.md).
+		Args: []string{
+			"--http-address=:" + strconv.Itoa(int(o.HTTPPort)),
+			"--nb-address=unix:" + o.NBSocketDir + "/" + NBSocketName,
+		},
+		Env: []corev1.EnvVar{
+			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "spec.nodeName"},
+			}},
+			{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+			}},
+		},
+		// With the host network, the container port is the node's port.
+		Ports: []corev1.ContainerPort{{
+			Name:          httpPortName,
+			ContainerPort: o.HTTPPort,
+			HostPort:      o.HTTPPort,
+			Protocol:      corev1.ProtocolTCP,
+		}},
+		// Restarted after a minute of failing /healthz; out of rotation after 15s of
+		// failing /readyz (not connected to the NB, or not synced).
+		LivenessProbe:  probe("/healthz", 10, 6),
+		ReadinessProbe: probe("/readyz", 5, 3),
+		Resources: corev1.ResourceRequirements{
+			// Requests only: no limits, so a large resync is never throttled or killed.
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("50m"),
+				corev1.ResourceMemory: resource.MustParse("128Mi"),
+			},
+		},
+		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: nbSocketVolume, MountPath: o.NBSocketDir},
+			{Name: configVolume, MountPath: AgentConfigDir, ReadOnly: true},
+		},
+	}
+}
