@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -112,4 +113,32 @@ func waitRunning(ctx context.Context, p *Process, timeout time.Duration, what st
 		}
 		return check(ctx)
 	})
+}
+
+// StartProcess starts a long-running program for a test, such as an agent under test,
+// with its output in a log file in dir. It is stopped when the test ends; call Stop to
+// stop it earlier, or Kill to end it abruptly as a crash would.
+func StartProcess(t testing.TB, dir, name string, env []string, argv ...string) *Process {
+	t.Helper()
+	p, err := startProcess(dir, name, env, argv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("last lines of %s:\n%s", name, p.LogTail(40))
+		}
+	})
+	return p
+}
+
+// Kill ends the process group at once with SIGKILL, as a crash or an OOM kill would, and
+// waits for it to exit.
+func (p *Process) Kill() {
+	if done, _ := p.Exited(); done {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
 }

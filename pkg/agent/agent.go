@@ -1,0 +1,168 @@
+// Package agent assembles the node agent: a controller-runtime manager whose zone
+// controller runs on every node and whose leader controllers run on the one replica
+// that holds the Lease, plus the HTTP endpoints for probes and metrics.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ovnk/ovnk/pkg/agent/config"
+	"github.com/ovnk/ovnk/pkg/agent/leader"
+	"github.com/ovnk/ovnk/pkg/agent/zone"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/ovn"
+)
+
+// Scheme holds the Kubernetes types the agent reads and writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := ovnkv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// RESTConfig is the API server connection of cfg: its kubeconfig, or the pod's own.
+func RESTConfig(cfg *config.Config) (*rest.Config, error) {
+	if cfg.Kubeconfig == "" {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig given and not running in a pod: %w", err)
+		}
+		return rc, nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", cfg.Kubeconfig, err)
+	}
+	return rc, nil
+}
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, cfg *config.Config) error {
+	restConfig, err := RESTConfig(cfg)
+	if err != nil {
+		return err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return fmt.Errorf("build scheme: %w", err)
+	}
+	nb, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: cfg.NBEndpoints, LeaderOnly: true, InactivityProbe: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer nb.Close()
+
+	le := cfg.LeaderElection
+	mgr, err := ctrl.NewManager(restConfig, manager.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by our own endpoint below
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                le.Enabled,
+		LeaderElectionID:              le.LeaseName,
+		LeaderElectionNamespace:       le.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(le.LeaseDuration),
+		RenewDeadline:                 ptr.To(le.RenewDeadline),
+		RetryPeriod:                   ptr.To(le.RetryPeriod),
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+
+	zc := &zone.Controller{
+		Client:         mgr.GetClient(),
+		NB:             &ovn.Reconciler{Client: nb},
+		NodeName:       cfg.NodeName,
+		Cluster:        cfg.ClusterConfig(),
+		DefaultNetwork: cfg.DefaultNetwork(),
+		Resync:         cfg.ResyncPeriod,
+		MinInterval:    cfg.MinReconcileInterval,
+		Metrics:        zone.NewMetrics(metrics.Registry),
+	}
+	if err := zc.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the zone controller: %w", err)
+	}
+	if err := leader.Setup(mgr, leader.Settings{DefaultNetwork: cfg.DefaultNetwork(), Cluster: cfg.ClusterConfig()}); err != nil {
+		return fmt.Errorf("set up the leader controllers: %w", err)
+	}
+	leading := prometheus.NewGauge(prometheus.GaugeOpts{Name: "ovnk_leader", Help: "1 while this agent holds the Lease and does the cluster-wide work."})
+	metrics.Registry.MustRegister(leading)
+	if err := mgr.Add(leaderGauge{leading}); err != nil {
+		return err
+	}
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected)); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// leaderGauge is set to 1 while this replica leads: the manager starts it only then.
+type leaderGauge struct{ g prometheus.Gauge }
+
+func (l leaderGauge) NeedLeaderElection() bool { return true }
+
+func (l leaderGauge) Start(ctx context.Context) error {
+	l.g.Set(1)
+	<-ctx.Done()
+	l.g.Set(0)
+	return nil
+}
+
+// endpoints is the HTTP server. Every replica serves it, leader or not.
+type endpoints struct {
+	run func(context.Context) error
+}
+
+func (e endpoints) NeedLeaderElection() bool        { return false }
+func (e endpoints) Start(ctx context.Context) error { return e.run(ctx) }
+
+// httpEndpoints serves /healthz (the process works), /readyz (the NB is connected and the
+// zone has been reconciled) and /metrics.
+func httpEndpoints(addr string, zoneReady, nbConnected func() bool) endpoints {
+	return endpoints{run: func(ctx context.Context) error {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			switch {
+			case !nbConnected():
+				http.Error(w, "not connected to the OVN northbound database", http.StatusServiceUnavailable)
+			case !zoneReady():
+				http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
+			default:
+				_, _ = w.Write([]byte("ok\n"))
+			}
+		})
+		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- srv.ListenAndServe() }()
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serve %s: %w", addr, err)
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(shutdown)
+		}
+	}}
+}

@@ -1,0 +1,161 @@
+// Package leader is the cluster-wide work of the elected ovnk-agent replica: it
+// allocates node ids, node subnets, network ids, tunnel keys and pod addresses, persists
+// every allocation in the annotations OVN-Kubernetes uses, and reports each network's
+// conditions. docs/leader.md describes what it writes and how a new leader resumes.
+//
+// The work is one level-triggered pass over the informers' objects: every event
+// enqueues the same key, so bursts coalesce into one pass. A pass is planned by pure
+// code (planner: the cache's objects in, the writes out) and then written (writer).
+// Allocators live as long as the leadership; the first pass fills them from the
+// persisted annotations before it allocates anything, and so does every later pass for
+// the objects it sees.
+package leader
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// FieldOwner is the field manager of every write of the leader.
+const FieldOwner = "ovnk-leader"
+
+// ControllerName names the leader's controller (in logs and metrics).
+const ControllerName = "ovnk-leader"
+
+// Settings configures the leader.
+type Settings struct {
+	// DefaultNetwork is the cluster default network: its cluster subnets (from which
+	// node subnets are allocated) and transit subnets (node transit addresses).
+	DefaultNetwork cluster.DefaultNetworkConfig
+	// Cluster holds the cluster's other ranges: user-defined networks may not overlap
+	// the masquerade, service and default join subnets.
+	Cluster cluster.Config
+	// EventRecorderName is the reporting controller of the leader's events; FieldOwner
+	// when empty.
+	EventRecorderName string
+}
+
+// Setup registers the leader's controller with mgr. Like every controller-runtime
+// controller it runs only while mgr holds the leader election lease. mgr's scheme must
+// hold client-go's types and k8s.ovn.org/v1. It fails when s is invalid.
+func Setup(mgr ctrl.Manager, s Settings) error {
+	p, err := newPlanner(s)
+	if err != nil {
+		return err
+	}
+	r := &reconciler{
+		c:       mgr.GetClient(),
+		planner: p,
+		writer: &writer{
+			c:        client.WithFieldOwner(mgr.GetClient(), FieldOwner),
+			reader:   mgr.GetAPIReader(),
+			recorder: mgr.GetEventRecorder(cmp.Or(s.EventRecorderName, FieldOwner)),
+		},
+	}
+	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{passRequest}
+	})
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&corev1.Node{}, pass, builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+		Watches(&corev1.Namespace{}, pass, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&corev1.Pod{}, pass, builder.WithPredicates(podPredicate)).
+		Watches(&ovnkv1.ClusterUserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
+		Watches(&ovnkv1.UserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
+		Watches(&ovnkv1.RouteAdvertisements{}, pass).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// passRequest is the one key every event enqueues.
+var passRequest = reconcile.Request{}
+
+// networkPredicate passes changes of a network's spec, annotations and labels (which
+// RouteAdvertisements select), but not the leader's own status writes.
+var networkPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+
+// podPredicate passes the pod changes the leader acts on: scheduling, finishing, and
+// its k8s.ovn.org/pod-networks annotation.
+var podPredicate = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*corev1.Pod)
+	cur, okNew := e.ObjectNew.(*corev1.Pod)
+	if !okOld || !okNew {
+		return true
+	}
+	return old.Spec.NodeName != cur.Spec.NodeName || eligible(old) != eligible(cur) ||
+		old.Annotations[cluster.AnnotationPodNetworks] != cur.Annotations[cluster.AnnotationPodNetworks]
+}}
+
+// reconciler runs one pass per request.
+type reconciler struct {
+	c       client.Client // cached reads
+	planner *planner
+	writer  *writer
+}
+
+// Reconcile plans a pass over the cached objects and writes it.
+func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	s, err := r.snapshot(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writer.apply(ctx, r.planner.plan(s))
+}
+
+// snapshot lists every object a pass reads from the cache, without copying them: the
+// planner never modifies what it reads.
+func (r *reconciler) snapshot(ctx context.Context) (*snapshot, error) {
+	var (
+		nodes      corev1.NodeList
+		namespaces corev1.NamespaceList
+		pods       corev1.PodList
+		cudns      ovnkv1.ClusterUserDefinedNetworkList
+		udns       ovnkv1.UserDefinedNetworkList
+		ras        ovnkv1.RouteAdvertisementsList
+	)
+	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns, &ras} {
+		if err := r.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("list %T from the cache: %w", l, err)
+		}
+	}
+	return &snapshot{
+		nodes:      sortedPtrs(nodes.Items),
+		namespaces: namespaces.Items,
+		pods:       sortedPtrs(pods.Items),
+		cudns:      sortedPtrs(cudns.Items),
+		udns:       sortedPtrs(udns.Items),
+		ras:        sortedPtrs(ras.Items),
+	}, nil
+}
+
+// sortedPtrs returns pointers to items, sorted by namespace and name.
+func sortedPtrs[T any, P interface {
+	*T
+	client.Object
+}](items []T) []P {
+	out := make([]P, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
+	}
+	slices.SortFunc(out, func(a, b P) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	return out
+}

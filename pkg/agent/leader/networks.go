@@ -1,0 +1,315 @@
+package leader
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// netEntry is one ClusterUserDefinedNetwork or UserDefinedNetwork as the leader sees it.
+type netEntry struct {
+	name string // the network name, e.g. cluster_udn_blue
+	ref  cluster.ObjectRef
+	obj  client.Object
+	// cudn is the object when it is a ClusterUserDefinedNetwork.
+	cudn *ovnkv1.ClusterUserDefinedNetwork
+	// net is the network the spec describes; nil when the spec is invalid.
+	net *cluster.Network
+	// hasID and hasKeys say that the object's annotations hold a network id and tunnel
+	// keys that the allocators now hold for it.
+	hasID, hasKeys bool
+	// id and keys are what the network holds: persisted, or allocated in this pass.
+	id   int
+	keys []int
+	// persisted says that the object's annotations show id and keys: only then do node
+	// subnets and pod addresses get allocated on the network.
+	persisted bool
+	// problem keeps the network from being created: nothing more is allocated for it.
+	problem *problem
+	// subnetProblem reports nodes without a subnet of the network; the others go on.
+	subnetProblem *problem
+}
+
+// usable reports whether node subnets and pod addresses may be allocated on the network.
+func (e *netEntry) usable() bool { return e.net != nil && e.problem == nil && e.persisted }
+
+// networks indexes the pass's network entries.
+type networks struct {
+	entries []*netEntry          // sorted by network name, then object
+	byName  map[string]*netEntry // valid networks only: invalid names may collide
+}
+
+// primaryOf returns the networks with role Primary that serve namespace ns.
+func (ns *networks) primaryOf(namespace string) []*netEntry {
+	var out []*netEntry
+	for _, e := range ns.entries {
+		if e.net != nil && e.net.Role == cluster.Primary && slices.Contains(e.net.Namespaces, namespace) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// networkEntries reads every network object of the snapshot.
+func networkEntries(s *snapshot) *networks {
+	specs, errs := cluster.SpecNetworks(cluster.Inputs{Namespaces: s.namespaces, CUDNs: s.cudns, UDNs: s.udns})
+	invalid := map[cluster.ObjectRef]string{}
+	for _, err := range errs {
+		var oe *cluster.ObjectError
+		if errors.As(err, &oe) {
+			invalid[oe.Object] = joinMessage(invalid[oe.Object], oe.Err.Error())
+		}
+	}
+	byOwner := map[cluster.ObjectRef]*cluster.Network{}
+	for _, n := range specs {
+		byOwner[n.Owner] = n
+	}
+	out := &networks{byName: map[string]*netEntry{}}
+	add := func(e *netEntry) {
+		e.net = byOwner[e.ref]
+		if msg, bad := invalid[e.ref]; bad || e.net == nil {
+			e.net = nil
+			e.problem = &problem{ReasonInvalidSpec, cmp.Or(msg, "the spec is invalid")}
+		} else {
+			out.byName[e.name] = e
+		}
+		out.entries = append(out.entries, e)
+	}
+	for _, c := range s.cudns {
+		add(&netEntry{name: cluster.CUDNNetworkName(c.Name), ref: cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: c.Name}, obj: c, cudn: c})
+	}
+	for _, u := range s.udns {
+		add(&netEntry{name: cluster.UDNNetworkName(u.Namespace, u.Name), ref: cluster.ObjectRef{Kind: "UserDefinedNetwork", Namespace: u.Namespace, Name: u.Name}, obj: u})
+	}
+	slices.SortFunc(out.entries, func(a, b *netEntry) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.ref.String(), b.ref.String()))
+	})
+	return out
+}
+
+func joinMessage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// planNetworks allocates network ids and tunnel keys and plans their annotations.
+func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
+	nets := networkEntries(s)
+	for name := range p.heldNetworks {
+		if nets.byName[name] == nil {
+			p.releaseNetwork(name)
+		}
+	}
+	for _, e := range nets.entries {
+		if e.net != nil {
+			p.reserveNetwork(e)
+		}
+	}
+	p.validate(nets.entries)
+	for _, e := range nets.entries {
+		if e.net == nil {
+			continue
+		}
+		if e.problem != nil {
+			if !e.hasID {
+				p.releaseNetwork(e.name) // whatever an earlier pass allocated and never wrote
+			}
+			continue
+		}
+		if w, ok := p.allocateNetwork(e); ok {
+			out.annotations = append(out.annotations, w)
+		}
+	}
+	return nets
+}
+
+// releaseNetwork frees a network's id and keys.
+func (p *planner) releaseNetwork(name string) {
+	p.networkIDs.Release(name)
+	p.tunnelKeys.Release(name)
+	delete(p.heldNetworks, name)
+}
+
+// reserveNetwork reserves the id and keys persisted on the network's object.
+func (p *planner) reserveNetwork(e *netEntry) {
+	annotations := e.obj.GetAnnotations()
+	if id, ok, err := cluster.NetworkIDCodec.Lookup(e.ref, annotations); ok && err == nil {
+		e.hasID = reserveOrRelease(func() error { return p.networkIDs.Reserve(e.name, id) }, func() { p.networkIDs.Release(e.name) })
+		if e.hasID {
+			e.id = id
+			p.heldNetworks[e.name] = true
+		}
+	}
+	if keys, ok, err := cluster.TunnelKeysCodec.Lookup(e.ref, annotations); ok && err == nil {
+		e.hasKeys = reserveOrRelease(func() error { return p.tunnelKeys.Reserve(e.name, keys) }, func() { p.tunnelKeys.Release(e.name) })
+		if e.hasKeys {
+			e.keys = keys
+			p.heldNetworks[e.name] = true
+		}
+	}
+	e.persisted = e.hasID && e.hasKeys
+}
+
+// allocateNetwork gives a valid network its id and keys, and returns the write of both
+// (together, so that no network ever has an id without its keys) if they differ from
+// the object's annotations.
+func (p *planner) allocateNetwork(e *netEntry) (annotationWrite, bool) {
+	id, err := p.networkIDs.Allocate(e.name)
+	if err != nil {
+		e.problem = &problem{ReasonNetworkIDsExhausted, err.Error()}
+		return annotationWrite{}, false
+	}
+	p.heldNetworks[e.name] = true
+	keys, err := alloc.NetworkTunnelKeys(p.tunnelKeys, e.name, id, string(e.net.Topology), e.net.Role == cluster.Primary)
+	if err != nil {
+		e.problem = &problem{ReasonTunnelKeysExhausted, err.Error()}
+		if !e.hasID {
+			p.releaseNetwork(e.name)
+		}
+		return annotationWrite{}, false
+	}
+	e.id, e.keys = id, keys
+	changes := map[string]*string{}
+	annotations := e.obj.GetAnnotations()
+	setIfChanged(changes, annotations, cluster.AnnotationNetworkID, strconv.Itoa(id))
+	if v, err := cluster.TunnelKeysCodec.Format(keys); err == nil {
+		setIfChanged(changes, annotations, cluster.AnnotationTunnelKeys, v)
+	}
+	e.persisted = len(changes) == 0
+	if e.persisted {
+		return annotationWrite{}, false
+	}
+	return annotationWrite{obj: e.obj, changes: changes, network: e.name}, true
+}
+
+// reservedRange is a range no user-defined network may overlap, and how to name it.
+type reservedRange struct {
+	prefix netip.Prefix
+	what   string // e.g. `cluster subnet 10.244.0.0/16 of network "default"`
+}
+
+// reservedRanges are the cluster's own ranges: the default network's subnets, join and
+// transit subnets, the masquerade subnets and the service subnets.
+func (p *planner) reservedRanges() []reservedRange {
+	var out []reservedRange
+	add := func(prefixes []netip.Prefix, format string) {
+		for _, pr := range prefixes {
+			out = append(out, reservedRange{pr, fmt.Sprintf(format, pr)})
+		}
+	}
+	var clusterSubnets []netip.Prefix
+	for _, s := range p.defaultNet.Subnets {
+		clusterSubnets = append(clusterSubnets, s.CIDR)
+	}
+	add(clusterSubnets, `cluster subnet %s of network "default"`)
+	add(p.defaultNet.JoinSubnets, `join subnet %s of network "default"`)
+	add(p.defaultNet.TransitSubnets, "transit subnet %s")
+	add(p.config.MasqueradeSubnets, "masquerade subnet %s")
+	add(p.config.ServiceSubnets, "service subnet %s")
+	return out
+}
+
+// validate finds the valid networks that cannot be created: a subnet overlapping the
+// cluster's own ranges or the network's own join subnets, or a conflict with another
+// network serving one of its namespaces (overlapping subnets, or two primary networks).
+// In a conflict the network that holds an id wins, then the older one, then the one
+// first by name, so an established network never loses to a newcomer.
+func (p *planner) validate(entries []*netEntry) {
+	reserved := p.reservedRanges()
+	order := slices.Clone(entries)
+	slices.SortStableFunc(order, func(a, b *netEntry) int {
+		if a.hasID != b.hasID {
+			if a.hasID {
+				return -1
+			}
+			return 1
+		}
+		return a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time)
+	})
+	accepted := map[string][]*netEntry{} // by namespace
+	for _, e := range order {
+		if e.net == nil {
+			continue
+		}
+		e.problem = overlapsReserved(e, reserved)
+		if e.problem == nil {
+			e.problem = conflicts(e, accepted)
+		}
+		if e.problem != nil {
+			continue
+		}
+		for _, ns := range e.net.Namespaces {
+			accepted[ns] = append(accepted[ns], e)
+		}
+	}
+}
+
+// overlapsReserved checks the network's subnets and join subnets.
+func overlapsReserved(e *netEntry, reserved []reservedRange) *problem {
+	own := slices.Clone(reserved)
+	for _, j := range e.net.JoinSubnets {
+		own = append(own, reservedRange{j, fmt.Sprintf("its own join subnet %s", j)})
+	}
+	if e.net.Topology == cluster.Layer3 { // a Layer2 network's transit subnets avoid its subnets
+		for _, t := range e.net.TransitSubnets {
+			own = append(own, reservedRange{t, fmt.Sprintf("its transit subnet %s", t)})
+		}
+	}
+	for _, s := range e.net.Subnets {
+		for _, r := range own {
+			if s.CIDR.Overlaps(r.prefix) {
+				return &problem{ReasonSubnetOverlap, fmt.Sprintf(
+					"network %q subnet %s overlaps %s; use a subnet that overlaps none of the cluster's subnets and no other network of the same namespaces",
+					e.name, s.CIDR, r.what)}
+			}
+		}
+	}
+	for _, j := range e.net.JoinSubnets {
+		for _, r := range reserved {
+			if j.Overlaps(r.prefix) {
+				return &problem{ReasonSubnetOverlap, fmt.Sprintf(
+					"network %q join subnet %s overlaps %s; set joinSubnets to a range the cluster does not use", e.name, j, r.what)}
+			}
+		}
+	}
+	return nil
+}
+
+// conflicts checks the network against the networks already accepted in its namespaces.
+func conflicts(e *netEntry, accepted map[string][]*netEntry) *problem {
+	seen := map[*netEntry]bool{}
+	for _, ns := range e.net.Namespaces {
+		for _, o := range accepted[ns] {
+			if seen[o] {
+				continue
+			}
+			seen[o] = true
+			if e.net.Role == cluster.Primary && o.net.Role == cluster.Primary {
+				return &problem{ReasonPrimaryNetworkConflict, fmt.Sprintf(
+					"network %q would be the second primary network of namespace %q, whose primary network is %q; a namespace has at most one primary network: select other namespaces or delete one of the networks",
+					e.name, ns, o.name)}
+			}
+			for _, s := range e.net.Subnets {
+				for _, os := range o.net.Subnets {
+					if s.CIDR.Overlaps(os.CIDR) {
+						return &problem{ReasonSubnetOverlap, fmt.Sprintf(
+							"network %q subnet %s overlaps subnet %s of network %q, which also serves namespace %q; networks of the same namespace need subnets that do not overlap",
+							e.name, s.CIDR, os.CIDR, o.name, ns)}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package leader
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// TestPlanBadNetworks checks that a network that cannot be created gets NetworkCreated
+// False with a reason and a message naming both sides, and that the good network "ok"
+// is created anyway.
+func TestPlanBadNetworks(t *testing.T) {
+	primary, secondary := ovnkv1.NetworkRolePrimary, ovnkv1.NetworkRoleSecondary
+	withID := func(c *ovnkv1.ClusterUserDefinedNetwork, id, keys string) *ovnkv1.ClusterUserDefinedNetwork {
+		c.Annotations = map[string]string{cluster.AnnotationNetworkID: id, cluster.AnnotationTunnelKeys: keys}
+		return c
+	}
+	for _, tc := range []struct {
+		name  string
+		cudns []*ovnkv1.ClusterUserDefinedNetwork
+		udns  []*ovnkv1.UserDefinedNetwork
+		setup func(p *planner)
+		// want maps objects to their NetworkCreated condition: "True" or "Reason: message".
+		want map[string]string
+	}{{
+		name:  "overlaps the default network's cluster subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l3(primary, "10.244.0.0/16", 24), "a")},
+		want: map[string]string{"clusteruserdefinednetwork/bad": `SubnetOverlap: network "cluster_udn_bad" subnet 10.244.0.0/16 overlaps cluster subnet 10.244.0.0/16 of network "default"; ` +
+			`use a subnet that overlaps none of the cluster's subnets and no other network of the same namespaces`},
+	}, {
+		name: "overlaps the service subnet",
+		udns: []*ovnkv1.UserDefinedNetwork{udn("a", "bad", 1, l2(secondary, "10.96.128.0/24"))},
+		want: map[string]string{"userdefinednetwork/a/bad": `SubnetOverlap: network "a_bad" subnet 10.96.128.0/24 overlaps service subnet 10.96.0.0/16;`},
+	}, {
+		name:  "overlaps the masquerade subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l2(primary, "169.254.0.0/16"), "a")},
+		want:  map[string]string{"clusteruserdefinednetwork/bad": `overlaps masquerade subnet 169.254.0.0/17`},
+	}, {
+		name:  "overlaps the default join subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l3(primary, "100.64.0.0/12", 24), "a")},
+		want:  map[string]string{"clusteruserdefinednetwork/bad": `subnet 100.64.0.0/12 overlaps join subnet 100.64.0.0/16 of network "default"`},
+	}, {
+		name:  "overlaps the transit subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l3(primary, "100.88.0.0/20", 24), "a")},
+		want:  map[string]string{"clusteruserdefinednetwork/bad": `subnet 100.88.0.0/20 overlaps transit subnet 100.88.0.0/16`},
+	}, {
+		name:  "overlaps its own join subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l3(primary, "100.65.0.0/16", 24), "a")},
+		want:  map[string]string{"clusteruserdefinednetwork/bad": `subnet 100.65.0.0/16 overlaps its own join subnet 100.65.0.0/16`},
+	}, {
+		name: "overlaps an older network of the same namespace",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("older", 1, l3(primary, "10.100.0.0/16", 24), "a", "b"),
+		},
+		udns: []*ovnkv1.UserDefinedNetwork{udn("b", "newer", 2, l2(secondary, "10.100.7.0/24"))},
+		want: map[string]string{
+			"clusteruserdefinednetwork/older": "True",
+			"userdefinednetwork/b/newer": `SubnetOverlap: network "b_newer" subnet 10.100.7.0/24 overlaps subnet 10.100.0.0/16 of network "cluster_udn_older", ` +
+				`which also serves namespace "b"; networks of the same namespace need subnets that do not overlap`,
+		},
+	}, {
+		name: "the same subnet in other namespaces is fine",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("x", 1, l3(primary, "10.100.0.0/16", 24), "a"),
+			cudn("y", 2, l3(primary, "10.100.0.0/16", 24), "b"),
+		},
+		want: map[string]string{"clusteruserdefinednetwork/x": "True", "clusteruserdefinednetwork/y": "True"},
+	}, {
+		name: "a network holding an id beats an older one",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("older", 1, l2(secondary, "10.100.0.0/16"), "a"),
+			withID(cudn("holder", 2, l2(secondary, "10.100.0.0/24"), "a"), "9", "[16711692]"),
+		},
+		want: map[string]string{
+			"clusteruserdefinednetwork/holder": "True",
+			"clusteruserdefinednetwork/older":  `SubnetOverlap: network "cluster_udn_older" subnet 10.100.0.0/16 overlaps subnet 10.100.0.0/24 of network "cluster_udn_holder"`,
+		},
+	}, {
+		name: "two primary networks in a namespace",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("first", 1, l3(primary, "10.100.0.0/16", 24), "a"),
+		},
+		udns: []*ovnkv1.UserDefinedNetwork{udn("a", "second", 2, l2(primary, "10.101.0.0/16"))},
+		want: map[string]string{
+			"clusteruserdefinednetwork/first": "True",
+			"userdefinednetwork/a/second": `PrimaryNetworkConflict: network "a_second" would be the second primary network of namespace "a", ` +
+				`whose primary network is "cluster_udn_first"; a namespace has at most one primary network`,
+		},
+	}, {
+		name:  "network names collide",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("x", 1, l3(primary, "10.100.0.0/16", 24), "a")},
+		udns:  []*ovnkv1.UserDefinedNetwork{udn("cluster", "udn_x", 2, l3(primary, "10.101.0.0/16", 24))},
+		want: map[string]string{
+			"clusteruserdefinednetwork/x":      `InvalidSpec: network name "cluster_udn_x" is also the name of userdefinednetwork/cluster/udn_x; rename one of them`,
+			"userdefinednetwork/cluster/udn_x": `InvalidSpec: network name "cluster_udn_x" is also the name of clusteruserdefinednetwork/x`,
+		},
+	}, {
+		name:  "network ids exhausted",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("z", 1, l2(secondary, "10.100.0.0/16"), "b")},
+		setup: func(p *planner) { p.networkIDs = alloc.NewIDAllocator("network", 1, 1) },
+		want: map[string]string{
+			"clusteruserdefinednetwork/z": `NetworkIDsExhausted: no free network id for "cluster_udn_z": all 1 ids of 1–1 are in use`,
+		},
+	}, {
+		name:  "tunnel keys exhausted",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("z", 1, l2(primary, "10.100.0.0/16"), "b")},
+		setup: func(p *planner) {
+			for i := range alloc.TunnelKeyPoolSize {
+				if _, err := p.tunnelKeys.Allocate("cnc/"+strconv.Itoa(i), 1); err != nil {
+					panic(err)
+				}
+			}
+		},
+		want: map[string]string{
+			"clusteruserdefinednetwork/z": `TunnelKeysExhausted: transit router tunnel key of network "cluster_udn_z": no free tunnel key for "cluster_udn_z"`,
+		},
+	}, {
+		name:  "node subnets exhausted",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("small", 1, l3(primary, "10.100.0.0/23", 24), "b")},
+		want: map[string]string{
+			"clusteruserdefinednetwork/small": `SubnetsExhausted: node n3 has no subnet of network "cluster_udn_small": no free subnet for "n3": cluster CIDR 10.100.0.0/23 holds 2 /24 subnets, all in use`,
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &snapshot{
+				nodes:      []*corev1.Node{node("n1"), node("n2"), node("n3")},
+				namespaces: []corev1.Namespace{namespace("a", nil), namespace("b", nil), namespace("cluster", nil), namespace("ok", nil)},
+				cudns:      append(tc.cudns, cudn("ok", 5, l3(primary, "10.250.0.0/16", 24), "ok")),
+				udns:       tc.udns,
+			}
+			sortNetworks(s)
+			p := newTestPlanner(t)
+			if tc.setup != nil {
+				tc.setup(p)
+			}
+			converge(t, p, s)
+			want := map[string]string{"clusteruserdefinednetwork/ok": "True"}
+			for k, v := range tc.want {
+				want[k] = v
+			}
+			for _, obj := range s.objects() {
+				w, ok := want[describe(obj)]
+				if !ok {
+					continue
+				}
+				delete(want, describe(obj))
+				checkCreated(t, obj, w)
+			}
+			for name := range want {
+				t.Errorf("no object %s", name)
+			}
+		})
+	}
+}
+
+func sortNetworks(s *snapshot) {
+	slices.SortFunc(s.cudns, func(a, b *ovnkv1.ClusterUserDefinedNetwork) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.udns, func(a, b *ovnkv1.UserDefinedNetwork) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+}
+
+// checkCreated checks a network's NetworkCreated condition against want: "True", or
+// "Reason: message" (a part of it), and that a network that is not created has no id
+// (except when only some nodes lack subnets).
+func checkCreated(t *testing.T, obj client.Object, want string) {
+	t.Helper()
+	c := meta.FindStatusCondition(conditionsOf(obj), ovnkv1.ConditionNetworkCreated)
+	if c == nil {
+		t.Errorf("%s has no NetworkCreated condition", describe(obj))
+		return
+	}
+	if want == "True" {
+		if c.Status != "True" || obj.GetAnnotations()[cluster.AnnotationNetworkID] == "" {
+			t.Errorf("%s: NetworkCreated %s %s: %s, id %q; want it created", describe(obj), c.Status, c.Reason, c.Message,
+				obj.GetAnnotations()[cluster.AnnotationNetworkID])
+		}
+		return
+	}
+	got := c.Reason + ": " + c.Message
+	if c.Status != "False" || !strings.Contains(got, want) {
+		t.Errorf("%s: NetworkCreated %s\n%s\nwant False\n%s", describe(obj), c.Status, got, want)
+	}
+	if c.Reason != ReasonSubnetsExhausted && obj.GetAnnotations()[cluster.AnnotationNetworkID] != "" {
+		t.Errorf("%s is not created but got network id %s", describe(obj), obj.GetAnnotations()[cluster.AnnotationNetworkID])
+	}
+}

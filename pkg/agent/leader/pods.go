@@ -1,0 +1,465 @@
+package leader
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ovnk/ovnk/pkg/alloc"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// LabelPrimaryUDN marks a namespace whose pods must have a primary user-defined network:
+// its pods wait for one instead of getting the default network as their primary.
+const LabelPrimaryUDN = "k8s.ovn.org/primary-user-defined-network"
+
+// Tunnel ids of pod ports on a Layer2 network: OVN's port keys have 15 bits, and the
+// first ones are left to the switch's own ports.
+const (
+	minPodTunnelID = 3
+	maxPodTunnelID = 1<<15 - 1
+)
+
+// poolKey names an address pool: a node's subnet of a Layer3 network, or a subnet of a
+// Layer2 network.
+type poolKey struct {
+	network string
+	subnet  netip.Prefix
+}
+
+// podPools are the pods' address pools and the Layer2 networks' tunnel id pools, and
+// what each pod holds in them. A pod is owned as "<namespace>/<name> (uid <uid>)", so a
+// pod created again under the same name starts afresh.
+type podPools struct {
+	addrs     map[poolKey]*alloc.AddressAllocator
+	tunnelIDs map[string]*alloc.IDAllocator // by network
+	held      map[string]*podHolding        // by owner
+}
+
+// podHolding is what one pod holds.
+type podHolding struct {
+	addrs     map[poolKey]bool
+	tunnelIDs map[string]bool // networks
+}
+
+func newPodPools() *podPools {
+	return &podPools{addrs: map[poolKey]*alloc.AddressAllocator{}, tunnelIDs: map[string]*alloc.IDAllocator{}, held: map[string]*podHolding{}}
+}
+
+func podOwner(p *corev1.Pod) string {
+	return fmt.Sprintf("%s/%s (uid %s)", p.Namespace, p.Name, p.UID)
+}
+
+func (pp *podPools) holding(owner string) *podHolding {
+	h := pp.held[owner]
+	if h == nil {
+		h = &podHolding{addrs: map[poolKey]bool{}, tunnelIDs: map[string]bool{}}
+		pp.held[owner] = h
+	}
+	return h
+}
+
+func (pp *podPools) pool(k poolKey) (*alloc.AddressAllocator, error) {
+	if a := pp.addrs[k]; a != nil {
+		return a, nil
+	}
+	a, err := alloc.NewAddressAllocator(k.subnet, alloc.PodAddressSkip)
+	if err != nil {
+		return nil, fmt.Errorf("network %q: %w", k.network, err)
+	}
+	pp.addrs[k] = a
+	return a, nil
+}
+
+func (pp *podPools) tunnelPool(network string) *alloc.IDAllocator {
+	a := pp.tunnelIDs[network]
+	if a == nil {
+		a = alloc.NewIDAllocator("pod tunnel", minPodTunnelID, maxPodTunnelID)
+		pp.tunnelIDs[network] = a
+	}
+	return a
+}
+
+// reserveAddr records a persisted address; it reports whether owner holds it now.
+func (pp *podPools) reserveAddr(owner string, k poolKey, addr netip.Addr) bool {
+	a, err := pp.pool(k)
+	if err != nil {
+		return false
+	}
+	if !reserveOrRelease(func() error { return a.Reserve(owner, addr) }, func() { a.Release(owner) }) {
+		return false
+	}
+	pp.holding(owner).addrs[k] = true
+	return true
+}
+
+func (pp *podPools) allocAddr(owner string, k poolKey) (netip.Addr, error) {
+	a, err := pp.pool(k)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	addr, err := a.Allocate(owner)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("network %q: %w", k.network, err)
+	}
+	pp.holding(owner).addrs[k] = true
+	return addr, nil
+}
+
+func (pp *podPools) reserveTunnelID(owner, network string, id int) {
+	a := pp.tunnelPool(network)
+	if reserveOrRelease(func() error { return a.Reserve(owner, id) }, func() { a.Release(owner) }) {
+		pp.holding(owner).tunnelIDs[network] = true
+	}
+}
+
+func (pp *podPools) allocTunnelID(owner, network string) (int, error) {
+	id, err := pp.tunnelPool(network).Allocate(owner)
+	if err != nil {
+		return 0, fmt.Errorf("network %q: %w", network, err)
+	}
+	pp.holding(owner).tunnelIDs[network] = true
+	return id, nil
+}
+
+// keepOnly releases whatever owner holds outside of h.
+func (pp *podPools) keepOnly(owner string, h *podHolding) {
+	have := pp.held[owner]
+	if have == nil {
+		return
+	}
+	for k := range have.addrs {
+		if !h.addrs[k] {
+			if a := pp.addrs[k]; a != nil {
+				a.Release(owner)
+			}
+			delete(have.addrs, k)
+		}
+	}
+	for network := range have.tunnelIDs {
+		if !h.tunnelIDs[network] {
+			if a := pp.tunnelIDs[network]; a != nil {
+				a.Release(owner)
+			}
+			delete(have.tunnelIDs, network)
+		}
+	}
+}
+
+// sweep releases what owners that are gone hold, and drops the pools of networks that
+// are gone and address pools that nobody holds anything in.
+func (pp *podPools) sweep(owners map[string]bool, networks func(string) bool) {
+	for owner := range pp.held {
+		if !owners[owner] {
+			pp.keepOnly(owner, &podHolding{})
+			delete(pp.held, owner)
+		}
+	}
+	for k, a := range pp.addrs {
+		if !networks(k.network) || a.Len() == 0 {
+			delete(pp.addrs, k)
+		}
+	}
+	for network := range pp.tunnelIDs {
+		if !networks(network) {
+			delete(pp.tunnelIDs, network)
+		}
+	}
+}
+
+// podPass is what planning pods needs from the rest of the pass.
+type podPass struct {
+	nets        *networks
+	nodes       map[string]*corev1.Node
+	namespaces  map[string]*corev1.Namespace
+	nodeSubnets map[string]map[string][]netip.Prefix // persisted, by node and network
+}
+
+// eligible reports whether the leader gives the pod addresses: scheduled, not finished
+// and not on the host's network.
+func eligible(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" && !p.Spec.HostNetwork &&
+		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// planPods allocates the pods' addresses and plans their k8s.ovn.org/pod-networks.
+func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
+	pass := &podPass{nets: nets, nodes: map[string]*corev1.Node{}, namespaces: map[string]*corev1.Namespace{}, nodeSubnets: map[string]map[string][]netip.Prefix{}}
+	for _, n := range s.nodes {
+		pass.nodes[n.Name] = n
+		subnets, _, err := cluster.NodeSubnetsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		if err == nil {
+			pass.nodeSubnets[n.Name] = subnets
+		}
+	}
+	for i := range s.namespaces {
+		pass.namespaces[s.namespaces[i].Name] = &s.namespaces[i]
+	}
+	owners := map[string]bool{}
+	for _, pod := range s.pods {
+		if eligible(pod) {
+			owners[podOwner(pod)] = true
+		}
+	}
+	p.pods.sweep(owners, func(network string) bool {
+		return network == cluster.DefaultNetworkName || nets.byName[network] != nil
+	})
+	for _, pod := range s.pods {
+		if eligible(pod) {
+			p.reservePod(pod, pass)
+		}
+	}
+	for _, pod := range s.pods {
+		if !eligible(pod) {
+			continue
+		}
+		changes, warn := p.podChanges(pod, pass)
+		if warn != nil {
+			out.warnings = append(out.warnings, *warn)
+		}
+		if len(changes) > 0 {
+			out.annotations = append(out.annotations, annotationWrite{obj: pod, changes: changes})
+		}
+	}
+}
+
+// target is where a pod-networks entry's addresses come from.
+type target struct {
+	network string
+	entry   *netEntry // nil for the default network
+	subnets []netip.Prefix
+}
+
+// resolve maps a NAD name of the pod's annotation to its network and subnets, as
+// cluster.Build does: "default", or "<namespace>/<name>" for the UserDefinedNetwork of
+// that name in the namespace, else the ClusterUserDefinedNetwork of that name when it
+// serves the namespace. ok is false for an entry of no known network.
+func (pass *podPass) resolve(pod *corev1.Pod, nad string) (target, bool) {
+	if nad == cluster.DefaultNetworkName {
+		return target{network: nad, subnets: pass.nodeSubnets[pod.Spec.NodeName][nad]}, true
+	}
+	for _, e := range pass.nets.entries {
+		if e.net == nil || nad != pod.Namespace+"/"+e.ref.Name {
+			continue
+		}
+		if e.ref.Kind == "UserDefinedNetwork" && e.ref.Namespace == pod.Namespace {
+			return pass.targetOf(pod, e), true
+		}
+	}
+	for _, e := range pass.nets.entries {
+		if e.net != nil && e.ref.Kind == "ClusterUserDefinedNetwork" && nad == pod.Namespace+"/"+e.ref.Name &&
+			slices.Contains(e.net.Namespaces, pod.Namespace) {
+			return pass.targetOf(pod, e), true
+		}
+	}
+	return target{}, false
+}
+
+func (pass *podPass) targetOf(pod *corev1.Pod, e *netEntry) target {
+	t := target{network: e.name, entry: e}
+	if e.net.Topology == cluster.Layer3 {
+		t.subnets = pass.nodeSubnets[pod.Spec.NodeName][e.name]
+	} else {
+		for _, s := range e.net.Subnets {
+			t.subnets = append(t.subnets, s.CIDR)
+		}
+	}
+	return t
+}
+
+// reservePod reserves the addresses and tunnel ids of the pod's annotation that are
+// still valid: in the subnet the entry's network gives the pod's node.
+func (p *planner) reservePod(pod *corev1.Pod, pass *podPass) {
+	ref := cluster.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
+	ifaces, _, err := cluster.PodNetworksCodec.Lookup(ref, pod.Annotations)
+	if err != nil {
+		return
+	}
+	owner := podOwner(pod)
+	for _, nad := range slices.Sorted(maps.Keys(ifaces)) {
+		iface := ifaces[nad]
+		t, ok := pass.resolve(pod, nad)
+		if !ok {
+			continue
+		}
+		for _, ip := range iface.IPs {
+			for _, s := range t.subnets {
+				if s.Contains(ip.Addr()) {
+					p.pods.reserveAddr(owner, poolKey{t.network, s}, ip.Addr())
+				}
+			}
+		}
+		if iface.TunnelID > 0 && t.entry != nil && t.entry.net.Topology == cluster.Layer2 {
+			p.pods.reserveTunnelID(owner, t.network, iface.TunnelID)
+		}
+	}
+}
+
+// podChanges decides the pod's k8s.ovn.org/pod-networks. A pod without one is wired
+// (see wirePod); a pod that has one keeps the networks and roles it was wired with, as
+// its interfaces are already configured: only its addresses are checked (and replaced
+// when another pod holds them), and the entries of networks that are gone are dropped.
+// It returns no changes while something the pod needs is not there yet, and a warning
+// when an allocation fails.
+func (p *planner) podChanges(pod *corev1.Pod, pass *podPass) (map[string]*string, *warning) {
+	if pass.nodes[pod.Spec.NodeName] == nil {
+		return nil, nil
+	}
+	owner := podOwner(pod)
+	keep := &podHolding{addrs: map[poolKey]bool{}, tunnelIDs: map[string]bool{}}
+	current, _, err := cluster.PodNetworksCodec.Lookup(cluster.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}, pod.Annotations)
+	var want map[string]cluster.PodInterface
+	if err == nil && len(current) > 0 {
+		want, err = p.repairPod(pod, pass, current, keep)
+	} else {
+		want, err = p.wirePod(pod, pass, keep)
+	}
+	if err != nil {
+		return nil, &warning{obj: pod, reason: "AddressAllocationFailed", action: "AllocateAddress", message: err.Error()}
+	}
+	if want == nil {
+		return nil, nil
+	}
+	p.pods.keepOnly(owner, keep)
+	changes := map[string]*string{}
+	if len(want) == 0 {
+		removeIfSet(changes, pod.Annotations, cluster.AnnotationPodNetworks)
+		return changes, nil
+	}
+	v, err := cluster.PodNetworksCodec.Format(want)
+	if err != nil {
+		return nil, &warning{obj: pod, reason: "AddressAllocationFailed", action: "AllocateAddress", message: err.Error()}
+	}
+	if have, ok := pod.Annotations[cluster.AnnotationPodNetworks]; !ok || canonicalPodNetworks(pod, have) != v {
+		changes[cluster.AnnotationPodNetworks] = &v
+	}
+	return changes, nil
+}
+
+// wirePod decides the interfaces of a pod not wired yet: the default network's, and
+// the primary one of its namespace's primary user-defined network if there is one (the
+// default network's role is then infrastructure-locked). It returns nil while the pod
+// must wait: for its namespace's primary network to be created (or, in a namespace
+// labelled k8s.ovn.org/primary-user-defined-network, to exist), or for its node's
+// subnets.
+func (p *planner) wirePod(pod *corev1.Pod, pass *podPass, keep *podHolding) (map[string]cluster.PodInterface, error) {
+	var primary *netEntry
+	if prims := pass.nets.primaryOf(pod.Namespace); len(prims) > 0 {
+		for _, e := range prims {
+			if e.usable() {
+				primary = e
+				break
+			}
+		}
+		if primary == nil {
+			return nil, nil
+		}
+	} else if ns := pass.namespaces[pod.Namespace]; ns != nil {
+		if _, required := ns.Labels[LabelPrimaryUDN]; required {
+			return nil, nil
+		}
+	}
+	owner := podOwner(pod)
+	def, _ := pass.resolve(pod, cluster.DefaultNetworkName)
+	if len(def.subnets) == 0 {
+		return nil, nil
+	}
+	role := cluster.PodRolePrimary
+	if primary != nil {
+		role = cluster.PodRoleInfrastructureLocked
+	}
+	iface, err := p.podInterface(owner, def, role, keep)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]cluster.PodInterface{cluster.DefaultNetworkName: iface}
+	if primary != nil {
+		t := pass.targetOf(pod, primary)
+		if len(t.subnets) == 0 {
+			return nil, nil
+		}
+		iface, err := p.podInterface(owner, t, cluster.PodRolePrimary, keep)
+		if err != nil {
+			return nil, err
+		}
+		want[pod.Namespace+"/"+primary.ref.Name] = iface
+	}
+	return want, nil
+}
+
+// repairPod checks the interfaces of a wired pod. An entry whose network is gone is
+// dropped; one whose addresses cannot be checked (its node has no subnet of the
+// network now, or the network has no IPAM) is kept as it is.
+func (p *planner) repairPod(pod *corev1.Pod, pass *podPass, current map[string]cluster.PodInterface, keep *podHolding) (map[string]cluster.PodInterface, error) {
+	owner := podOwner(pod)
+	want := map[string]cluster.PodInterface{}
+	for _, nad := range slices.Sorted(maps.Keys(current)) {
+		have := current[nad]
+		t, ok := pass.resolve(pod, nad)
+		if !ok {
+			continue
+		}
+		if len(t.subnets) == 0 {
+			want[nad] = have
+			continue
+		}
+		iface, err := p.podInterface(owner, t, have.Role, keep)
+		if err != nil {
+			return nil, err
+		}
+		iface.Routes, iface.GatewayIPv6LLA = have.Routes, have.GatewayIPv6LLA
+		want[nad] = iface
+	}
+	return want, nil
+}
+
+// canonicalPodNetworks rewrites an annotation value in the codec's canonical form, or
+// returns "" when it cannot be parsed.
+func canonicalPodNetworks(pod *corev1.Pod, value string) string {
+	ifaces, err := cluster.PodNetworksCodec.Parse(cluster.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}, value)
+	if err != nil {
+		return ""
+	}
+	s, err := cluster.PodNetworksCodec.Format(ifaces)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// podInterface allocates the pod's interface on a network: one address per subnet
+// with the subnet's prefix length, the subnets' .1 as gateways, the MAC derived from
+// the first address, and for a Layer2 network a tunnel id. It records what it used in
+// keep.
+func (p *planner) podInterface(owner string, t target, role string, keep *podHolding) (cluster.PodInterface, error) {
+	iface := cluster.PodInterface{Role: role}
+	for _, s := range t.subnets {
+		k := poolKey{t.network, s}
+		addr, err := p.pods.allocAddr(owner, k)
+		if err != nil {
+			return iface, err
+		}
+		keep.addrs[k] = true
+		gw, err := alloc.NthAddr(s, 1)
+		if err != nil {
+			return iface, fmt.Errorf("network %q: gateway of %s: %w", t.network, s, err)
+		}
+		iface.IPs = append(iface.IPs, netip.PrefixFrom(addr, s.Bits()))
+		iface.Gateways = append(iface.Gateways, gw)
+	}
+	if len(iface.IPs) > 0 {
+		iface.MAC = alloc.MACFromIP(iface.IPs[0].Addr()).String()
+	}
+	if t.entry != nil && t.entry.net.Topology == cluster.Layer2 {
+		id, err := p.pods.allocTunnelID(owner, t.network)
+		if err != nil {
+			return iface, err
+		}
+		keep.tunnelIDs[t.network] = true
+		iface.TunnelID = id
+	}
+	return iface, nil
+}

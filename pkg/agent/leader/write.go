@@ -1,0 +1,189 @@
+package leader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+)
+
+// writer applies plans through the API server. Annotations are written with JSON merge
+// patches of metadata.annotations, conditions with merge patches of the status
+// subresource; both carry the resourceVersion the plan was made from, so a write based
+// on a stale cache fails with a conflict instead of overwriting, and is retried with a
+// fresh read. It never modifies the cached objects it is given.
+type writer struct {
+	c        client.Client // writes with the field owner
+	reader   client.Reader // uncached reads after a conflict
+	recorder recorder.EventRecorder
+	// warned is the message of each warning reported in the last pass, by object and
+	// reason, so that a problem that persists is reported once.
+	warned map[string]string
+}
+
+// apply writes the plan: every write is attempted even when others fail, except the
+// status of a network whose id and keys could not be written. It returns the failures.
+func (w *writer) apply(ctx context.Context, pl *plan) error {
+	var errs []error
+	unwritten := map[string]bool{}
+	for _, a := range pl.annotations {
+		if err := w.patchAnnotations(ctx, a); err != nil {
+			errs = append(errs, err)
+			if a.network != "" {
+				unwritten[a.network] = true
+			}
+		}
+	}
+	for _, s := range pl.statuses {
+		if unwritten[s.network] {
+			continue
+		}
+		if err := w.patchStatus(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	w.warn(pl.warnings)
+	return errors.Join(errs...)
+}
+
+// emptyLike returns a new, empty object of obj's type with obj's name and namespace.
+func emptyLike(obj client.Object) client.Object {
+	out := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	out.SetName(obj.GetName())
+	out.SetNamespace(obj.GetNamespace())
+	return out
+}
+
+// describe names an object in messages, kubectl-style: node/n1, pod/ns/p.
+func describe(obj client.Object) string {
+	kind := strings.ToLower(reflect.TypeOf(obj).Elem().Name())
+	if obj.GetNamespace() == "" {
+		return kind + "/" + obj.GetName()
+	}
+	return kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// patchAnnotations sets and removes the annotations of one object.
+func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) error {
+	obj, changes := a.obj, a.changes
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": obj.GetResourceVersion(),
+			"annotations":     changes,
+		}})
+		if err != nil {
+			return err
+		}
+		err = w.c.Patch(ctx, emptyLike(obj), client.RawPatch(types.MergePatchType, patch))
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		fresh := emptyLike(obj)
+		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+			return err
+		}
+		obj, changes = fresh, stillNeeded(changes, fresh.GetAnnotations())
+		if len(changes) == 0 {
+			return nil
+		}
+		return err // the conflict: try again
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("write annotations of %s: %w", describe(a.obj), err)
+	}
+	return nil
+}
+
+// stillNeeded returns the changes that annotations do not already reflect.
+func stillNeeded(changes map[string]*string, annotations map[string]string) map[string]*string {
+	out := map[string]*string{}
+	for k, v := range changes {
+		have, ok := annotations[k]
+		if (v == nil && ok) || (v != nil && (!ok || have != *v)) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// patchStatus sets the leader's conditions on a network, keeping other writers' ones,
+// and reports a Warning event when NetworkCreated turns False or its message changes.
+func (w *writer) patchStatus(ctx context.Context, s statusWrite) error {
+	obj := s.obj
+	var before []metav1.Condition
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		before = conditionsOf(obj)
+		if !conditionsChanged(before, s.conditions) {
+			return nil
+		}
+		merged := append([]metav1.Condition(nil), before...)
+		for _, c := range s.conditions {
+			meta.SetStatusCondition(&merged, c)
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
+			"status":   map[string]any{"conditions": merged},
+		})
+		if err != nil {
+			return err
+		}
+		err = w.c.Status().Patch(ctx, emptyLike(obj), client.RawPatch(types.MergePatchType, patch))
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		fresh := emptyLike(obj)
+		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+			return err
+		}
+		obj = fresh
+		return err // the conflict: try again
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write status of %s: %w", describe(s.obj), err)
+	}
+	w.reportCreated(s.obj, before, s.conditions)
+	return nil
+}
+
+// reportCreated emits a Warning event when the NetworkCreated condition written is
+// False and differs from the one before.
+func (w *writer) reportCreated(obj client.Object, before, after []metav1.Condition) {
+	now := meta.FindStatusCondition(after, ovnkv1.ConditionNetworkCreated)
+	if now == nil || now.Status != metav1.ConditionFalse {
+		return
+	}
+	if old := meta.FindStatusCondition(before, ovnkv1.ConditionNetworkCreated); old != nil &&
+		old.Status == now.Status && old.Reason == now.Reason && old.Message == now.Message {
+		return
+	}
+	w.recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "CreateNetwork", "%s", now.Message)
+}
+
+// warn emits a Warning event for each warning whose message differs from the last pass.
+func (w *writer) warn(warnings []warning) {
+	seen := make(map[string]string, len(warnings))
+	for _, wa := range warnings {
+		key := describe(wa.obj) + " " + wa.reason
+		if w.warned[key] != wa.message {
+			w.recorder.Eventf(wa.obj, nil, corev1.EventTypeWarning, wa.reason, wa.action, "%s", wa.message)
+		}
+		seen[key] = wa.message
+	}
+	w.warned = seen
+}

@@ -1,0 +1,188 @@
+// Package zone is the part of the agent every node runs: it turns the cluster's intent
+// into this node's OVN zone. Any change to a Node, Namespace, Pod or network recompiles
+// the whole zone (level-triggered: the zone's state is a function of the cluster's, not
+// of the events that led to it) and the reconciler writes only the difference.
+package zone
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/topology"
+)
+
+// zoneKey is the one work item: every event asks for the same thing, a reconcile of the
+// whole zone, so a burst of events coalesces into one reconcile.
+var zoneKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "zone"}}
+
+// Controller reconciles this node's zone.
+type Controller struct {
+	Client         client.Client // reads from the manager's cache, writes to the API server
+	NB             *ovn.Reconciler
+	NodeName       string
+	Cluster        cluster.Config
+	DefaultNetwork cluster.DefaultNetworkConfig
+	// Resync reconciles at least this often, repairing changes made behind our back.
+	Resync time.Duration
+	// MinInterval is the least time between two reconciles.
+	MinInterval time.Duration
+	Metrics     *Metrics
+
+	last  time.Time
+	ready atomic.Bool
+}
+
+// Ready reports whether the zone has been reconciled successfully at least once.
+func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// SetupWithManager registers the controller on every replica, leader or not.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{zoneKey}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("zone").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
+		Watches(&corev1.Node{}, all).
+		Watches(&corev1.Namespace{}, all).
+		Watches(&corev1.Pod{}, all).
+		Watches(&ovnkv1.ClusterUserDefinedNetwork{}, all).
+		Watches(&ovnkv1.UserDefinedNetwork{}, all).
+		Complete(c)
+}
+
+// Reconcile compiles the zone from the cached cluster state and applies it.
+func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if wait := c.MinInterval - time.Since(c.last); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	c.last = time.Now()
+	logger := log.FromContext(ctx)
+	start := time.Now()
+	stats, st, notCompiled, err := c.reconcile(ctx)
+	c.Metrics.observe(time.Since(start), stats, err)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := c.reportStatus(ctx, st, notCompiled); err != nil {
+		return reconcile.Result{}, err
+	}
+	c.ready.Store(true)
+	if stats.Operations > 0 || len(notCompiled) > 0 {
+		logger.Info("zone reconciled", "operations", stats.Operations, "transactions", stats.Transactions,
+			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes, "notCompiled", len(notCompiled))
+	}
+	return reconcile.Result{RequeueAfter: c.Resync}, nil
+}
+
+func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, map[string]error, error) {
+	in, err := c.inputs(ctx)
+	if err != nil {
+		return ovn.Stats{}, nil, nil, err
+	}
+	st, buildErrs := cluster.Build(in)
+	res, err := topology.Compile(st, c.NodeName)
+	if err != nil {
+		// This node is not ready for OVN yet (no id or chassis): nothing to program.
+		return ovn.Stats{}, nil, nil, fmt.Errorf("compile zone: %w", err)
+	}
+	// A network the builder refused (say, a malformed annotation) is missing from the
+	// state; its rows must stay, like a network that did not compile.
+	keep := networksIn(buildErrs)
+	for name := range res.NotCompiled {
+		keep[name] = true
+	}
+	stats, err := c.NB.Reconcile(ctx, res.Rows, func(ids map[string]string) bool { return keep[ids[rows.NetworkKey]] })
+	if err != nil {
+		return stats, nil, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
+	}
+	return stats, st, res.NotCompiled, nil
+}
+
+func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
+	var nodes corev1.NodeList
+	var namespaces corev1.NamespaceList
+	var pods corev1.PodList
+	var cudns ovnkv1.ClusterUserDefinedNetworkList
+	var udns ovnkv1.UserDefinedNetworkList
+	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns} {
+		if err := c.Client.List(ctx, l); err != nil {
+			return cluster.Inputs{}, fmt.Errorf("list %T: %w", l, err)
+		}
+	}
+	in := cluster.Inputs{
+		Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items,
+		Config: c.Cluster, DefaultNetwork: c.DefaultNetwork,
+	}
+	for i := range cudns.Items {
+		in.CUDNs = append(in.CUDNs, &cudns.Items[i])
+	}
+	for i := range udns.Items {
+		in.UDNs = append(in.UDNs, &udns.Items[i])
+	}
+	return in, nil
+}
+
+// networksIn names the networks of the objects the builder reported errors for.
+func networksIn(errs []error) map[string]bool {
+	out := map[string]bool{}
+	for _, err := range errs {
+		var oe *cluster.ObjectError
+		if !errors.As(err, &oe) {
+			continue
+		}
+		if name := cluster.NetworkNameOf(oe.Object); name != "" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// reportStatus publishes, on this node, which networks the zone programmed and why the
+// others are not: the leader aggregates every node's report into network status.
+func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, notCompiled map[string]error) error {
+	var node corev1.Node
+	if err := c.Client.Get(ctx, types.NamespacedName{Name: c.NodeName}, &node); err != nil {
+		return fmt.Errorf("get node %s: %w", c.NodeName, err)
+	}
+	report := map[string]string{}
+	for _, n := range st.Networks {
+		report[n.Name] = ""
+		if err := notCompiled[n.Name]; err != nil {
+			report[n.Name] = err.Error()
+		}
+	}
+	value, err := cluster.ZoneStatusCodec.Format(report)
+	if err != nil {
+		return err
+	}
+	if node.Annotations[cluster.AnnotationZoneStatus] == value {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{cluster.AnnotationZoneStatus: value}}})
+	if err != nil {
+		return err
+	}
+	if err := c.Client.Patch(ctx, &node, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("ovnk-zone")); err != nil {
+		return fmt.Errorf("report zone status on node %s: %w", c.NodeName, err)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package cluster
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSpecNetworks checks that SpecNetworks keeps networks without ids, which Build
+// leaves out, and leaves out exactly the objects whose spec is wrong.
+func TestSpecNetworks(t *testing.T) {
+	in := mixedInputs()
+	got, errs := SpecNetworks(in)
+	var names []string
+	for _, n := range got {
+		names = append(names, n.Name)
+		if n.ID != 0 || n.TunnelKeys != nil {
+			t.Errorf("network %s: ID %d, TunnelKeys %v; SpecNetworks must not read annotations", n.Name, n.ID, n.TunnelKeys)
+		}
+	}
+	// "pending" has no network id (Build leaves it out); "badkeys" has malformed tunnel
+	// keys, which only Build reads.
+	want := []string{"cluster_udn_pending", "cluster_udn_sel", "ns1_badkeys", "ns1_ok"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("networks %v, want %v", names, want)
+	}
+	if ns := got[0].Namespaces; !slices.Equal(ns, []string{"ns1"}) {
+		t.Errorf("cluster_udn_pending serves %v, want [ns1]", ns)
+	}
+	wantErrs := []string{
+		`clusteruserdefinednetwork/badsel: spec.namespaceSelector: "Bogus" is not a valid label selector operator`,
+		`clusteruserdefinednetwork/x: network name "cluster_udn_x" is also the name of userdefinednetwork/cluster/udn_x; rename one of them`,
+		`userdefinednetwork/cluster/udn_x: network name "cluster_udn_x" is also the name of clusteruserdefinednetwork/x; rename one of them`,
+		`userdefinednetwork/ns1/badsubnet: spec.layer3.subnets: "10.5.0.0/33" is not a CIDR`,
+		`userdefinednetwork/ns1/hs: spec.layer3.subnets: host subnet /8 does not fit in 10.7.0.0/16`,
+	}
+	gotErrs := errorStrings(errs)
+	if len(gotErrs) != len(wantErrs) {
+		t.Fatalf("errors:\n%s\nwant %d errors", strings.Join(gotErrs, "\n"), len(wantErrs))
+	}
+	for i := range wantErrs {
+		if !strings.Contains(gotErrs[i], wantErrs[i]) {
+			t.Errorf("error %d = %q, want it to contain %q", i, gotErrs[i], wantErrs[i])
+		}
+	}
+}
