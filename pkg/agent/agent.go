@@ -91,7 +91,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 
 	zc := &zone.Controller{
 		Client:         mgr.GetClient(),
-		NB:             &ovn.Reconciler{Client: nb},
+		NB:             &ovn.Reconciler{Client: nb, MaxOperations: cfg.NBMaxOperations},
 		NodeName:       cfg.NodeName,
 		Cluster:        cfg.ClusterConfig(),
 		DefaultNetwork: cfg.DefaultNetwork(),

@@ -86,6 +86,8 @@ type e2eCluster struct {
 	c     ctrlclient.Client
 	nodes []*node
 	cfg   *config.Config // the configuration every agent runs with (but its node name)
+	// extraFlags are appended to the command line of agents started from now on.
+	extraFlags []string
 }
 
 func newCluster(t *testing.T, names ...string) *e2eCluster {
@@ -176,7 +178,7 @@ func (ec *e2eCluster) startAgent(n *node) {
 	n.http = freeAddr(ec.t)
 	n.restarts++
 	n.agent = testenv.StartProcess(ec.t, ec.t.TempDir(), fmt.Sprintf("agent-%s-%d", n.name, n.restarts), nil,
-		append([]string{agentBinary(ec.t), "run"}, ec.flags(n.name, n.nb.Endpoint, n.http)...)...)
+		append(append([]string{agentBinary(ec.t), "run"}, ec.flags(n.name, n.nb.Endpoint, n.http)...), ec.extraFlags...)...)
 }
 
 func freeAddr(t *testing.T) string {

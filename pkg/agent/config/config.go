@@ -99,6 +99,9 @@ type Config struct {
 	// MinReconcileInterval is the least time between two reconciles: events arriving
 	// within it coalesce into one reconcile; 0 reconciles on every event (default 100ms).
 	MinReconcileInterval time.Duration
+	// NBMaxOperations bounds one NB transaction ([default] nb-max-operations, default
+	// 20000); a larger change is applied as several, each whole switches and routers.
+	NBMaxOperations int
 }
 
 // LeaderElectionConfig configures the Lease through which one agent is elected to do the

@@ -35,6 +35,7 @@ func defaults() *Config {
 		HostServiceIPs:       []netip.Addr{netip.MustParseAddr("10.96.0.1"), netip.MustParseAddr("10.96.0.10")},
 		ResyncPeriod:         5 * time.Minute,
 		MinReconcileInterval: 100 * time.Millisecond,
+		NBMaxOperations:      20000,
 	}
 }
 

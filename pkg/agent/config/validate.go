@@ -85,6 +85,9 @@ func (c *Config) checkAgent(ch *checker) {
 	if c.ResyncPeriod <= 0 {
 		ch.fail("resync-period", c.ResyncPeriod.String(), "want a positive duration, e.g. 5m")
 	}
+	if c.NBMaxOperations < 1 {
+		ch.fail("nb-max-operations", fmt.Sprint(c.NBMaxOperations), "must be at least 1")
+	}
 	if c.MinReconcileInterval < 0 || (c.ResyncPeriod > 0 && c.MinReconcileInterval >= c.ResyncPeriod) {
 		ch.fail("min-reconcile-interval", c.MinReconcileInterval.String(),
 			"want 0 or more and less than resync-period %s, e.g. 100ms", c.ResyncPeriod)
