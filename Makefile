@@ -1,5 +1,6 @@
 # ovnk — the two commands a newcomer needs are `make demo` and `make test`.
 
+SHELL     := /bin/bash
 GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -27,9 +28,13 @@ test:
 deps:
 	@scripts/deps.sh >/dev/null
 
+# Every benchmark in one run, ours beside the peers' (raw OVSDB transactions, ovn-nbctl),
+# then the table of figures and ratios. OVNK_BENCH_NODES / OVNK_BENCH_NETWORKS size the
+# zone of the apply benchmarks.
 bench:
 	@eval "$$(scripts/deps.sh)" && \
-	  $(GO) test -run '^$$' -bench . -benchmem -timeout $(TEST_TIMEOUT) ./...
+	  set -o pipefail && \
+	  $(GO) test -run '^$$' -bench . -benchmem -timeout $(TEST_TIMEOUT) ./... 2>&1 | $(GO) run ./test/benchreport
 
 lint:
 	@out="$$(gofmt -l cmd pkg test)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -20,6 +20,7 @@ const AnnotationZoneStatus = "ovnk.io/zone-status"
 // has not reported on. An empty object reads as nil.
 var ZoneStatusCodec = Codec[map[string]string]{Key: AnnotationZoneStatus, parse: parseZoneStatus, format: formatZoneStatus}
 
+// parseZoneStatus reads the report, checking that names are set and reasons strings.
 func parseZoneStatus(value string) (map[string]string, error) {
 	var raw map[string]json.RawMessage
 	if err := decodeJSON(value, &raw, "object"); err != nil {
@@ -42,6 +43,7 @@ func parseZoneStatus(value string) (map[string]string, error) {
 	return m, nil
 }
 
+// formatZoneStatus writes the report with sorted keys; nil is the empty object.
 func formatZoneStatus(m map[string]string) (string, error) {
 	if _, ok := m[""]; ok {
 		return "", fmt.Errorf("a network name is empty")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
@@ -294,15 +293,23 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 // kept rows, are left as they are.
 func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Operation, error) {
 	have := refsOf(m, field)
+	haveSet := make(map[string]bool, len(have))
+	for _, ref := range have {
+		haveSet[ref] = true
+	}
+	wantSet := make(map[string]bool, len(want))
+	for _, ref := range want {
+		wantSet[ref] = true
+	}
 	var add, remove []string
 	for _, ref := range want {
-		if !slices.Contains(have, ref) {
+		if !haveSet[ref] {
 			add = append(add, ref)
 		}
 	}
 	for _, ref := range have {
 		owned, ours := p.byUUID[ref]
-		if ours && !slices.Contains(want, ref) && !p.kept(owned) {
+		if ours && !wantSet[ref] && !p.kept(owned) {
 			remove = append(remove, ref)
 		}
 	}

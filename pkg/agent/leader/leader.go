@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -77,6 +78,8 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 		Watches(&ovnkv1.ClusterUserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
 		Watches(&ovnkv1.UserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
 		Watches(&ovnkv1.RouteAdvertisements{}, pass).
+		// The planner is used by one pass at a time, whatever the manager's default.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
@@ -116,7 +119,11 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writer.apply(ctx, r.planner.plan(s))
+	err = r.writer.apply(ctx, r.planner.plan(s))
+	if ctx.Err() != nil {
+		return reconcile.Result{}, nil // shutting down, or the lease is lost: nothing to retry
+	}
+	return reconcile.Result{}, err
 }
 
 // snapshot lists every object a pass reads from the cache, without copying them: the

@@ -160,7 +160,7 @@ func (e *kubeEnv) remove(t *testing.T, obj client.Object) {
 func testPod(ns, name, nodeName string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c", Image: "registry.example/none"}}},
+		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c", Image: "registry.example/none"}}},
 	}
 }
 

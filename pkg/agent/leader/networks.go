@@ -44,19 +44,12 @@ func (e *netEntry) usable() bool { return e.net != nil && e.problem == nil && e.
 
 // networks indexes the pass's network entries.
 type networks struct {
-	entries []*netEntry          // sorted by network name, then object
-	byName  map[string]*netEntry // valid networks only: invalid names may collide
-}
-
-// primaryOf returns the networks with role Primary that serve namespace ns.
-func (ns *networks) primaryOf(namespace string) []*netEntry {
-	var out []*netEntry
-	for _, e := range ns.entries {
-		if e.net != nil && e.net.Role == cluster.Primary && slices.Contains(e.net.Namespaces, namespace) {
-			out = append(out, e)
-		}
-	}
-	return out
+	entries []*netEntry // sorted by network name, then object
+	// byName holds the valid networks: invalid ones' names may collide.
+	byName map[string]*netEntry
+	byRef  map[cluster.ObjectRef]*netEntry
+	// primaries are the valid networks with role Primary serving each namespace.
+	primaries map[string][]*netEntry
 }
 
 // networkEntries reads every network object of the snapshot.
@@ -73,8 +66,9 @@ func networkEntries(s *snapshot) *networks {
 	for _, n := range specs {
 		byOwner[n.Owner] = n
 	}
-	out := &networks{byName: map[string]*netEntry{}}
+	out := &networks{byName: map[string]*netEntry{}, byRef: map[cluster.ObjectRef]*netEntry{}, primaries: map[string][]*netEntry{}}
 	add := func(e *netEntry) {
+		out.byRef[e.ref] = e
 		e.net = byOwner[e.ref]
 		if msg, bad := invalid[e.ref]; bad || e.net == nil {
 			e.net = nil
@@ -93,9 +87,17 @@ func networkEntries(s *snapshot) *networks {
 	slices.SortFunc(out.entries, func(a, b *netEntry) int {
 		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.ref.String(), b.ref.String()))
 	})
+	for _, e := range out.entries {
+		if e.net != nil && e.net.Role == cluster.Primary {
+			for _, ns := range e.net.Namespaces {
+				out.primaries[ns] = append(out.primaries[ns], e)
+			}
+		}
+	}
 	return out
 }
 
+// joinMessage joins two messages about one object with "; ".
 func joinMessage(a, b string) string {
 	if a == "" {
 		return b
@@ -103,26 +105,28 @@ func joinMessage(a, b string) string {
 	return a + "; " + b
 }
 
-// planNetworks allocates network ids and tunnel keys and plans their annotations.
+// planNetworks allocates network ids and tunnel keys and plans their annotations. The
+// persisted ids and keys of every network are reserved, even of one that cannot be
+// created now (its spec became invalid, or it conflicts with another network), so that
+// nobody else gets them. Of objects whose network names collide, only the oldest with
+// a persisted id reserves it.
 func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
 	nets := networkEntries(s)
+	owners := nameOwners(nets.entries)
 	for name := range p.heldNetworks {
-		if nets.byName[name] == nil {
+		if owners[name] == nil {
 			p.releaseNetwork(name)
 		}
 	}
 	for _, e := range nets.entries {
-		if e.net != nil {
+		if owners[e.name] == e {
 			p.reserveNetwork(e)
 		}
 	}
 	p.validate(nets.entries)
 	for _, e := range nets.entries {
-		if e.net == nil {
-			continue
-		}
 		if e.problem != nil {
-			if !e.hasID {
+			if !e.hasID && owners[e.name] == e {
 				p.releaseNetwork(e.name) // whatever an earlier pass allocated and never wrote
 			}
 			continue
@@ -132,6 +136,22 @@ func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
 		}
 	}
 	return nets
+}
+
+// nameOwners picks, for each network name, the object whose allocations the name's
+// allocations are: the only one, or among objects whose names collide the oldest with
+// a network id annotation (else the oldest).
+func nameOwners(entries []*netEntry) map[string]*netEntry {
+	out := map[string]*netEntry{}
+	for _, e := range seniority(entries, func(e *netEntry) bool {
+		_, ok := e.obj.GetAnnotations()[cluster.AnnotationNetworkID]
+		return ok
+	}) {
+		if out[e.name] == nil {
+			out[e.name] = e
+		}
+	}
+	return out
 }
 
 // releaseNetwork frees a network's id and keys.
@@ -168,6 +188,7 @@ func (p *planner) allocateNetwork(e *netEntry) (annotationWrite, bool) {
 	id, err := p.networkIDs.Allocate(e.name)
 	if err != nil {
 		e.problem = &problem{ReasonNetworkIDsExhausted, err.Error()}
+		p.releaseNetwork(e.name) // it held no id, so its keys were never written with one
 		return annotationWrite{}, false
 	}
 	p.heldNetworks[e.name] = true
@@ -191,6 +212,22 @@ func (p *planner) allocateNetwork(e *netEntry) (annotationWrite, bool) {
 		return annotationWrite{}, false
 	}
 	return annotationWrite{obj: e.obj, changes: changes, network: e.name}, true
+}
+
+// seniority orders entries (sorted by name) for conflicts: those for which holds is
+// true first, then the older ones, then by name.
+func seniority(entries []*netEntry, holds func(*netEntry) bool) []*netEntry {
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b *netEntry) int {
+		if ha, hb := holds(a), holds(b); ha != hb {
+			if ha {
+				return -1
+			}
+			return 1
+		}
+		return a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time)
+	})
+	return out
 }
 
 // reservedRange is a range no user-defined network may overlap, and how to name it.
@@ -227,18 +264,8 @@ func (p *planner) reservedRanges() []reservedRange {
 // first by name, so an established network never loses to a newcomer.
 func (p *planner) validate(entries []*netEntry) {
 	reserved := p.reservedRanges()
-	order := slices.Clone(entries)
-	slices.SortStableFunc(order, func(a, b *netEntry) int {
-		if a.hasID != b.hasID {
-			if a.hasID {
-				return -1
-			}
-			return 1
-		}
-		return a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time)
-	})
 	accepted := map[string][]*netEntry{} // by namespace
-	for _, e := range order {
+	for _, e := range seniority(entries, func(e *netEntry) bool { return e.hasID }) {
 		if e.net == nil {
 			continue
 		}

@@ -154,6 +154,10 @@ func TestPlanBadNetworks(t *testing.T) {
 				}
 				delete(want, describe(obj))
 				checkCreated(t, obj, w)
+				_, hasID := obj.GetAnnotations()[cluster.AnnotationNetworkID]
+				if w != "True" && !strings.HasPrefix(w, ReasonSubnetsExhausted) && hasID {
+					t.Errorf("%s is not created but got a network id: %v", describe(obj), obj.GetAnnotations())
+				}
 			}
 			for name := range want {
 				t.Errorf("no object %s", name)
@@ -169,9 +173,8 @@ func sortNetworks(s *snapshot) {
 	})
 }
 
-// checkCreated checks a network's NetworkCreated condition against want: "True", or
-// "Reason: message" (a part of it), and that a network that is not created has no id
-// (except when only some nodes lack subnets).
+// checkCreated checks a network's NetworkCreated condition against want: "True" (and
+// the network has an id), or "Reason: message" (a part of it).
 func checkCreated(t *testing.T, obj client.Object, want string) {
 	t.Helper()
 	c := meta.FindStatusCondition(conditionsOf(obj), ovnkv1.ConditionNetworkCreated)
@@ -190,7 +193,31 @@ func checkCreated(t *testing.T, obj client.Object, want string) {
 	if c.Status != "False" || !strings.Contains(got, want) {
 		t.Errorf("%s: NetworkCreated %s\n%s\nwant False\n%s", describe(obj), c.Status, got, want)
 	}
-	if c.Reason != ReasonSubnetsExhausted && obj.GetAnnotations()[cluster.AnnotationNetworkID] != "" {
-		t.Errorf("%s is not created but got network id %s", describe(obj), obj.GetAnnotations()[cluster.AnnotationNetworkID])
+}
+
+// TestPlanCollisionKeepsIDs: when a new object's network name collides with an
+// established network's, the established one keeps its id and keys reserved (both are
+// reported InvalidSpec), so that a network created meanwhile does not take them.
+func TestPlanCollisionKeepsIDs(t *testing.T) {
+	s := clusterSnapshot()
+	p := newTestPlanner(t)
+	converge(t, p, s)
+	s.namespaces = append(s.namespaces, namespace("cluster", nil), namespace("zz", nil))
+	s.udns = append(s.udns, udn("cluster", "udn_blue", 9, l2(ovnkv1.NetworkRoleSecondary, "10.99.0.0/24")))
+	s.cudns = append(s.cudns, cudn("zz", 10, l2(ovnkv1.NetworkRoleSecondary, "10.98.0.0/24"), "zz"))
+	sortNetworks(s)
+	converge(t, p, s)
+	for _, c := range s.cudns {
+		switch c.Name {
+		case "blue":
+			checkCreated(t, c, `InvalidSpec: network name "cluster_udn_blue" is also the name of userdefinednetwork/cluster/udn_blue`)
+			if c.Annotations[cluster.AnnotationNetworkID] != "1" {
+				t.Errorf("blue lost its id: %v", c.Annotations)
+			}
+		case "zz":
+			if got := c.Annotations[cluster.AnnotationNetworkID]; got != "5" {
+				t.Errorf("zz got network id %q, want 5, the lowest nobody holds", got)
+			}
+		}
 	}
 }

@@ -58,6 +58,7 @@ func (ns *networkSubnets) family(p netip.Prefix) *alloc.SubnetAllocator {
 	return nil
 }
 
+// release frees the subnets a node holds.
 func (ns *networkSubnets) release(node string) {
 	for _, a := range ns.families {
 		a.Release(node)
@@ -79,13 +80,13 @@ type subnetNetwork struct {
 	firstErr error
 }
 
-// subnetNetworks returns the default network and every Layer3 primary network whose id
-// and keys are persisted, sorted by name, and keeps the planner's allocators in step:
-// new ones for new networks, none for networks gone.
+// subnetNetworks returns the default network and every Layer3 primary network that
+// holds a persisted id, sorted by name, and keeps the planner's allocators in step: new
+// ones for new networks, none for networks gone.
 func (p *planner) subnetNetworks(nets *networks) []*subnetNetwork {
 	out := []*subnetNetwork{{name: cluster.DefaultNetworkName, subnets: p.subnets[cluster.DefaultNetworkName], allocate: true}}
 	for _, e := range nets.entries {
-		if e.net == nil || e.net.Topology != cluster.Layer3 || e.net.Role != cluster.Primary || !e.persisted {
+		if e.net == nil || e.net.Topology != cluster.Layer3 || e.net.Role != cluster.Primary || !e.hasID {
 			continue
 		}
 		ns := p.subnets[e.name]
@@ -99,11 +100,11 @@ func (p *planner) subnetNetworks(nets *networks) []*subnetNetwork {
 		}
 		out = append(out, &subnetNetwork{name: e.name, subnets: ns, entry: e, allocate: e.usable()})
 	}
-	for name := range p.subnets {
-		if !slices.ContainsFunc(out, func(sn *subnetNetwork) bool { return sn.name == name }) {
-			delete(p.subnets, name)
-		}
+	keep := map[string]bool{}
+	for _, sn := range out {
+		keep[sn.name] = true
 	}
+	maps.DeleteFunc(p.subnets, func(name string, _ *networkSubnets) bool { return !keep[name] })
 	return out
 }
 

@@ -239,3 +239,26 @@ pod/ns/a pod-networks=` + dup + `
 pod/ns/b pod-networks={"default":{"ip_addresses":["10.244.5.3/24","fd00:10:244:5::3/64"],"mac_address":"0a:58:0a:f4:05:03","gateway_ips":["10.244.5.1","fd00:10:244:5::1"],"role":"primary"}}`
 	diffLines(t, "annotations", leaderAnnotations(s), want)
 }
+
+// TestPlanHandEdits: a running leader treats edited annotations as a new leader would.
+// A valid value nobody else holds is kept; a value the object cannot have (tunnel keys
+// that do not match its id) is written again, without disturbing anything else.
+func TestPlanHandEdits(t *testing.T) {
+	s := clusterSnapshot()
+	p := newTestPlanner(t)
+	converge(t, p, s)
+
+	s.cudns[0].Annotations[cluster.AnnotationTunnelKeys] = "[16711999]"
+	converge(t, p, s)
+	diffLines(t, "annotations after the keys were edited", leaderAnnotations(s), clusterAnnotations)
+
+	findNode(t, s, "n2").Annotations[cluster.AnnotationNodeID] = "9"
+	converge(t, p, s)
+	want := strings.Replace(clusterAnnotations,
+		`node/n2 node-id=3 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.3/16","ipv6":"fd97::3/64"}`,
+		`node/n2 node-id=9 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.9/16","ipv6":"fd97::9/64"}`, 1)
+	diffLines(t, "annotations after a node id was edited", leaderAnnotations(s), want)
+	if pl := newTestPlanner(t).plan(s); len(pl.annotations) > 0 {
+		t.Errorf("a new leader would write %d annotations where the running one wrote none", len(pl.annotations))
+	}
+}

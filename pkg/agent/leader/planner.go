@@ -39,10 +39,7 @@ type plan struct {
 type annotationWrite struct {
 	obj     client.Object
 	changes map[string]*string
-	// replan computes the changes again for a fresh copy of the object, after a write
-	// failed on a conflict.
-	replan func(fresh client.Object) map[string]*string
-	// network is set for a network's ids, whose status waits for this write.
+	// network is set for a network's id and keys, whose status waits for this write.
 	network string
 }
 

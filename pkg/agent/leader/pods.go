@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,153 +23,6 @@ const (
 	minPodTunnelID = 3
 	maxPodTunnelID = 1<<15 - 1
 )
-
-// poolKey names an address pool: a node's subnet of a Layer3 network, or a subnet of a
-// Layer2 network.
-type poolKey struct {
-	network string
-	subnet  netip.Prefix
-}
-
-// podPools are the pods' address pools and the Layer2 networks' tunnel id pools, and
-// what each pod holds in them. A pod is owned as "<namespace>/<name> (uid <uid>)", so a
-// pod created again under the same name starts afresh.
-type podPools struct {
-	addrs     map[poolKey]*alloc.AddressAllocator
-	tunnelIDs map[string]*alloc.IDAllocator // by network
-	held      map[string]*podHolding        // by owner
-}
-
-// podHolding is what one pod holds.
-type podHolding struct {
-	addrs     map[poolKey]bool
-	tunnelIDs map[string]bool // networks
-}
-
-func newPodPools() *podPools {
-	return &podPools{addrs: map[poolKey]*alloc.AddressAllocator{}, tunnelIDs: map[string]*alloc.IDAllocator{}, held: map[string]*podHolding{}}
-}
-
-func podOwner(p *corev1.Pod) string {
-	return fmt.Sprintf("%s/%s (uid %s)", p.Namespace, p.Name, p.UID)
-}
-
-func (pp *podPools) holding(owner string) *podHolding {
-	h := pp.held[owner]
-	if h == nil {
-		h = &podHolding{addrs: map[poolKey]bool{}, tunnelIDs: map[string]bool{}}
-		pp.held[owner] = h
-	}
-	return h
-}
-
-func (pp *podPools) pool(k poolKey) (*alloc.AddressAllocator, error) {
-	if a := pp.addrs[k]; a != nil {
-		return a, nil
-	}
-	a, err := alloc.NewAddressAllocator(k.subnet, alloc.PodAddressSkip)
-	if err != nil {
-		return nil, fmt.Errorf("network %q: %w", k.network, err)
-	}
-	pp.addrs[k] = a
-	return a, nil
-}
-
-func (pp *podPools) tunnelPool(network string) *alloc.IDAllocator {
-	a := pp.tunnelIDs[network]
-	if a == nil {
-		a = alloc.NewIDAllocator("pod tunnel", minPodTunnelID, maxPodTunnelID)
-		pp.tunnelIDs[network] = a
-	}
-	return a
-}
-
-// reserveAddr records a persisted address; it reports whether owner holds it now.
-func (pp *podPools) reserveAddr(owner string, k poolKey, addr netip.Addr) bool {
-	a, err := pp.pool(k)
-	if err != nil {
-		return false
-	}
-	if !reserveOrRelease(func() error { return a.Reserve(owner, addr) }, func() { a.Release(owner) }) {
-		return false
-	}
-	pp.holding(owner).addrs[k] = true
-	return true
-}
-
-func (pp *podPools) allocAddr(owner string, k poolKey) (netip.Addr, error) {
-	a, err := pp.pool(k)
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	addr, err := a.Allocate(owner)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("network %q: %w", k.network, err)
-	}
-	pp.holding(owner).addrs[k] = true
-	return addr, nil
-}
-
-func (pp *podPools) reserveTunnelID(owner, network string, id int) {
-	a := pp.tunnelPool(network)
-	if reserveOrRelease(func() error { return a.Reserve(owner, id) }, func() { a.Release(owner) }) {
-		pp.holding(owner).tunnelIDs[network] = true
-	}
-}
-
-func (pp *podPools) allocTunnelID(owner, network string) (int, error) {
-	id, err := pp.tunnelPool(network).Allocate(owner)
-	if err != nil {
-		return 0, fmt.Errorf("network %q: %w", network, err)
-	}
-	pp.holding(owner).tunnelIDs[network] = true
-	return id, nil
-}
-
-// keepOnly releases whatever owner holds outside of h.
-func (pp *podPools) keepOnly(owner string, h *podHolding) {
-	have := pp.held[owner]
-	if have == nil {
-		return
-	}
-	for k := range have.addrs {
-		if !h.addrs[k] {
-			if a := pp.addrs[k]; a != nil {
-				a.Release(owner)
-			}
-			delete(have.addrs, k)
-		}
-	}
-	for network := range have.tunnelIDs {
-		if !h.tunnelIDs[network] {
-			if a := pp.tunnelIDs[network]; a != nil {
-				a.Release(owner)
-			}
-			delete(have.tunnelIDs, network)
-		}
-	}
-}
-
-// sweep releases what owners that are gone hold, and drops the pools of networks that
-// are gone and address pools that nobody holds anything in.
-func (pp *podPools) sweep(owners map[string]bool, networks func(string) bool) {
-	for owner := range pp.held {
-		if !owners[owner] {
-			pp.keepOnly(owner, &podHolding{})
-			delete(pp.held, owner)
-		}
-	}
-	for k, a := range pp.addrs {
-		if !networks(k.network) || a.Len() == 0 {
-			delete(pp.addrs, k)
-		}
-	}
-	for network := range pp.tunnelIDs {
-		if !networks(network) {
-			delete(pp.tunnelIDs, network)
-		}
-	}
-}
 
 // podPass is what planning pods needs from the rest of the pass.
 type podPass struct {
@@ -233,36 +87,38 @@ type target struct {
 	subnets []netip.Prefix
 }
 
-// resolve maps a NAD name of the pod's annotation to its network and subnets, as
-// cluster.Build does: "default", or "<namespace>/<name>" for the UserDefinedNetwork of
-// that name in the namespace, else the ClusterUserDefinedNetwork of that name when it
-// serves the namespace. ok is false for an entry of no known network.
+// resolve maps a NAD name of the pod's annotation to its network, as cluster.Build
+// does: "default", or "<namespace>/<name>" for the UserDefinedNetwork of that name in
+// the namespace, else the ClusterUserDefinedNetwork of that name if it serves the
+// namespace. ok is false when there is no such network any more. The target has no
+// subnets when the entry's addresses cannot be checked: the network's spec is invalid,
+// the pod's node has no subnet of it, or it has no IPAM.
 func (pass *podPass) resolve(pod *corev1.Pod, nad string) (target, bool) {
 	if nad == cluster.DefaultNetworkName {
 		return target{network: nad, subnets: pass.nodeSubnets[pod.Spec.NodeName][nad]}, true
 	}
-	for _, e := range pass.nets.entries {
-		if e.net == nil || nad != pod.Namespace+"/"+e.ref.Name {
-			continue
-		}
-		if e.ref.Kind == "UserDefinedNetwork" && e.ref.Namespace == pod.Namespace {
-			return pass.targetOf(pod, e), true
+	ns, name, _ := strings.Cut(nad, "/")
+	if ns != pod.Namespace {
+		return target{}, false
+	}
+	e := pass.nets.byRef[cluster.ObjectRef{Kind: "UserDefinedNetwork", Namespace: ns, Name: name}]
+	if e == nil {
+		e = pass.nets.byRef[cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: name}]
+		if e == nil || (e.net != nil && !slices.Contains(e.net.Namespaces, ns)) {
+			return target{}, false
 		}
 	}
-	for _, e := range pass.nets.entries {
-		if e.net != nil && e.ref.Kind == "ClusterUserDefinedNetwork" && nad == pod.Namespace+"/"+e.ref.Name &&
-			slices.Contains(e.net.Namespaces, pod.Namespace) {
-			return pass.targetOf(pod, e), true
-		}
-	}
-	return target{}, false
+	return pass.targetOf(pod, e), true
 }
 
+// targetOf returns where the pod's addresses on network e come from.
 func (pass *podPass) targetOf(pod *corev1.Pod, e *netEntry) target {
 	t := target{network: e.name, entry: e}
-	if e.net.Topology == cluster.Layer3 {
+	switch {
+	case e.net == nil:
+	case e.net.Topology == cluster.Layer3:
 		t.subnets = pass.nodeSubnets[pod.Spec.NodeName][e.name]
-	} else {
+	default:
 		for _, s := range e.net.Subnets {
 			t.subnets = append(t.subnets, s.CIDR)
 		}
@@ -292,7 +148,7 @@ func (p *planner) reservePod(pod *corev1.Pod, pass *podPass) {
 				}
 			}
 		}
-		if iface.TunnelID > 0 && t.entry != nil && t.entry.net.Topology == cluster.Layer2 {
+		if iface.TunnelID > 0 && len(t.subnets) > 0 && t.entry != nil && t.entry.net.Topology == cluster.Layer2 {
 			p.pods.reserveTunnelID(owner, t.network, iface.TunnelID)
 		}
 	}
@@ -347,7 +203,7 @@ func (p *planner) podChanges(pod *corev1.Pod, pass *podPass) (map[string]*string
 // subnets.
 func (p *planner) wirePod(pod *corev1.Pod, pass *podPass, keep *podHolding) (map[string]cluster.PodInterface, error) {
 	var primary *netEntry
-	if prims := pass.nets.primaryOf(pod.Namespace); len(prims) > 0 {
+	if prims := pass.nets.primaries[pod.Namespace]; len(prims) > 0 {
 		for _, e := range prims {
 			if e.usable() {
 				primary = e

@@ -105,3 +105,26 @@ func TestPlanNodeSubnetsExhausted(t *testing.T) {
 		t.Errorf("the pod on n3 got addresses without a node subnet")
 	}
 }
+
+// TestPlanWiredPodsKeepUncheckableEntries: an entry whose network exists but cannot be
+// checked (its spec became invalid: here its name collides) is kept as it is; one whose
+// network no longer serves the pod's namespace is dropped.
+func TestPlanWiredPodsKeepUncheckableEntries(t *testing.T) {
+	s := clusterSnapshot()
+	p := newTestPlanner(t)
+	converge(t, p, s)
+	blue := findPod(t, s, "blue", "p-n1").Annotations[cluster.AnnotationPodNetworks]
+	green := findPod(t, s, "green", "p-n1").Annotations[cluster.AnnotationPodNetworks]
+
+	s.udns = append(s.udns, udn("cluster", "udn_blue", 9, l2(ovnkv1.NetworkRoleSecondary, "10.99.0.0/24")))
+	s.namespaces = append(s.namespaces, namespace("cluster", nil))
+	sortNetworks(s)
+	s.cudns[1].Spec.NamespaceSelector.MatchExpressions[0].Values = []string{"elsewhere"} // green
+	converge(t, p, s)
+	if got := findPod(t, s, "blue", "p-n1").Annotations[cluster.AnnotationPodNetworks]; got != blue {
+		t.Errorf("the entry of a network whose name now collides changed:\n%s\nwant\n%s", got, blue)
+	}
+	if got := findPod(t, s, "green", "p-n1").Annotations[cluster.AnnotationPodNetworks]; got == green || strings.Contains(got, "green/green") {
+		t.Errorf("the entry of a network that no longer serves the namespace was kept: %s", got)
+	}
+}

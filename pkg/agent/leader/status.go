@@ -77,6 +77,7 @@ func cmpProblem(problems ...*problem) *problem {
 	return nil
 }
 
+// allocatedMessage is the message of NetworkCreated True.
 func allocatedMessage(e *netEntry) string {
 	keys := make([]string, len(e.keys))
 	for i, k := range e.keys {

@@ -39,17 +39,25 @@ type writer struct {
 func (w *writer) apply(ctx context.Context, pl *plan) error {
 	var errs []error
 	unwritten := map[string]bool{}
+	written := map[string]client.Object{} // networks, as their annotation write returned them
 	for _, a := range pl.annotations {
-		if err := w.patchAnnotations(ctx, a); err != nil {
+		obj, err := w.patchAnnotations(ctx, a)
+		switch {
+		case err != nil:
 			errs = append(errs, err)
 			if a.network != "" {
 				unwritten[a.network] = true
 			}
+		case a.network != "":
+			written[a.network] = obj
 		}
 	}
 	for _, s := range pl.statuses {
 		if unwritten[s.network] {
 			continue
+		}
+		if obj := written[s.network]; obj != nil && obj.GetResourceVersion() != "" {
+			s.obj = obj // its resourceVersion is newer than the cache's
 		}
 		if err := w.patchStatus(ctx, s); err != nil {
 			errs = append(errs, err)
@@ -76,9 +84,11 @@ func describe(obj client.Object) string {
 	return kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }
 
-// patchAnnotations sets and removes the annotations of one object.
-func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) error {
+// patchAnnotations sets and removes the annotations of one object, and returns the
+// object as the API server returned it (empty when it is gone).
+func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) (client.Object, error) {
 	obj, changes := a.obj, a.changes
+	var written client.Object
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 			"resourceVersion": obj.GetResourceVersion(),
@@ -87,7 +97,8 @@ func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) error 
 		if err != nil {
 			return err
 		}
-		err = w.c.Patch(ctx, emptyLike(obj), client.RawPatch(types.MergePatchType, patch))
+		written = emptyLike(obj)
+		err = w.c.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch))
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -95,16 +106,16 @@ func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) error 
 		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
 			return err
 		}
-		obj, changes = fresh, stillNeeded(changes, fresh.GetAnnotations())
+		obj, changes, written = fresh, stillNeeded(changes, fresh.GetAnnotations()), fresh
 		if len(changes) == 0 {
 			return nil
 		}
 		return err // the conflict: try again
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("write annotations of %s: %w", describe(a.obj), err)
+		return nil, fmt.Errorf("write annotations of %s: %w", describe(a.obj), err)
 	}
-	return nil
+	return written, nil
 }
 
 // stillNeeded returns the changes that annotations do not already reflect.

@@ -1,0 +1,89 @@
+// Command benchreport reads `go test -bench` output on standard input, prints it through,
+// and then prints ovnk's figures beside its peers' with the ratios DESIGN.md sets targets
+// for. `make bench` pipes every benchmark through it, so one run measures both sides.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// result is one benchmark line: ns/op and the custom metrics by unit.
+type result struct {
+	nsPerOp float64
+	metrics map[string]float64
+}
+
+func parse(line string) (string, result, bool) {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+		return "", result{}, false
+	}
+	name := f[0]
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		name = name[:i] // drop the GOMAXPROCS suffix
+	}
+	r := result{metrics: map[string]float64{}}
+	for i := 2; i+1 < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			continue
+		}
+		if f[i+1] == "ns/op" {
+			r.nsPerOp = v
+		} else {
+			r.metrics[f[i+1]] = v
+		}
+	}
+	return name, r, true
+}
+
+func main() {
+	results := map[string]result{}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		line := in.Text()
+		fmt.Println(line)
+		if name, r, ok := parse(line); ok {
+			results[name] = r
+		}
+	}
+	fmt.Println()
+	fmt.Println("== ovnk beside its peers ==")
+	row := func(what, value, target string) { fmt.Printf("%-58s %-22s %s\n", what, value, target) }
+	row("figure", "value", "target")
+	apply, raw := results["BenchmarkApplyZone"], results["BenchmarkPeerRawZone"]
+	nbctl := results["BenchmarkPeerNBCtl"]
+	if apply.nsPerOp > 0 {
+		row(fmt.Sprintf("apply a zone (%.0f rows, %.0f routes)", apply.metrics["rows"], apply.metrics["routes"]), secs(apply.nsPerOp), "")
+		if raw.nsPerOp > 0 {
+			row("  the same rows as one raw transaction", secs(raw.nsPerOp), "")
+			row("  ratio apply / raw", fmt.Sprintf("%.2f×", apply.nsPerOp/raw.nsPerOp), "≤ 1.5×")
+		}
+		if nbctl.nsPerOp > 0 {
+			nbctlRate := nbctl.metrics["routes/op"] / (nbctl.nsPerOp / 1e9)
+			row("  routes/s: ovnk", fmt.Sprintf("%.0f", apply.metrics["routes/s"]), "")
+			row("  routes/s: ovn-nbctl, batched lr-route-add", fmt.Sprintf("%.0f", nbctlRate), "")
+			row("  ratio ovnk / ovn-nbctl", fmt.Sprintf("%.1f×", apply.metrics["routes/s"]/nbctlRate), "≥ 50×")
+		}
+		row("  peak RSS of the process", fmt.Sprintf("%.0f MiB", apply.metrics["peak-RSS-MiB"]), "≤ 1024 MiB at 250,000 rows")
+	}
+	if r, ok := results["BenchmarkResyncUnchanged"]; ok {
+		row(fmt.Sprintf("resync with nothing changed (%.0f owned rows)", r.metrics["owned-rows"]), secs(r.nsPerOp)+", "+fmt.Sprint(r.metrics["write-ops"])+" write ops", "0 ops, ≤ 1 s at 250,000 rows")
+	}
+	if r, ok := results["BenchmarkNodeAdded"]; ok {
+		row("a node added: compile + diff + apply", secs(r.nsPerOp)+fmt.Sprintf(", %.0f txn", r.metrics["transactions"]), "1 transaction, ≤ 100 ms")
+	}
+	if r, ok := results["BenchmarkCompileZone"]; ok {
+		row(fmt.Sprintf("compile one zone (%.0f rows)", r.metrics["rows"]), secs(r.nsPerOp), "")
+	}
+	if r, ok := results["BenchmarkCompileZoneNodeAdded"]; ok {
+		row("compile the zone after a node joins", secs(r.nsPerOp), "")
+	}
+}
+
+func secs(ns float64) string { return fmt.Sprintf("%.3f s", ns/1e9) }
