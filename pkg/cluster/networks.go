@@ -142,35 +142,18 @@ type networkSource struct {
 
 // userDefinedNetworks adds the networks of the CUDNs and UDNs to b.
 func (b *builder) userDefinedNetworks(cudns []*ovnkv1.ClusterUserDefinedNetwork, udns []*ovnkv1.UserDefinedNetwork, namespaces []*corev1.Namespace) {
-	byName := map[string][]networkSource{}
 	for _, c := range cudns {
-		if c == nil {
-			continue
+		if c != nil {
+			b.cudns[c.Name] = true
 		}
-		b.cudns[c.Name] = true
-		src := networkSource{
-			name:        CUDNNetworkName(c.Name),
-			owner:       ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: c.Name},
-			annotations: c.Annotations,
-			path:        "spec.network",
-			spec:        c.Spec.Network,
-		}
-		src.namespaces, src.err = selectNamespaces(&c.Spec.NamespaceSelector, namespaces)
-		byName[src.name] = append(byName[src.name], src)
 	}
 	for _, u := range udns {
-		if u == nil {
-			continue
+		if u != nil {
+			b.udns[u.Namespace+"/"+u.Name] = true
 		}
-		b.udns[u.Namespace+"/"+u.Name] = true
-		src := networkSource{
-			name:        UDNNetworkName(u.Namespace, u.Name),
-			owner:       ObjectRef{Kind: "UserDefinedNetwork", Namespace: u.Namespace, Name: u.Name},
-			annotations: u.Annotations,
-			path:        "spec",
-			spec:        ovnkv1.NetworkSpec{Topology: u.Spec.Topology, Layer3: u.Spec.Layer3, Layer2: u.Spec.Layer2},
-			namespaces:  []string{u.Namespace},
-		}
+	}
+	byName := map[string][]networkSource{}
+	for _, src := range networkSources(cudns, udns, namespaces) {
 		byName[src.name] = append(byName[src.name], src)
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {

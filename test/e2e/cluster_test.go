@@ -25,7 +25,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/agent"
 	"github.com/ovnk/ovnk/pkg/agent/config"
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/agent/zone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
@@ -219,24 +219,11 @@ func (ec *e2eCluster) waitReady(ctx context.Context) {
 
 // expected compiles, from the objects in the API server, what each zone must hold.
 func (ec *e2eCluster) expected(ctx context.Context, nodeName string) (string, *topology.Result, error) {
-	in := cluster.Inputs{Config: ec.cfg.ClusterConfig(), DefaultNetwork: ec.cfg.DefaultNetwork()}
-	var nodes corev1.NodeList
-	var nss corev1.NamespaceList
-	var pods corev1.PodList
-	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	var udns ovnkv1.UserDefinedNetworkList
-	for _, l := range []ctrlclient.ObjectList{&nodes, &nss, &pods, &cudns, &udns} {
-		if err := ec.c.List(ctx, l); err != nil {
-			return "", nil, err
-		}
+	in, err := zone.ListInputs(ctx, ec.c)
+	if err != nil {
+		return "", nil, err
 	}
-	in.Nodes, in.Namespaces, in.Pods = nodes.Items, nss.Items, pods.Items
-	for i := range cudns.Items {
-		in.CUDNs = append(in.CUDNs, &cudns.Items[i])
-	}
-	for i := range udns.Items {
-		in.UDNs = append(in.UDNs, &udns.Items[i])
-	}
+	in.Config, in.DefaultNetwork = ec.cfg.ClusterConfig(), ec.cfg.DefaultNetwork()
 	st, _ := cluster.Build(in)
 	res, err := topology.Compile(st, nodeName)
 	if err != nil {

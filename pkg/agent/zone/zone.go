@@ -118,20 +118,25 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, 
 }
 
 func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
+	in, err := ListInputs(ctx, c.Client, client.UnsafeDisableDeepCopy) // Build never modifies its inputs
+	in.Config, in.DefaultNetwork = c.Cluster, c.DefaultNetwork
+	return in, err
+}
+
+// ListInputs lists the objects cluster.Build reads: Nodes, Namespaces, Pods, CUDNs and
+// UDNs. The caller fills in the configuration.
+func ListInputs(ctx context.Context, r client.Reader, opts ...client.ListOption) (cluster.Inputs, error) {
 	var nodes corev1.NodeList
 	var namespaces corev1.NamespaceList
 	var pods corev1.PodList
 	var cudns ovnkv1.ClusterUserDefinedNetworkList
 	var udns ovnkv1.UserDefinedNetworkList
 	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns} {
-		if err := c.Client.List(ctx, l); err != nil {
+		if err := r.List(ctx, l, opts...); err != nil {
 			return cluster.Inputs{}, fmt.Errorf("list %T: %w", l, err)
 		}
 	}
-	in := cluster.Inputs{
-		Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items,
-		Config: c.Cluster, DefaultNetwork: c.DefaultNetwork,
-	}
+	in := cluster.Inputs{Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items}
 	for i := range cudns.Items {
 		in.CUDNs = append(in.CUDNs, &cudns.Items[i])
 	}
