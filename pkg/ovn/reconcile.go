@@ -10,7 +10,6 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -85,26 +84,27 @@ func pack(units [][]ovsdb.Operation, max int) [][]ovsdb.Operation {
 	return txns
 }
 
-// ownedRows lists, from the client's cache, every row of the managed tables that ovnk owns.
-func ownedRows(ctx context.Context, c client.Client) ([]model.Model, error) {
+// managedTables are the tables the reconciler writes, in the order rows are listed.
+var managedTables = []string{
+	"Logical_Switch", "Logical_Switch_Port", "Logical_Router", "Logical_Router_Port",
+	"Logical_Router_Static_Route", "Logical_Router_Policy", "NAT", "Gateway_Chassis",
+}
+
+// ownedRows returns every row of the managed tables that ovnk owns, straight from the
+// client's cache and without copying: the rows are shared and must never be modified
+// (the plan copies a row before changing it). ctx is unused: reading the cache waits on
+// nothing.
+func ownedRows(_ context.Context, c client.Client) ([]model.Model, error) {
 	var out []model.Model
-	lists := []any{
-		&[]*nbdb.LogicalSwitch{}, &[]*nbdb.LogicalSwitchPort{}, &[]*nbdb.LogicalRouter{}, &[]*nbdb.LogicalRouterPort{},
-		&[]*nbdb.LogicalRouterStaticRoute{}, &[]*nbdb.LogicalRouterPolicy{}, &[]*nbdb.NAT{}, &[]*nbdb.GatewayChassis{},
-	}
-	for _, list := range lists {
-		elem := reflect.TypeOf(list).Elem().Elem() // *nbdb.T
-		pred := reflect.MakeFunc(reflect.FuncOf([]reflect.Type{elem}, []reflect.Type{reflect.TypeOf(true)}, false),
-			func(args []reflect.Value) []reflect.Value {
-				ids := args[0].Elem().FieldByName("ExternalIDs").Interface().(map[string]string)
-				return []reflect.Value{reflect.ValueOf(rows.Owned(ids))}
-			})
-		if err := c.WhereCache(pred.Interface()).List(ctx, list); err != nil {
-			return nil, fmt.Errorf("list owned rows: %w", err)
+	for _, table := range managedTables {
+		rc := c.Cache().Table(table)
+		if rc == nil {
+			return nil, fmt.Errorf("the NB client does not cache table %s", table)
 		}
-		v := reflect.ValueOf(list).Elem()
-		for i := 0; i < v.Len(); i++ {
-			out = append(out, v.Index(i).Interface().(model.Model))
+		for _, m := range rc.RowsShallow() {
+			if rows.Owned(externalIDsOf(m)) {
+				out = append(out, m)
+			}
 		}
 	}
 	return out, nil
