@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,11 +243,17 @@ func lookPath(name string) (string, error) {
 	return p, nil
 }
 
-// waitForSocket waits until a server has created its unix socket, failing early if it exits.
+// waitForSocket waits until a server accepts connections on its unix socket, failing
+// early if it exits. The socket file appears when the server binds it, a moment before
+// it listens, so only a successful connection proves the server is ready.
 func waitForSocket(ctx context.Context, p *Process, socket string) error {
-	return waitRunning(ctx, p, startTimeout, socket, func(context.Context) error {
-		_, err := os.Stat(socket)
-		return err
+	return waitRunning(ctx, p, startTimeout, socket, func(ctx context.Context) error {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", socket)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
 	})
 }
 
