@@ -21,8 +21,6 @@ type tableMeta struct {
 	plain []int
 	// children maps a reference field the reconciler manages to the child table.
 	children map[int]string
-	// uuid and externalIDs are the indexes of those fields, looked up once.
-	uuid, externalIDs int
 }
 
 // columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
@@ -59,13 +57,6 @@ func init() {
 		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}}
 		for i := 0; i < t.NumField(); i++ {
 			col := t.Field(i).Tag.Get("ovsdb")
-			switch col {
-			case "_uuid":
-				meta.uuid = i
-				continue
-			case "external_ids":
-				meta.externalIDs = i
-			}
 			if col == "_uuid" || columnsOVNWrites[name+"."+col] {
 				continue
 			}
@@ -115,13 +106,16 @@ func tableNameOf(m model.Model) string {
 
 func metaOf(m model.Model) *tableMeta { return tableByType[reflect.TypeOf(m).Elem()] }
 
-func uuidOf(m model.Model) string {
-	return reflect.ValueOf(m).Elem().Field(metaOf(m).uuid).String()
+// row is what every managed model offers through its generated getters; calling them
+// avoids reflection on the reconciler's hot path.
+type row interface {
+	GetUUID() string
+	GetExternalIDs() map[string]string
 }
 
-func externalIDsOf(m model.Model) map[string]string {
-	return reflect.ValueOf(m).Elem().Field(metaOf(m).externalIDs).Interface().(map[string]string)
-}
+func uuidOf(m model.Model) string { return m.(row).GetUUID() }
+
+func externalIDsOf(m model.Model) map[string]string { return m.(row).GetExternalIDs() }
 
 // identityOf is the row's identity: its external-ID key, or for a desired row its key.
 func identityOf(m model.Model) string { return externalIDsOf(m)[rows.IDKey] }
@@ -151,12 +145,17 @@ func changedFields(cur, want model.Model) []any {
 }
 
 func equalColumn(a, b reflect.Value) bool {
-	// The common column types first, without reflection's generic comparison.
+	// The common column types first, without reflection's generic comparison; scalars
+	// are read without boxing them.
+	switch a.Kind() {
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Int:
+		return a.Int() == b.Int()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	}
 	switch av := a.Interface().(type) {
-	case string:
-		return av == b.Interface().(string)
-	case int:
-		return av == b.Interface().(int)
 	case []string:
 		return equalStringSets(av, b.Interface().([]string))
 	case map[string]string:

@@ -132,6 +132,10 @@ func (ec *e2eCluster) flags(nodeName, nb, httpAddr string) []string {
 		"--cluster-subnets", "10.244.0.0/16/24",
 		"--leader-election-namespace", leaseNamespace,
 		"--min-reconcile-interval", "50ms",
+		// A crashed leader's Lease expires in seconds rather than the default 15 s.
+		"--leader-election-lease-duration", "4s",
+		"--leader-election-renew-deadline", "3s",
+		"--leader-election-retry-period", "500ms",
 	}
 }
 
