@@ -8,6 +8,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -32,6 +33,10 @@ type Result struct {
 	Warnings []string
 }
 
+// ErrNodeNotReady is wrapped by Compile's error when the node is not in the state yet:
+// it still lacks the id or chassis OVN needs, which will come.
+var ErrNodeNotReady = errors.New("node not ready for OVN")
+
 // Compile returns the rows of nodeName's zone. It fails only when the node itself is not
 // in the state; every network's problem is reported in Result.NotCompiled instead.
 func Compile(st *cluster.State, nodeName string) (*Result, error) {
@@ -42,7 +47,7 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 		}
 	}
 	if c.local == nil {
-		return nil, fmt.Errorf("node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", nodeName)
+		return nil, fmt.Errorf("%w: node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", ErrNodeNotReady, nodeName)
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"net/netip"
@@ -273,7 +274,7 @@ func TestBadInputIsContainedToItsNetwork(t *testing.T) {
 		}
 	})
 	t.Run("unknown node", func(t *testing.T) {
-		if _, err := Compile(topologytest.Layer3(), "node9"); err == nil || !strings.Contains(err.Error(), `"node9"`) {
+		if _, err := Compile(topologytest.Layer3(), "node9"); !errors.Is(err, ErrNodeNotReady) || !strings.Contains(err.Error(), `"node9"`) {
 			t.Errorf("got %v", err)
 		}
 	})

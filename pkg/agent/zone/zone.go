@@ -78,6 +78,11 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	logger := log.FromContext(ctx)
 	start := time.Now()
 	stats, st, notCompiled, err := c.reconcile(ctx)
+	if errors.Is(err, topology.ErrNodeNotReady) {
+		// Expected until the leader allocates this node's id: wait, without an error.
+		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
 	c.Metrics.observe(time.Since(start), stats, err)
 	if err != nil {
 		return reconcile.Result{}, err
