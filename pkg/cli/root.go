@@ -3,31 +3,61 @@
 package cli
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
 // NewRootCommand returns `kubectl ovnk` with kubectl's connection flags (--kubeconfig,
-// --context, -n, --as, …) shared by every subcommand.
+// --context, -n, --as, …) and the plugin's settings flags shared by every subcommand.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	kubeFlags := genericclioptions.NewConfigFlags(true)
+	f := &cmdutil.Factory{IOStreams: streams, Kube: genericclioptions.NewConfigFlags(true), Getenv: os.Getenv}
+	return NewRootCommandWith(f)
+}
+
+// NewRootCommandWith builds the tree around a given Factory; tests set its streams,
+// environment and terminal.
+func NewRootCommandWith(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ovnk",
 		Short: "Inspect and manage OVN-Kubernetes networking",
 		Long: `kubectl ovnk inspects and manages OVN-Kubernetes networking: user-defined
 networks, connections between them, EgressIPs, the Layer2 topology upgrade, and the
 live OVN topology and route tables of every node.`,
+		Example: `  # Install the agent and CRDs, then create a network for namespace blue
+  kubectl ovnk install
+  kubectl ovnk network create blue -n blue --topology layer3 --subnet 10.10.0.0/16
+
+  # Is every node's agent ready, and every network programmed?
+  kubectl ovnk status
+
+  # What a node's zone holds for the network, and its routes
+  kubectl ovnk topology blue/blue --node worker1
+  kubectl ovnk routes blue/blue --node worker1 --policies`,
 		Annotations: map[string]string{
 			// Usage lines read "kubectl ovnk …", as users type it through kubectl.
 			cobra.CommandDisplayNameAnnotation: "kubectl ovnk",
 		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			settings, err := cmdutil.LoadSettings(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			f.Settings = settings
+			return nil
+		},
 	}
-	kubeFlags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(versioncmd.New(kubeFlags, streams))
+	f.Kube.AddFlags(cmd.PersistentFlags())
+	cmdutil.AddSettingsFlags(cmd.PersistentFlags())
+	cmd.AddCommand(
+		versioncmd.New(f.Kube, f.IOStreams),
+	)
 	return cmd
 }

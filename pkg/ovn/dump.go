@@ -2,6 +2,7 @@ package ovn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/client"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
 // DumpSchemaVersion names the format of Dump. A change that is not backwards compatible
@@ -76,4 +78,62 @@ func columns(v reflect.Value) map[string]any {
 		}
 	}
 	return out
+}
+
+// Rows reads the dump's tables back into a row set, for the same printers and walkers
+// that read compiled zones. Tables the set has no place for (address sets, port groups,
+// ACLs) are left out. A dump of another format version is refused, naming both.
+func (d *Dump) Rows() (*rows.Set, error) {
+	if d.SchemaVersion != DumpSchemaVersion {
+		return nil, fmt.Errorf("dump format %q is not %q: use a kubectl ovnk of the agent's release", d.SchemaVersion, DumpSchemaVersion)
+	}
+	s := &rows.Set{}
+	for _, t := range []struct {
+		table string
+		into  any
+	}{
+		{"Logical_Switch", &s.Switches},
+		{"Logical_Switch_Port", &s.SwitchPorts},
+		{"Logical_Router", &s.Routers},
+		{"Logical_Router_Port", &s.RouterPorts},
+		{"Logical_Router_Static_Route", &s.Routes},
+		{"Logical_Router_Policy", &s.Policies},
+		{"NAT", &s.NATs},
+		{"Gateway_Chassis", &s.GatewayChassis},
+	} {
+		if err := decodeRows(d.Tables[t.table], t.into); err != nil {
+			return nil, fmt.Errorf("dump table %s: %w", t.table, err)
+		}
+	}
+	return s, nil
+}
+
+// decodeRows fills *into, a slice of model pointers, from rows keyed by column name.
+func decodeRows(in []map[string]any, into any) error {
+	slice := reflect.ValueOf(into).Elem()
+	elem := slice.Type().Elem().Elem()
+	fields := map[string]int{}
+	for i := 0; i < elem.NumField(); i++ {
+		fields[elem.Field(i).Tag.Get("ovsdb")] = i
+	}
+	out := reflect.MakeSlice(slice.Type(), 0, len(in))
+	for n, row := range in {
+		v := reflect.New(elem)
+		for col, val := range row {
+			i, ok := fields[col]
+			if !ok {
+				continue // a column of a newer schema: nothing shows it yet
+			}
+			raw, err := json.Marshal(val)
+			if err != nil {
+				return fmt.Errorf("row %d column %s: %w", n, col, err)
+			}
+			if err := json.Unmarshal(raw, v.Elem().Field(i).Addr().Interface()); err != nil {
+				return fmt.Errorf("row %d column %s: %w", n, col, err)
+			}
+		}
+		out = reflect.Append(out, v)
+	}
+	slice.Set(out)
+	return nil
 }

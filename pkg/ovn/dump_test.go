@@ -3,10 +3,12 @@ package ovn_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -74,5 +76,52 @@ func TestDumpHoldsOursAndForeignRows(t *testing.T) {
 	acl := back.Tables["ACL"][0]
 	if acl["match"] != "ip4.src == $allowed" || acl["action"] != "allow-related" || acl["direction"] != "to-lport" {
 		t.Errorf("ACL row: %v", acl)
+	}
+}
+
+// TestDumpRowsReadBackTheZone sends a dump through JSON, as kubectl ovnk receives it,
+// and checks that its rows print exactly as the live NB's do.
+func TestDumpRowsReadBackTheZone(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	requireConverged(ctx, t, &ovn.Reconciler{Client: c}, compile(t, topologytest.OKEP5094(), "ovn-worker").Rows, nil)
+	d, err := ovn.TakeDump(ctx, c, "ovn-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back ovn.Dump
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := ovn.Snapshot(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != live.Len() || got.Len() == 0 {
+		t.Fatalf("dump holds %d rows, the NB %d", got.Len(), live.Len())
+	}
+	var want, have strings.Builder
+	if err := nbctl.New(live).Show(&want, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := nbctl.New(got).Show(&have, ""); err != nil {
+		t.Fatal(err)
+	}
+	if have.String() != want.String() {
+		t.Errorf("show of the dump differs from show of the NB:\n%s\n---\n%s", have.String(), want.String())
+	}
+	back.SchemaVersion = "ovnk.dump/v0"
+	if _, err := back.Rows(); err == nil || !strings.Contains(err.Error(), "ovnk.dump/v0") {
+		t.Errorf("a dump of another format: %v", err)
 	}
 }
