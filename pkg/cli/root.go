@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
@@ -24,7 +25,8 @@ func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 // environment and terminal.
 func NewRootCommandWith(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ovnk",
+		// The binary's name, so completion scripts call it; users read the display name.
+		Use:   "kubectl-ovnk",
 		Short: "Inspect and manage OVN-Kubernetes networking",
 		Long: `kubectl ovnk inspects and manages OVN-Kubernetes networking: user-defined
 networks, connections between them, EgressIPs, the Layer2 topology upgrade, and the
@@ -56,7 +58,10 @@ live OVN topology and route tables of every node.`,
 	}
 	f.Kube.AddFlags(cmd.PersistentFlags())
 	cmdutil.AddSettingsFlags(cmd.PersistentFlags())
+	// Our own completion command, with examples and kubectl's plugin completion explained.
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
+		completioncmd.New(),
 		versioncmd.New(f.Kube, f.IOStreams),
 	)
 	return cmd

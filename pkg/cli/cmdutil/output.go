@@ -108,7 +108,8 @@ func (o *Output) PrintData(v any, w io.Writer) error {
 	if err := json.Unmarshal(data, &content); err != nil {
 		return err
 	}
-	p, err := o.flags.ToPrinter()
+	// The template printers directly: the full chain would insist on a kind.
+	p, err := o.flags.TemplatePrinterFlags.ToPrinter(format)
 	if err != nil {
 		return o.unknown()
 	}

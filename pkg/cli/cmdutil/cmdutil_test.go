@@ -1,0 +1,177 @@
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func flagsWith(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddSettingsFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestSettingsPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, []byte("agent-namespace: from-file\nnb-endpoints:\n  node-a: unix:/run/a.sock\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"default", nil, map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "none")}, "ovnk-system"},
+		{"file", nil, map[string]string{"OVNK_CONFIG": file}, "from-file"},
+		{"env beats file", nil, map[string]string{"OVNK_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-env"},
+		{"flag beats env", []string{"--agent-namespace=from-flag"}, map[string]string{"OVNK_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := LoadSettings(flagsWith(t, tc.args...), env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.AgentNamespace != tc.want {
+				t.Errorf("agent namespace %q, want %q", s.AgentNamespace, tc.want)
+			}
+		})
+	}
+	s, err := LoadSettings(flagsWith(t), env(map[string]string{"OVNK_CONFIG": file}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NBEndpoints["node-a"] != "unix:/run/a.sock" || s.File != file {
+		t.Errorf("nb-endpoints %v from %q", s.NBEndpoints, s.File)
+	}
+}
+
+func TestSettingsErrorsNameTheProblem(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("agent-namespace: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"missing OVNK_CONFIG file", nil, map[string]string{"OVNK_CONFIG": filepath.Join(dir, "gone.yaml")}, "gone.yaml, which does not exist"},
+		{"unparsable file", nil, map[string]string{"OVNK_CONFIG": bad}, "bad.yaml"},
+		{"bad namespace", []string{"--agent-namespace=Not_A_Namespace"}, map[string]string{"XDG_CONFIG_HOME": dir}, `"Not_A_Namespace"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadSettings(flagsWith(t, tc.args...), env(tc.env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestColourOnlyOnATerminalWithoutNoColor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		noColor  string
+		flag     bool
+		want     bool
+	}{
+		{"terminal", true, "", false, true},
+		{"pipe", false, "", false, false},
+		{"NO_COLOR", true, "1", false, false},
+		{"--no-color", true, "", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Factory{
+				Settings:   &Settings{NoColor: tc.flag},
+				Getenv:     env(map[string]string{"NO_COLOR": tc.noColor}),
+				IsTerminal: func(any) bool { return tc.terminal },
+			}
+			if got := f.Colour(); got != tc.want {
+				t.Errorf("Colour() = %v, want %v", got, tc.want)
+			}
+			styled := f.Renderer(&bytes.Buffer{}).NewStyle().Bold(true).Render("x")
+			if hasEscape := strings.Contains(styled, "\x1b["); hasEscape != tc.want {
+				t.Errorf("rendered %q: escape codes %v, want %v", styled, hasEscape, tc.want)
+			}
+		})
+	}
+}
+
+func TestWidth(t *testing.T) {
+	f := &Factory{Getenv: env(map[string]string{"COLUMNS": "132"}), TerminalWidth: func(any) int { return 0 }}
+	if got := f.Width(); got != 132 {
+		t.Errorf("COLUMNS=132: width %d", got)
+	}
+	f.TerminalWidth = func(any) int { return 200 }
+	if got := f.Width(); got != 200 {
+		t.Errorf("terminal of 200: width %d", got)
+	}
+	f = &Factory{Getenv: env(nil), TerminalWidth: func(any) int { return 0 }}
+	if got := f.Width(); got != DefaultWidth {
+		t.Errorf("nothing known: width %d", got)
+	}
+}
+
+type view struct {
+	Node   string   `json:"node"`
+	Routes []string `json:"routes"`
+}
+
+func printData(t *testing.T, format string) (string, error) {
+	t.Helper()
+	cmd := &cobra.Command{Use: "x"}
+	o := AddOutputFlag(cmd, "wide")
+	if err := cmd.ParseFlags([]string{"-o", format}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	err := o.PrintData(view{Node: "node1", Routes: []string{"10.0.0.0/16"}}, &out)
+	return out.String(), err
+}
+
+func TestPrintDataFormats(t *testing.T) {
+	out, err := printData(t, "json")
+	var back view
+	if err != nil || json.Unmarshal([]byte(out), &back) != nil || back.Node != "node1" {
+		t.Errorf("json: %q %v", out, err)
+	}
+	out, err = printData(t, "yaml")
+	back = view{}
+	if err != nil || yaml.Unmarshal([]byte(out), &back) != nil || back.Routes[0] != "10.0.0.0/16" {
+		t.Errorf("yaml: %q %v", out, err)
+	}
+	if out, err = printData(t, "jsonpath={.routes[0]}"); err != nil || out != "10.0.0.0/16" {
+		t.Errorf("jsonpath: %q %v", out, err)
+	}
+	if out, err = printData(t, "go-template={{.node}}"); err != nil || out != "node1" {
+		t.Errorf("go-template: %q %v", out, err)
+	}
+	if _, err = printData(t, "name"); err == nil || !strings.Contains(err.Error(), "-o json") {
+		t.Errorf("-o name of a view: %v", err)
+	}
+	if _, err = printData(t, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "wide") {
+		t.Errorf("-o xml: %v", err)
+	}
+}
