@@ -10,13 +10,14 @@ NB_SCHEMA ?= ../shared/ovn/ovn-nb-7.11.0.ovsschema
 # go test's own timeout, per package; the suite starts real servers on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build test deps bench lint generate generate-nbdb generate-api demo clean
+.PHONY: all build test deps bench lint generate generate-nbdb generate-api docs dist demo demo-down clean
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/kubectl-ovnk ./cmd/kubectl-ovnk
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ovnk-agent ./cmd/ovnk-agent
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ovnk-sandbox ./cmd/ovnk-sandbox
 
 # Installs what is missing (Debian packages as root, kube-apiserver and kubectl built
 # from the Go module proxy into a cache), then runs every test against real servers.
@@ -50,10 +51,27 @@ generate-nbdb:
 generate-api:
 	$(GO) generate ./pkg/api/...
 
+# The command reference in docs/reference, from the commands' own help.
+docs:
+	$(GO) test ./pkg/cli -run TestReferenceIsCurrent -update
+
+# The plugin's release archives for krew (deploy/krew/ovnk.yaml), in dist/.
+dist:
+	scripts/dist.sh $(VERSION) dist
+
+# The local sandbox of `make demo` (docs/demo.md): its directory, under the checkout.
+SANDBOX_DIR ?= .sandbox
+
+# Installs what is missing (as `make test` does), builds, starts a three-node sandbox on
+# this machine (etcd, kube-apiserver, an ovnk-agent and an NB per node) or reuses the
+# running one, and drives it with kubectl ovnk. The sandbox keeps running afterwards.
 demo: build
-	@echo "The demo (a three-node cluster on this machine, driven by kubectl ovnk) is not built yet."
-	@echo "It arrives with the agent and plugin issues. Meanwhile: bin/kubectl-ovnk version --client"
-	@$(BIN)/kubectl-ovnk version --client
+	@eval "$$(scripts/deps.sh)" && SANDBOX_DIR='$(SANDBOX_DIR)' scripts/demo.sh
+
+# Stops the sandbox's processes and removes its directory.
+demo-down:
+	@test -x $(BIN)/ovnk-sandbox || $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ovnk-sandbox ./cmd/ovnk-sandbox
+	@$(BIN)/ovnk-sandbox down --dir '$(SANDBOX_DIR)'
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

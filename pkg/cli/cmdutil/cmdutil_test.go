@@ -38,9 +38,9 @@ func TestSettingsPrecedence(t *testing.T) {
 		want string
 	}{
 		{"default", nil, map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "none")}, "ovnk-system"},
-		{"file", nil, map[string]string{"OVNK_CONFIG": file}, "from-file"},
-		{"env beats file", nil, map[string]string{"OVNK_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-env"},
-		{"flag beats env", []string{"--agent-namespace=from-flag"}, map[string]string{"OVNK_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-flag"},
+		{"file", nil, map[string]string{"OVNK_PLUGIN_CONFIG": file}, "from-file"},
+		{"env beats file", nil, map[string]string{"OVNK_PLUGIN_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-env"},
+		{"flag beats env", []string{"--agent-namespace=from-flag"}, map[string]string{"OVNK_PLUGIN_CONFIG": file, "OVNK_AGENT_NAMESPACE": "from-env"}, "from-flag"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := LoadSettings(flagsWith(t, tc.args...), env(tc.env))
@@ -52,7 +52,7 @@ func TestSettingsPrecedence(t *testing.T) {
 			}
 		})
 	}
-	s, err := LoadSettings(flagsWith(t), env(map[string]string{"OVNK_CONFIG": file}))
+	s, err := LoadSettings(flagsWith(t), env(map[string]string{"OVNK_PLUGIN_CONFIG": file}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestSettingsErrorsNameTheProblem(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"missing OVNK_CONFIG file", nil, map[string]string{"OVNK_CONFIG": filepath.Join(dir, "gone.yaml")}, "gone.yaml, which does not exist"},
-		{"unparsable file", nil, map[string]string{"OVNK_CONFIG": bad}, "bad.yaml"},
+		{"missing OVNK_PLUGIN_CONFIG file", nil, map[string]string{"OVNK_PLUGIN_CONFIG": filepath.Join(dir, "gone.yaml")}, "gone.yaml, which does not exist"},
+		{"unparsable file", nil, map[string]string{"OVNK_PLUGIN_CONFIG": bad}, "bad.yaml"},
 		{"bad namespace", []string{"--agent-namespace=Not_A_Namespace"}, map[string]string{"XDG_CONFIG_HOME": dir}, `"Not_A_Namespace"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 )
 
 // Settings are the plugin's own defaults. Each comes, first match wins, from its flag,
-// from OVNK_<KEY> (dashes as underscores), or from the config file: $OVNK_CONFIG, else
+// from OVNK_<KEY> (dashes as underscores), or from the config file: $OVNK_PLUGIN_CONFIG, else
 // ~/.config/ovnk/config.yaml (docs/plugin-config.md).
 type Settings struct {
 	// AgentNamespace is where the agent's DaemonSet runs (agent-namespace).
@@ -44,9 +44,9 @@ func AddSettingsFlags(fs *pflag.FlagSet) {
 	fs.Bool(keyNoColor, false, "never colour the output (also NO_COLOR=1)")
 }
 
-// DefaultConfigFile is where the settings file is looked for when OVNK_CONFIG is unset.
+// DefaultConfigFile is where the settings file is looked for when OVNK_PLUGIN_CONFIG is unset.
 func DefaultConfigFile(getenv func(string) string) string {
-	if p := getenv("OVNK_CONFIG"); p != "" {
+	if p := getenv("OVNK_PLUGIN_CONFIG"); p != "" {
 		return p
 	}
 	dir := getenv("XDG_CONFIG_HOME")
@@ -61,7 +61,7 @@ func DefaultConfigFile(getenv func(string) string) string {
 }
 
 // LoadSettings reads the settings after the flags are parsed. A missing default file is
-// fine; a file named by OVNK_CONFIG that is missing, or any file that does not parse, is
+// fine; a file named by OVNK_PLUGIN_CONFIG that is missing, or any file that does not parse, is
 // an error naming the file.
 func LoadSettings(flags *pflag.FlagSet, getenv func(string) string) (*Settings, error) {
 	v := viper.New()
@@ -91,8 +91,8 @@ func LoadSettings(flags *pflag.FlagSet, getenv func(string) string) (*Settings, 
 		case err == nil:
 			s.File = file
 		case errors.As(err, &notFound) || errors.Is(err, fs.ErrNotExist):
-			if getenv("OVNK_CONFIG") != "" {
-				return nil, fmt.Errorf("OVNK_CONFIG names %s, which does not exist: create it or unset OVNK_CONFIG", file)
+			if getenv("OVNK_PLUGIN_CONFIG") != "" {
+				return nil, fmt.Errorf("OVNK_PLUGIN_CONFIG names %s, which does not exist: create it or unset OVNK_PLUGIN_CONFIG", file)
 			}
 		default:
 			return nil, fmt.Errorf("read settings file %s: %w (docs/plugin-config.md shows its format)", file, err)

@@ -1,0 +1,323 @@
+// Package sandbox runs a local ovnk cluster for `make demo`: etcd, kube-apiserver, and
+// three simulated nodes, each an ovnk-agent with its own OVN Northbound ovsdb-server,
+// as every node of an interconnect cluster is its own zone. There is no kubelet and no
+// ovnkube-node: the sandbox creates the Node objects with what those would publish.
+//
+// Every process runs detached from the command that started it (a session of its own,
+// a pid file and a log in the sandbox directory), so the sandbox keeps running after
+// Up returns, and Down, from any later process, stops it. docs/demo.md describes the
+// layout.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Files at the top of the sandbox directory.
+const (
+	// markerFile is created first, so a directory is known to be a sandbox (and may be
+	// removed by Down) even when Up stopped half-way.
+	markerFile = ".ovnk-sandbox"
+	// stateFile is written last: a directory without it was never completely started.
+	stateFile      = "state.json"
+	kubeconfigFile = "kubeconfig"
+	settingsFile   = "ovnk.yaml"
+)
+
+// stopStages are the pid files Down stops, in order: the agents before the API server
+// they talk to, etcd last so the API server does not log its loss.
+var stopStages = [][]string{
+	{"n*/agent.pid"},
+	{"kube-apiserver.pid", "n*/ovsdb-server.pid"},
+	{"etcd.pid"},
+}
+
+// nodeCount is how many nodes the sandbox simulates.
+const nodeCount = 3
+
+// NodeNames returns the names of the sandbox's Nodes.
+func NodeNames() []string {
+	names := make([]string, nodeCount)
+	for i := range names {
+		names[i] = fmt.Sprintf("ovnk-node-%d", i+1)
+	}
+	return names
+}
+
+// Sandbox is a started sandbox: where its files are and where its servers listen.
+// Up writes it to state.json in the directory.
+type Sandbox struct {
+	// Dir is the sandbox directory, absolute, symbolic links resolved.
+	Dir string `json:"dir"`
+	// Kubeconfig is an admin kubeconfig for the API server (credentials embedded).
+	Kubeconfig string `json:"kubeconfig"`
+	// Settings is the kubectl ovnk settings file (select it with OVNK_PLUGIN_CONFIG) that maps
+	// every node to its NB, so live views read the NBs directly.
+	Settings string `json:"settings"`
+	// EtcdURL is etcd's client URL.
+	EtcdURL string `json:"etcdURL"`
+	// APIServer is the API server's URL.
+	APIServer string `json:"apiServer"`
+	// Nodes are the simulated nodes.
+	Nodes []Node `json:"nodes"`
+}
+
+// Node is one simulated node: its NB and its agent.
+type Node struct {
+	Name string `json:"name"`
+	// Dir is the node's directory, relative to the sandbox directory: short, since the
+	// NB's unix sockets live there.
+	Dir string `json:"dir"`
+	// NBEndpoint is the NB's OVSDB endpoint, unix:<path>.
+	NBEndpoint string `json:"nbEndpoint"`
+	// HTTPAddress is where the agent serves /healthz, /readyz and /metrics.
+	HTTPAddress string `json:"httpAddress"`
+}
+
+// Options configure Up.
+type Options struct {
+	// Dir is the sandbox directory; it is created, or must be empty or hold a sandbox.
+	Dir string
+	// KubeBinDir holds etcd and kube-apiserver (scripts/deps.sh builds them and prints
+	// the directory as OVNK_KUBE_BIN).
+	KubeBinDir string
+	// AgentPath is the ovnk-agent binary.
+	AgentPath string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// ErrNoSandbox is returned by Load for a directory that holds no started sandbox.
+var ErrNoSandbox = errors.New("no sandbox")
+
+// Up starts a sandbox in opts.Dir and returns it once every server is ready. On a
+// sandbox that already runs it only checks that every server is ready; one with a
+// process gone (a reboot, a kill) is stopped, removed and started anew. If starting
+// fails, whatever was started is stopped and the directory is left with the logs.
+func Up(ctx context.Context, opts Options) (*Sandbox, error) {
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	dir, err := resolveDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSocketPaths(dir); err != nil {
+		return nil, err
+	}
+	existing, err := Load(dir)
+	if err != nil && !errors.Is(err, ErrNoSandbox) {
+		return nil, err
+	}
+	if existing != nil {
+		whole, err := existing.checkRunning(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if whole {
+			fmt.Fprintf(progress, "sandbox in %s is already running\n", dir)
+			return existing, nil
+		}
+	}
+	// Only now are the programs needed; a missing one must not cost the old sandbox.
+	bins, err := findBinaries(opts)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		fmt.Fprintf(progress, "sandbox in %s has stopped processes: starting it anew\n", dir)
+		if err := teardown(ctx, dir, progress); err != nil {
+			return nil, err
+		}
+	} else if err := clearIncomplete(ctx, dir, progress); err != nil {
+		return nil, err
+	}
+	return start(ctx, dir, bins, progress)
+}
+
+// Down stops every process of the sandbox in dir, waits until they are gone, and
+// removes the directory. No directory means nothing to do; a directory that is not a
+// sandbox is refused, never removed.
+func Down(ctx context.Context, dir string, progress io.Writer) error {
+	if progress == nil {
+		progress = io.Discard
+	}
+	dir, err := resolveDir(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(progress, "no sandbox in %s\n", dir)
+		return nil
+	}
+	if err := teardown(ctx, dir, progress); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "removed the sandbox in %s\n", dir)
+	return nil
+}
+
+// Load reads the sandbox started in dir; the error wraps ErrNoSandbox when there is
+// none (or its start did not complete).
+func Load(dir string) (*Sandbox, error) {
+	dir, err := resolveDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s: start one with `make demo` or `ovnk-sandbox up --dir %s`", ErrNoSandbox, dir, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read sandbox state: %w", err)
+	}
+	s := &Sandbox{}
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, fmt.Errorf("sandbox state %s does not parse (%w): remove the sandbox with `ovnk-sandbox down --dir %s`", filepath.Join(dir, stateFile), err, dir)
+	}
+	return s, nil
+}
+
+// Env returns the shell line that points kubectl and kubectl ovnk at the sandbox.
+func (s *Sandbox) Env() string {
+	return "export KUBECONFIG=" + shellQuote(s.Kubeconfig) + " OVNK_PLUGIN_CONFIG=" + shellQuote(s.Settings)
+}
+
+// shellQuote quotes a path for a POSIX shell when it holds anything but the usual
+// path characters.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:@,", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// resolveDir makes dir absolute and, when it exists, resolves symbolic links: the
+// daemons' command lines name this exact path, which is how their pids are recognised.
+func resolveDir(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("no sandbox directory given: pass --dir")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("sandbox directory %s: %w", dir, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
+}
+
+// maxSocketPath is the longest unix socket path Linux accepts (sun_path holds 108
+// bytes with the terminating NUL).
+const maxSocketPath = 107
+
+// checkSocketPaths refuses a directory whose NB sockets would not fit in sun_path.
+func checkSocketPaths(dir string) error {
+	for _, n := range newNodes(dir) {
+		for _, sock := range []string{n.socket(dir), n.controlSocket(dir)} {
+			if len(sock) > maxSocketPath {
+				return fmt.Errorf("sandbox directory %s is too long: its NB socket %s would be %d bytes, over the %d a unix socket path may have; pass a shorter --dir (or SANDBOX_DIR= to make)",
+					dir, sock, len(sock), maxSocketPath)
+			}
+		}
+	}
+	return nil
+}
+
+// clearIncomplete readies dir for a new sandbox: a missing or empty directory is fine,
+// a sandbox whose start never completed is stopped and removed, anything else refused.
+func clearIncomplete(ctx context.Context, dir string, progress io.Writer) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read sandbox directory: %w", err)
+	}
+	fmt.Fprintf(progress, "sandbox in %s never finished starting: removing it\n", dir)
+	return teardown(ctx, dir, progress)
+}
+
+// teardown stops the sandbox's processes and removes its directory, which must carry
+// the sandbox marker: a mistyped --dir never deletes someone's files.
+func teardown(ctx context.Context, dir string, progress io.Writer) error {
+	if _, err := os.Stat(filepath.Join(dir, markerFile)); err != nil {
+		return fmt.Errorf("%s is not an ovnk sandbox (it has no %s file), so it is left alone: pass another --dir", dir, markerFile)
+	}
+	if err := stopDaemons(context.WithoutCancel(ctx), dir, progress, stopStages...); err != nil {
+		return fmt.Errorf("stop the sandbox in %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove the sandbox directory: %w", err)
+	}
+	return nil
+}
+
+// checkRunning tells whether the started sandbox is whole: every process running and
+// ready (true), or some process gone (false, for Up to start anew). Processes that run
+// but do not become ready in time are an error: restarting would lose the user's
+// objects, so the user decides.
+func (s *Sandbox) checkRunning(ctx context.Context) (bool, error) {
+	for _, c := range s.components() {
+		pid, err := c.daemon.readPID()
+		if err != nil {
+			return false, err
+		}
+		if !running(pid, s.Dir) {
+			return false, nil
+		}
+	}
+	var last []ComponentStatus
+	err := poll(ctx, reuseTimeout, "the running sandbox to be ready", func(ctx context.Context) error {
+		last = s.Status(ctx)
+		return notReady(last)
+	})
+	if err != nil {
+		return false, fmt.Errorf("the sandbox in %s runs but is not ready: %w; its logs are in that directory (docs/demo.md), and `make demo-down` removes it", s.Dir, notReady(last))
+	}
+	return true, nil
+}
+
+// reuseTimeout bounds how long Up waits for a running sandbox to answer, e.g. one a
+// concurrent Up is still starting.
+const reuseTimeout = 60 * time.Second
+
+// writeFiles writes the kubectl ovnk settings file and, last, the state file.
+func (s *Sandbox) writeFiles() error {
+	endpoints := map[string]string{}
+	for _, n := range s.Nodes {
+		endpoints[n.Name] = n.NBEndpoint
+	}
+	settings, err := yaml.Marshal(map[string]any{"nb-endpoints": endpoints})
+	if err != nil {
+		return fmt.Errorf("encode kubectl ovnk settings: %w", err)
+	}
+	header := "# Written by ovnk-sandbox: kubectl ovnk reads each node's NB directly (OVNK_PLUGIN_CONFIG selects this file).\n"
+	if err := os.WriteFile(s.Settings, append([]byte(header), settings...), 0o644); err != nil {
+		return fmt.Errorf("write kubectl ovnk settings: %w", err)
+	}
+	state, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode sandbox state: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, stateFile), append(state, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write sandbox state: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// needPrograms returns Options with every program the sandbox runs, building the agent
+// from this checkout, or ends the test through testenv.Missing.
+func needPrograms(t *testing.T) Options {
+	t.Helper()
+	testenv.NeedBinaries(t, "go", "ovsdb-server", "ovsdb-tool")
+	kubeBin := os.Getenv(testenv.KubeBinEnv)
+	if kubeBin == "" {
+		kubeBin = testenv.KubeBinDir()
+	}
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if !isExecutable(filepath.Join(kubeBin, name)) {
+			testenv.Missing(t, "%s is not in %s (scripts/kube-binaries.sh builds it)", name, kubeBin)
+		}
+	}
+	_, file, _, _ := runtime.Caller(0)
+	agent := filepath.Join(t.TempDir(), "ovnk-agent")
+	build := exec.Command("go", "build", "-o", agent, "./cmd/ovnk-agent")
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ovnk-agent: %v\n%s", err, out)
+	}
+	return Options{KubeBinDir: kubeBin, AgentPath: agent, Progress: testWriter{t}}
+}
+
+// testWriter sends the sandbox's progress lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// pids reads every pid file of the sandbox, by component name.
+func pids(t *testing.T, s *Sandbox) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, c := range s.components() {
+		pid, err := c.daemon.readPID()
+		if err != nil || pid == 0 {
+			t.Fatalf("pid of %s: %d, %v", c.daemon.name, pid, err)
+		}
+		out[c.daemon.name] = pid
+	}
+	return out
+}
+
+func requireReady(ctx context.Context, t *testing.T, s *Sandbox) {
+	t.Helper()
+	if err := notReady(s.Status(ctx)); err != nil {
+		t.Fatalf("sandbox not ready after Up: %v", err)
+	}
+}
+
+// TestSandbox starts a sandbox, checks what it serves, starts it again (nothing
+// changes), kills an agent and starts it again (everything is replaced), and takes it
+// down (no process is left).
+func TestSandbox(t *testing.T) {
+	opts := needPrograms(t)
+	opts.Dir = filepath.Join(t.TempDir(), "sbx")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		if err := Down(context.Background(), opts.Dir, nil); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+
+	s, err := Up(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReady(ctx, t, s)
+	first := pids(t, s)
+	for name, pid := range first {
+		// Detached: each daemon leads a process group (and session) of its own, so a
+		// signal to the test's group or terminal never reaches it.
+		if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+			t.Errorf("%s (pid %d) has process group %d (%v), want its own", name, pid, pgid, err)
+		}
+	}
+
+	cfg, err := s.restConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("the API server does not list nodes: %v", err)
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+		if n.Annotations[cluster.AnnotationNodeChassisID] == "" || n.Annotations[cluster.AnnotationL3GatewayConfig] == "" ||
+			n.Annotations[cluster.AnnotationNodePrimaryIfAddr] == "" {
+			t.Errorf("node %s lacks what the node side publishes: %v", n.Name, n.Annotations)
+		}
+		// The leader allocated it a subnet and id: the agents do their cluster-wide work.
+		if n.Annotations[cluster.AnnotationNodeID] == "" {
+			t.Errorf("node %s has no %s: no agent allocated it", n.Name, cluster.AnnotationNodeID)
+		}
+	}
+	slices.Sort(names)
+	if want := NodeNames(); !slices.Equal(names, want) {
+		t.Errorf("nodes = %v, want %v", names, want)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(ctx, manifests.DefaultNamespace, metav1.GetOptions{}); err != nil {
+		t.Errorf("agents' namespace: %v", err)
+	}
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := manifests.CRDs(); len(crds.Items) != len(want) {
+		t.Errorf("%d CRDs installed, want %d", len(crds.Items), len(want))
+	}
+
+	// kubectl ovnk, given the printed environment, reads every node's NB from the
+	// settings file.
+	if want := fmt.Sprintf("export KUBECONFIG=%s OVNK_PLUGIN_CONFIG=%s", s.Kubeconfig, s.Settings); s.Env() != want {
+		t.Errorf("Env() = %q, want %q", s.Env(), want)
+	}
+	fs := pflag.NewFlagSet("plugin", pflag.ContinueOnError)
+	cmdutil.AddSettingsFlags(fs)
+	settings, err := cmdutil.LoadSettings(fs, func(key string) string {
+		if key == "OVNK_PLUGIN_CONFIG" {
+			return s.Settings
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEndpoints := map[string]string{}
+	for _, n := range s.Nodes {
+		wantEndpoints[n.Name] = n.NBEndpoint
+	}
+	if !reflect.DeepEqual(settings.NBEndpoints, wantEndpoints) {
+		t.Errorf("settings NB endpoints = %v, want %v", settings.NBEndpoints, wantEndpoints)
+	}
+
+	// A second Up finds it running and changes nothing.
+	again, err := Up(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, s) {
+		t.Errorf("second Up returned %+v, want %+v", again, s)
+	}
+	if got := pids(t, again); !reflect.DeepEqual(got, first) {
+		t.Errorf("second Up changed the processes: %v, were %v", got, first)
+	}
+
+	// An agent killed (as by a crash or a reboot) makes the sandbox stale: Up replaces
+	// every process.
+	victim := first[s.agent(s.Nodes[1]).name]
+	if err := syscall.Kill(-victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = testenv.Eventually(ctx, 10*time.Second, "the killed agent to be gone", func(context.Context) error {
+		if running(victim, s.Dir) {
+			return errors.New("still running")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed, err := Up(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReady(ctx, t, renewed)
+	second := pids(t, renewed)
+	for name, pid := range second {
+		if pid == first[name] {
+			t.Errorf("%s kept pid %d across the restart of a stale sandbox", name, pid)
+		}
+	}
+
+	if err := Down(ctx, opts.Dir, testWriter{t}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(opts.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Down left %s: %v", opts.Dir, err)
+	}
+	for _, set := range []map[string]int{first, second} {
+		for name, pid := range set {
+			// A process this test started stays a zombie until the test reaps it: poll.
+			err := testenv.Eventually(ctx, 10*time.Second, fmt.Sprintf("%s (pid %d) to be gone", name, pid), func(context.Context) error {
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					return fmt.Errorf("kill -0 %d: %v", pid, err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// TestDirChecks covers what is refused before anything starts.
+func TestDirChecks(t *testing.T) {
+	ctx := context.Background()
+
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	_, err := Up(ctx, Options{Dir: long})
+	if err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("Up in a %d-byte directory: %v, want an error saying it is too long", len(long), err)
+	}
+	if _, err := os.Stat(long); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Up in a too long directory created it: %v", err)
+	}
+
+	foreign := t.TempDir()
+	precious := filepath.Join(foreign, "notes.txt")
+	if err := os.WriteFile(precious, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Down(ctx, foreign, nil); err == nil || !strings.Contains(err.Error(), "not an ovnk sandbox") {
+		t.Errorf("Down of a directory that is no sandbox: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Errorf("Down touched a directory that is no sandbox: %v", err)
+	}
+
+	if err := Down(ctx, filepath.Join(t.TempDir(), "none"), nil); err != nil {
+		t.Errorf("Down with no sandbox: %v, want nothing to do", err)
+	}
+	if _, err := Load(t.TempDir()); !errors.Is(err, ErrNoSandbox) {
+		t.Errorf("Load of an empty directory: %v, want ErrNoSandbox", err)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/ovnk/.sandbox/kubeconfig": "/home/me/ovnk/.sandbox/kubeconfig",
+		"/home/me/my ovnk/kubeconfig":       "'/home/me/my ovnk/kubeconfig'",
+		"/home/me/it's/kubeconfig":          `'/home/me/it'\''s/kubeconfig'`,
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

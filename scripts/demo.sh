@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# What `make demo` runs once the binaries are built: starts (or reuses) the local
+# sandbox, creates a Layer3 and a Layer2 network with two pods each through
+# kubectl ovnk, and shows what the nodes' OVN databases hold. Objects that already exist
+# are left alone, so running it again only shows the views. docs/demo.md explains it.
+#
+# Needs OVNK_KUBE_BIN (make demo exports what scripts/deps.sh prints) and bin/ built.
+# SANDBOX_DIR chooses the sandbox directory (default .sandbox).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+dir="${SANDBOX_DIR:-.sandbox}"
+: "${OVNK_KUBE_BIN:?is not set: run make demo, or eval \"\$(scripts/deps.sh)\" first}"
+for b in ovnk-sandbox ovnk-agent kubectl-ovnk; do
+  [ -x "bin/$b" ] || { echo "demo: bin/$b is missing: run make build" >&2; exit 1; }
+done
+
+# bin/ first, so `kubectl ovnk` finds the plugin through kubectl's discovery; then the
+# kubectl built for the tests, which matches the API server's version.
+export PATH="$root/bin:$OVNK_KUBE_BIN:$PATH"
+
+# run prints a command as the user would type it, then runs it.
+run() {
+  printf '\n$ %s\n' "$*"
+  "$@"
+}
+
+# create_once runs the command after `--` unless the object that `kubectl get ARGS…`
+# names exists.
+create_once() {
+  local get=()
+  while [ "$1" != "--" ]; do get+=("$1"); shift; done
+  shift
+  if kubectl get "${get[@]}" >/dev/null 2>&1; then
+    echo "demo: ${get[*]} exists"
+  else
+    "$@"
+  fi
+}
+
+# Pods of a namespace with a primary user-defined network may only start once it
+# exists: the label says so, and it must be there when the namespace is created.
+namespace() {
+  kubectl create -f - <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $1
+  labels:
+    k8s.ovn.org/primary-user-defined-network: ""
+EOF
+}
+
+# No kubelet runs here: pods bound to a node stay Pending and the image is never
+# pulled, but the leader allocates their addresses and every agent programs them.
+pod() {
+  kubectl create -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  nodeName: $3
+  containers:
+  - name: app
+    image: pause
+EOF
+}
+
+bin/ovnk-sandbox up --dir "$dir"
+eval "$(bin/ovnk-sandbox env --dir "$dir")"
+
+for ns in blue green; do
+  create_once namespace "$ns" -- namespace "$ns"
+done
+create_once userdefinednetworks.k8s.ovn.org blue -n blue -- \
+  run kubectl-ovnk network create blue -n blue --topology layer3 --subnet 10.128.0.0/16
+create_once clusteruserdefinednetworks.k8s.ovn.org green -- \
+  run kubectl-ovnk network create green --cluster --namespaces green --topology layer2 --subnet 10.200.0.0/16
+create_once pod blue-a -n blue -- pod blue blue-a ovnk-node-1
+create_once pod blue-b -n blue -- pod blue blue-b ovnk-node-2
+create_once pod green-a -n green -- pod green green-a ovnk-node-1
+create_once pod green-b -n green -- pod green green-b ovnk-node-3
+
+run kubectl-ovnk status --wait --timeout 2m
+# The same plugin, found by kubectl on PATH.
+run kubectl ovnk network list
+run kubectl-ovnk topology blue/blue --node ovnk-node-1
+run kubectl-ovnk routes blue/blue --node ovnk-node-1
+
+cat <<EOF
+
+The sandbox keeps running. To use it from your shell:
+  $(bin/ovnk-sandbox env --dir "$dir")
+  export PATH="$root/bin:\$PATH"
+  kubectl ovnk network list
+Remove it with: make demo-down
+EOF
