@@ -17,15 +17,18 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ovnk/ovnk/pkg/agent/config"
+	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	"github.com/ovnk/ovnk/pkg/agent/leader"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/version"
 )
 
 // Scheme holds the Kubernetes types the agent reads and writes.
@@ -73,6 +76,9 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	defer nb.Close()
 
 	le := cfg.LeaderElection
+	if name := heartbeat.LeaseName(cfg.NodeName); le.Enabled && name == le.LeaseName {
+		return fmt.Errorf("leader-election.lease-name %q is node %s's heartbeat Lease: choose another name", le.LeaseName, cfg.NodeName)
+	}
 	mgr, err := ctrl.NewManager(restConfig, manager.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by our own endpoint below
@@ -113,7 +119,36 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected)); err != nil {
 		return err
 	}
+	// The manager's client reads through a cache, which would list and watch every
+	// Lease; the agent may only get, create and update Leases in its namespace.
+	leases, err := client.New(restConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create the heartbeat's client: %w", err)
+	}
+	if err := mgr.Add(&heartbeat.Heartbeat{
+		Client:      leases,
+		Namespace:   le.Namespace,
+		NodeName:    cfg.NodeName,
+		Version:     version.String(),
+		Zone:        zc.LastReconcile,
+		Leader:      func() bool { return isClosed(mgr.Elected()) },
+		NBConnected: nb.Connected,
+	}); err != nil {
+		return err
+	}
 	return mgr.Start(ctx)
+}
+
+// isClosed reports whether ch is closed. The manager closes Elected() once this replica
+// leads, or at once when leader election is off (then this replica does the leader's
+// work); a replica that loses the Lease exits.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // leaderGauge is set to 1 while this replica leads: the manager starts it only then.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
+	"github.com/ovnk/ovnk/pkg/cli/installcmd"
+	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
@@ -61,6 +63,9 @@ live OVN topology and route tables of every node.`,
 	// Our own completion command, with examples and kubectl's plugin completion explained.
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
+		statuscmd.New(f),
+		installcmd.NewInstall(f),
+		installcmd.NewUninstall(f),
 		completioncmd.New(),
 		versioncmd.New(f.Kube, f.IOStreams),
 	)

@@ -75,14 +75,16 @@ func (o AgentOptions) clusterRoleBinding() *rbacv1.ClusterRoleBinding {
 	}
 }
 
-// role holds the agent's permissions inside its namespace: the leader-election Lease.
-// Leases elsewhere, and anything else in the namespace, stay out of reach.
+// role holds the agent's permissions inside its namespace: the leader-election Lease
+// and each agent's heartbeat Lease (pkg/agent/heartbeat). Leases elsewhere, and
+// anything else in the namespace, stay out of reach.
 func (o AgentOptions) role() *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 		ObjectMeta: o.meta(AgentName),
 		Rules: []rbacv1.PolicyRule{
-			// What client-go's leader election does with its Lease.
+			// What client-go's leader election does with its Lease, and the heartbeat
+			// with its own: read, create the first time, renew.
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 		},
 	}

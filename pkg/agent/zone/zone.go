@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,10 +49,36 @@ type Controller struct {
 
 	last  time.Time
 	ready atomic.Bool
+
+	// outcome is the last reconcile's, for the agent's heartbeat.
+	outcome struct {
+		sync.Mutex
+		succeeded time.Time // the last success
+		err       error     // the last reconcile's error, nil after a success
+	}
 }
 
 // Ready reports whether the zone has been reconciled successfully at least once.
 func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// LastReconcile returns the time of the last successful reconcile (zero before the
+// first) and the error of the last reconcile, nil if it succeeded. Waiting for this
+// node's allocation is not an error and changes neither.
+func (c *Controller) LastReconcile() (succeeded time.Time, err error) {
+	c.outcome.Lock()
+	defer c.outcome.Unlock()
+	return c.outcome.succeeded, c.outcome.err
+}
+
+// recordOutcome notes how a reconcile ended.
+func (c *Controller) recordOutcome(err error) {
+	c.outcome.Lock()
+	defer c.outcome.Unlock()
+	c.outcome.err = err
+	if err == nil {
+		c.outcome.succeeded = time.Now()
+	}
+}
 
 // SetupWithManager registers the controller on every replica, leader or not.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
@@ -84,10 +111,11 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	c.Metrics.observe(time.Since(start), stats, err)
-	if err != nil {
-		return reconcile.Result{}, err
+	if err == nil {
+		err = c.reportStatus(ctx, st, notCompiled)
 	}
-	if err := c.reportStatus(ctx, st, notCompiled); err != nil {
+	c.recordOutcome(err)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	c.ready.Store(true)

@@ -1,0 +1,232 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Defaults of Heartbeat's periods, the kubelet's for its node leases.
+const (
+	// DefaultRenewInterval is how often the Lease is renewed when nothing changes.
+	DefaultRenewInterval = 10 * time.Second
+	// leaseDurationFactor makes the Lease's duration this many renew intervals, so that
+	// a few failed renewals in a row do not yet make the agent look dead.
+	leaseDurationFactor = 4
+	// checkInterval is how often the sources are read for a change to publish at once.
+	checkInterval = time.Second
+)
+
+// Heartbeat keeps one node's heartbeat Lease up to date. It is a controller-runtime
+// Runnable that runs on every replica, leader or not.
+//
+// The Lease is written when it is due for renewal (RenewInterval after the last write)
+// and when what it reports changes: the version, the last error, leadership, the NB
+// connection, or the first successful reconcile. A newer last-reconcile time alone waits
+// for the next renewal, so a busy zone does not turn into a stream of Lease writes.
+type Heartbeat struct {
+	// Client reads and writes the Lease. It must not read through a cache: the agent may
+	// get, create and update Leases in its namespace, but not list or watch them.
+	Client client.Client
+	// Namespace holds the Lease: the agent's namespace.
+	Namespace string
+	// NodeName is the agent's node: the Lease's holder, and its name (LeaseName).
+	NodeName string
+	// Version is the agent's build version.
+	Version string
+	// Zone returns the time of the zone's last successful reconcile (zero before the
+	// first) and the error of the last reconcile (nil if it succeeded).
+	Zone func() (time.Time, error)
+	// Leader reports whether this agent holds the leader Lease.
+	Leader func() bool
+	// NBConnected reports whether the agent is connected to its NB.
+	NBConnected func() bool
+	// RenewInterval is the renewal period; 0 means DefaultRenewInterval. The Lease's
+	// duration is four of them.
+	RenewInterval time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	// lease is the Lease as last written or read; nil until read, and after a write
+	// failed in a way that makes it stale.
+	lease *coordinationv1.Lease
+	// lastErr is the message of the last failed sync, so a failure repeating every
+	// check is logged once.
+	lastErr string
+}
+
+// NeedLeaderElection is false: every agent publishes its heartbeat.
+func (h *Heartbeat) NeedLeaderElection() bool { return false }
+
+// Start syncs the Lease at once and then every second until ctx ends. A failed sync is
+// logged and retried at the next check; it never stops the agent.
+func (h *Heartbeat) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithValues("lease", h.Namespace+"/"+LeaseName(h.NodeName))
+	ticker := time.NewTicker(checkInterval)
+	defer ticker.Stop()
+	for {
+		_, err := h.Sync(ctx)
+		switch {
+		case err != nil && err.Error() != h.lastErr:
+			logger.Error(err, "cannot publish the heartbeat; retrying every second")
+			h.lastErr = err.Error()
+		case err == nil && h.lastErr != "":
+			logger.Info("heartbeat published again")
+			h.lastErr = ""
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Sync writes the Lease if it is due for renewal or what it reports changed, and
+// reports whether it wrote.
+func (h *Heartbeat) Sync(ctx context.Context) (bool, error) {
+	name := LeaseName(h.NodeName)
+	if h.lease == nil {
+		var lease coordinationv1.Lease
+		err := h.Client.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: name}, &lease)
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, h.create(ctx, name)
+		case err != nil:
+			return false, fmt.Errorf("get lease %s/%s: %w", h.Namespace, name, err)
+		}
+		h.lease = &lease
+	}
+	now := h.now()
+	annotations := h.annotations(h.lease.Annotations)
+	if !h.due(now) && !changed(h.lease.Annotations, annotations) && h.holds() {
+		return false, nil
+	}
+	next := h.lease.DeepCopy()
+	next.Annotations = annotations
+	next.Labels = h.labels(next.Labels)
+	h.fillSpec(next, now)
+	if err := h.Client.Update(ctx, next); err != nil {
+		// Someone else changed or deleted the Lease: read it again at the next check.
+		h.lease = nil
+		return false, fmt.Errorf("renew lease %s/%s: %w", h.Namespace, name, err)
+	}
+	h.lease = next
+	return true, nil
+}
+
+// create makes the Lease the first time.
+func (h *Heartbeat) create(ctx context.Context, name string) error {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
+		Namespace:   h.Namespace,
+		Name:        name,
+		Labels:      h.labels(nil),
+		Annotations: h.annotations(nil),
+	}}
+	h.fillSpec(lease, h.now())
+	if err := h.Client.Create(ctx, lease); err != nil {
+		return fmt.Errorf("create lease %s/%s: %w", h.Namespace, name, err)
+	}
+	h.lease = lease
+	return nil
+}
+
+// fillSpec sets the Lease's holder and timing for a renewal at now.
+func (h *Heartbeat) fillSpec(lease *coordinationv1.Lease, now time.Time) {
+	t := metav1.NewMicroTime(now)
+	if !h.holds() || lease.Spec.AcquireTime == nil {
+		lease.Spec.AcquireTime = &t
+	}
+	lease.Spec.HolderIdentity = ptr.To(h.NodeName)
+	lease.Spec.LeaseDurationSeconds = ptr.To(h.leaseDurationSeconds())
+	lease.Spec.RenewTime = &t
+}
+
+// holds reports whether the Lease read or written last names this node as its holder.
+func (h *Heartbeat) holds() bool {
+	return h.lease != nil && ptr.Deref(h.lease.Spec.HolderIdentity, "") == h.NodeName
+}
+
+// due reports whether the Lease needs renewing at now.
+func (h *Heartbeat) due(now time.Time) bool {
+	renewed := h.lease.Spec.RenewTime
+	return renewed == nil || !now.Before(renewed.Add(h.renewInterval()))
+}
+
+// annotations returns current with this heartbeat's annotations set from the sources;
+// annotations others put on the Lease stay.
+func (h *Heartbeat) annotations(current map[string]string) map[string]string {
+	out := maps.Clone(current)
+	if out == nil {
+		out = map[string]string{}
+	}
+	succeeded, lastErr := h.Zone()
+	out[AnnotationVersion] = h.Version
+	out[AnnotationLeader] = formatBool(h.Leader())
+	out[AnnotationNBConnected] = formatBool(h.NBConnected())
+	if !succeeded.IsZero() {
+		out[AnnotationLastReconcile] = succeeded.UTC().Format(time.RFC3339)
+	}
+	if lastErr != nil {
+		out[AnnotationLastError] = lastErr.Error()
+	} else {
+		delete(out, AnnotationLastError)
+	}
+	return out
+}
+
+// changed reports whether want says something have does not: any annotation but the
+// last reconcile's time, which only matters once it first appears.
+func changed(have, want map[string]string) bool {
+	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationLastError} {
+		h, hok := have[key]
+		w, wok := want[key]
+		if h != w || hok != wok {
+			return true
+		}
+	}
+	_, had := have[AnnotationLastReconcile]
+	_, has := want[AnnotationLastReconcile]
+	return had != has
+}
+
+// labels returns current with the heartbeat's labels set.
+func (h *Heartbeat) labels(current map[string]string) map[string]string {
+	out := maps.Clone(current)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[LabelName] = NameAgent
+	out[LabelComponent] = ComponentHeartbeat
+	return out
+}
+
+func (h *Heartbeat) renewInterval() time.Duration {
+	if h.RenewInterval > 0 {
+		return h.RenewInterval
+	}
+	return DefaultRenewInterval
+}
+
+// leaseDurationSeconds is the Lease's duration: leaseDurationFactor renew intervals,
+// in whole seconds (rounded up, at least one: the API refuses 0).
+func (h *Heartbeat) leaseDurationSeconds() int32 {
+	d := leaseDurationFactor * h.renewInterval()
+	return int32(max(1, (d+time.Second-1)/time.Second))
+}
+
+func (h *Heartbeat) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,282 @@
+package heartbeat_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	"github.com/ovnk/ovnk/pkg/manifests"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
+
+// sources are the fake inputs of a Heartbeat: a zone, leadership and the NB connection
+// that the test sets.
+type sources struct {
+	mu         sync.Mutex
+	succeeded  time.Time
+	err        error
+	leader, nb bool
+	now        time.Time
+}
+
+func (s *sources) zone() (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.succeeded, s.err
+}
+func (s *sources) leading() bool        { s.mu.Lock(); defer s.mu.Unlock(); return s.leader }
+func (s *sources) connected() bool      { s.mu.Lock(); defer s.mu.Unlock(); return s.nb }
+func (s *sources) clock() time.Time     { s.mu.Lock(); defer s.mu.Unlock(); return s.now }
+func (s *sources) set(f func(*sources)) { s.mu.Lock(); defer s.mu.Unlock(); f(s) }
+
+func newClient(t *testing.T, cfg *rest.Config) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newHeartbeat(c client.Client, ns, node string, src *sources) *heartbeat.Heartbeat {
+	return &heartbeat.Heartbeat{
+		Client: c, Namespace: ns, NodeName: node, Version: "v9.9.9",
+		Zone: src.zone, Leader: src.leading, NBConnected: src.connected, Now: src.clock,
+	}
+}
+
+// getLease reads node's heartbeat Lease.
+func getLease(ctx context.Context, t *testing.T, c client.Client, ns, node string) *coordinationv1.Lease {
+	t.Helper()
+	var lease coordinationv1.Lease
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: heartbeat.LeaseName(node)}, &lease); err != nil {
+		t.Fatalf("get the heartbeat lease: %v", err)
+	}
+	return &lease
+}
+
+// TestSyncWritesOnlyWhenDueOrChanged drives Sync with a test clock against a real API
+// server: every change is published at once, and nothing else is written before the
+// renewal is due.
+func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	src := &sources{nb: true, now: start}
+	hb := newHeartbeat(c, ns, "worker1", src)
+
+	sync := func(wantWrite bool, what string) *coordinationv1.Lease {
+		t.Helper()
+		wrote, err := hb.Sync(ctx)
+		if err != nil {
+			t.Fatalf("%s: Sync: %v", what, err)
+		}
+		if wrote != wantWrite {
+			t.Errorf("%s: Sync wrote %t, want %t", what, wrote, wantWrite)
+		}
+		return getLease(ctx, t, c, ns, "worker1")
+	}
+	status := func(lease *coordinationv1.Lease) heartbeat.Status {
+		t.Helper()
+		s, err := heartbeat.Parse(lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	lease := sync(true, "first sync")
+	if got := ptr.Deref(lease.Spec.HolderIdentity, ""); got != "worker1" {
+		t.Errorf("holder %q, want worker1", got)
+	}
+	if got := ptr.Deref(lease.Spec.LeaseDurationSeconds, 0); got != 40 {
+		t.Errorf("leaseDurationSeconds %d, want 40 (four renew intervals of 10s)", got)
+	}
+	if lease.Labels[heartbeat.LabelComponent] != heartbeat.ComponentHeartbeat || lease.Labels[heartbeat.LabelName] != heartbeat.NameAgent {
+		t.Errorf("labels %v", lease.Labels)
+	}
+	s := status(lease)
+	if s.Version != "v9.9.9" || s.Leader || !s.NBConnected || !s.LastReconcile.IsZero() || s.LastError != "" || !s.RenewTime.Equal(start) {
+		t.Errorf("first heartbeat %+v, want version v9.9.9, not leader, NB connected, never reconciled, renewed at %v", s, start)
+	}
+	if _, ok := lease.Annotations[heartbeat.AnnotationLastReconcile]; ok {
+		t.Errorf("a zone never reconciled has annotation %s", heartbeat.AnnotationLastReconcile)
+	}
+	rv := lease.ResourceVersion
+
+	src.set(func(s *sources) { s.now = start.Add(5 * time.Second) })
+	if lease = sync(false, "nothing changed"); lease.ResourceVersion != rv {
+		t.Errorf("a sync with nothing to say changed the lease (resourceVersion %s -> %s)", rv, lease.ResourceVersion)
+	}
+
+	reconciled := start.Add(6 * time.Second)
+	src.set(func(s *sources) { s.now, s.succeeded = reconciled, reconciled })
+	if s = status(sync(true, "first reconcile")); !s.LastReconcile.Equal(reconciled) || !s.RenewTime.Equal(reconciled) {
+		t.Errorf("after the first reconcile: %+v, want last reconcile and renewal at %v", s, reconciled)
+	}
+
+	// A newer reconcile alone waits for the renewal: no churn on a busy zone.
+	src.set(func(s *sources) { s.now, s.succeeded = reconciled.Add(time.Second), reconciled.Add(time.Second) })
+	if s = status(sync(false, "another reconcile")); !s.LastReconcile.Equal(reconciled) {
+		t.Errorf("last reconcile %v, want still %v before the renewal", s.LastReconcile, reconciled)
+	}
+	renewal := reconciled.Add(heartbeat.DefaultRenewInterval)
+	src.set(func(s *sources) { s.now = renewal })
+	if s = status(sync(true, "renewal due")); !s.RenewTime.Equal(renewal) || !s.LastReconcile.Equal(reconciled.Add(time.Second)) {
+		t.Errorf("after the renewal: %+v, want renewed at %v with the newer reconcile", s, renewal)
+	}
+
+	src.set(func(s *sources) {
+		s.now, s.err = renewal.Add(time.Second), errors.New("apply zone worker1: NB went away")
+	})
+	if s = status(sync(true, "reconcile failed")); s.LastError != "apply zone worker1: NB went away" {
+		t.Errorf("last error %q after a failed reconcile", s.LastError)
+	}
+	src.set(func(s *sources) {
+		s.now, s.err, s.succeeded = renewal.Add(2*time.Second), nil, renewal.Add(2*time.Second)
+	})
+	lease = sync(true, "reconcile recovered")
+	if _, ok := lease.Annotations[heartbeat.AnnotationLastError]; ok {
+		t.Errorf("annotation %s stays after a successful reconcile", heartbeat.AnnotationLastError)
+	}
+	src.set(func(s *sources) { s.now, s.leader, s.nb = renewal.Add(3*time.Second), true, false })
+	if s = status(sync(true, "elected, NB lost")); !s.Leader || s.NBConnected {
+		t.Errorf("after election and NB loss: leader %t, NB connected %t", s.Leader, s.NBConnected)
+	}
+	if !s.Fresh(s.RenewTime.Add(40*time.Second)) || s.Fresh(s.RenewTime.Add(41*time.Second)) {
+		t.Errorf("the heartbeat renewed at %v is not fresh for exactly 40s", s.RenewTime)
+	}
+}
+
+// TestSyncRecoversFromOthersWrites changes and deletes the Lease behind the heartbeat's
+// back: the next write fails (its copy is stale), and the one after repairs the Lease.
+func TestSyncRecoversFromOthersWrites(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	start := time.Now()
+	src := &sources{now: start}
+	hb := newHeartbeat(c, ns, "worker2", src)
+	if _, err := hb.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	lease := getLease(ctx, t, c, ns, "worker2")
+	lease.Spec.HolderIdentity = ptr.To("someone-else")
+	if err := c.Update(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	src.set(func(s *sources) { s.now = start.Add(heartbeat.DefaultRenewInterval) })
+	if _, err := hb.Sync(ctx); !apierrors.IsConflict(err) {
+		t.Fatalf("renewing a lease changed by someone else: %v, want a conflict", err)
+	}
+	if wrote, err := hb.Sync(ctx); err != nil || !wrote {
+		t.Fatalf("the sync after a conflict: wrote %t, %v; want the lease taken back", wrote, err)
+	}
+	if got := ptr.Deref(getLease(ctx, t, c, ns, "worker2").Spec.HolderIdentity, ""); got != "worker2" {
+		t.Errorf("holder %q after the repair, want worker2", got)
+	}
+
+	if err := c.Delete(ctx, getLease(ctx, t, c, ns, "worker2")); err != nil {
+		t.Fatal(err)
+	}
+	src.set(func(s *sources) { s.err = errors.New("boom") }) // a change, so the next sync writes
+	// The update's UID precondition fails: the API server answers Conflict.
+	if _, err := hb.Sync(ctx); !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		t.Fatalf("renewing a deleted lease: %v, want Conflict or NotFound", err)
+	}
+	if wrote, err := hb.Sync(ctx); err != nil || !wrote {
+		t.Fatalf("the sync after the deletion: wrote %t, %v; want the lease created again", wrote, err)
+	}
+	if got := getLease(ctx, t, c, ns, "worker2").Annotations[heartbeat.AnnotationLastError]; got != "boom" {
+		t.Errorf("last error %q on the re-created lease, want boom", got)
+	}
+}
+
+// TestStartAsTheAgent runs the Heartbeat as the agent's service account, with only the
+// Role of pkg/manifests: get, create and update of Leases in its namespace are enough.
+// A change in the sources reaches the Lease without waiting for the renewal.
+func TestStartAsTheAgent(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	objs, err := manifests.Agent(manifests.AgentOptions{Namespace: ns, Version: "v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		switch obj.(type) {
+		case *rbacv1.Role, *rbacv1.RoleBinding:
+			if err := admin.Create(ctx, obj); err != nil {
+				t.Fatalf("create %s: %v", obj.GetName(), err)
+			}
+		}
+	}
+	agent := newClient(t, kube.ConfigAs("system:serviceaccount:"+ns+":"+manifests.AgentName, "system:serviceaccounts", "system:serviceaccounts:"+ns))
+
+	src := &sources{nb: true}
+	hb := newHeartbeat(agent, ns, "worker3", src)
+	hb.Now = nil // the real clock
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- hb.Start(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Start returned %v", err)
+		}
+	}()
+
+	// The authorizer learns of the new binding from a watch, so the first syncs may be
+	// forbidden: Start retries every second.
+	lease := func(ctx context.Context) (heartbeat.Status, error) {
+		var l coordinationv1.Lease
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: heartbeat.LeaseName("worker3")}, &l); err != nil {
+			return heartbeat.Status{}, err
+		}
+		return heartbeat.Parse(&l)
+	}
+	err = testenv.Eventually(ctx, 30*time.Second, "the agent's heartbeat lease", func(ctx context.Context) error {
+		s, err := lease(ctx)
+		if err == nil && (!s.NBConnected || s.Node != "worker3") {
+			return errors.New("the lease does not report the agent connected to its NB")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.set(func(s *sources) { s.err = errors.New("apply zone worker3: timeout") })
+	err = testenv.Eventually(ctx, 5*time.Second, "the reconcile error on the lease, before the 10s renewal", func(ctx context.Context) error {
+		s, err := lease(ctx)
+		if err == nil && s.LastError != "apply zone worker3: timeout" {
+			return errors.New("last error is " + s.LastError)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,182 @@
+// Package installcmd implements `kubectl ovnk install` and `kubectl ovnk uninstall`: the
+// server-side apply of the embedded k8s.ovn.org CRDs and the agent's namespace, RBAC,
+// config and DaemonSet (pkg/manifests), and their removal.
+package installcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/manifests"
+)
+
+// DefaultTimeout bounds the wait for the CRDs to be established (install) or gone
+// (uninstall).
+const DefaultTimeout = 2 * time.Minute
+
+// pollInterval is the wait between two looks at the CRDs.
+const pollInterval = 250 * time.Millisecond
+
+// InstallOptions are the flags and dependencies of `install`.
+type InstallOptions struct {
+	Image          string
+	DryRun         bool
+	ConfigFile     string
+	ForceConflicts bool
+	Timeout        time.Duration
+	Output         *cmdutil.Output
+
+	f *cmdutil.Factory
+}
+
+// NewInstall returns the `install` command.
+func NewInstall(f *cmdutil.Factory) *cobra.Command {
+	o := &InstallOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install the OVN-Kubernetes CRDs and the ovnk agent (server-side apply)",
+		Long: `Install the k8s.ovn.org CRDs and the ovnk agent — its namespace, service account,
+RBAC, config and DaemonSet — by server-side apply with the field manager "ovnk".
+The CRDs come first; the agent's objects follow once the CRDs are established.
+
+Installing again is safe: it changes only what differs, and with the same version and
+options changes nothing. An upgraded plugin installs its own version of the agent.
+Fields that another field manager set (say, kubectl edit) are a conflict, which
+--force-conflicts resolves in ovnk's favour.`,
+		Example: `  # Install the version matching this plugin
+  kubectl ovnk install
+
+  # Your own image and agent config, into another namespace
+  kubectl ovnk install --image registry.example/ovnk-agent:dev --config agent.conf --agent-namespace ovnk
+
+  # What would change, checked by the API server but not stored
+  kubectl ovnk install --dry-run
+  kubectl ovnk install --dry-run -o yaml
+
+  # Then wait for every agent
+  kubectl ovnk status --wait`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Output.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.Image, "image", "", "the agent's image (default "+manifests.DefaultImageRepository+":<plugin version>)")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "have the API server check every object without storing any; prints what would change")
+	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "the agent's config file (INI, docs/agent-config.md); checked before it is applied")
+	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields that another field manager set")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the CRDs to be established")
+	o.Output = cmdutil.AddOutputFlag(cmd)
+	return cmd
+}
+
+// Run checks the options, then applies the CRDs, waits for them, and applies the agent.
+func (o *InstallOptions) Run(ctx context.Context) error {
+	if err := checkImage(o.Image); err != nil {
+		return err
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not positive: give a duration such as 2m", o.Timeout)
+	}
+	namespace := o.f.Settings.AgentNamespace
+	opts := manifests.AgentOptions{Namespace: namespace, Image: o.Image}
+	if o.ConfigFile != "" {
+		config, err := readAgentConfig(o.ConfigFile, namespace)
+		if err != nil {
+			return err
+		}
+		opts.Config = config
+	}
+	crds, agent, err := manifestObjects(opts)
+	if err != nil {
+		return err
+	}
+	rc, err := o.f.RESTConfig()
+	if err != nil {
+		return err
+	}
+	c, err := o.f.Client()
+	if err != nil {
+		return err
+	}
+	a := &applier{c: c, dryRun: o.DryRun, forceConflicts: o.ForceConflicts}
+	var applied []*unstructured.Unstructured
+	for _, crd := range crds {
+		if err := o.applyOne(ctx, a, crd); err != nil {
+			return cmdutil.ExplainConnectionError(rc.Host, err)
+		}
+		applied = append(applied, crd)
+	}
+	if !o.DryRun {
+		if err := waitEstablished(ctx, c, crds, o.Timeout, newProgress(o.f)); err != nil {
+			return err
+		}
+	}
+	// A dry run of an object in a namespace that does not exist yet fails: the
+	// namespace would be created by this very install.
+	namespaceMissing := false
+	if o.DryRun {
+		err := c.Get(ctx, client.ObjectKey{Name: namespace}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get namespace %s: %w", namespace, err)
+		}
+		namespaceMissing = apierrors.IsNotFound(err)
+	}
+	for _, obj := range agent {
+		if namespaceMissing && obj.GetNamespace() != "" {
+			o.report(obj, created+" (dry run, not checked by the server: namespace "+namespace+" does not exist yet)")
+		} else if err := o.applyOne(ctx, a, obj); err != nil {
+			return err
+		}
+		applied = append(applied, obj)
+	}
+	if !o.Output.Human() {
+		return o.Output.PrintObject(objectList(applied), o.f.Out)
+	}
+	if !o.DryRun {
+		fmt.Fprintf(o.f.ErrOut, "Installed. Wait for the agents with: kubectl ovnk status --wait\n")
+	}
+	return nil
+}
+
+// applyOne applies obj and reports the outcome.
+func (o *InstallOptions) applyOne(ctx context.Context, a *applier, obj *unstructured.Unstructured) error {
+	outcome, err := a.apply(ctx, obj)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		outcome += " (server dry run)"
+	}
+	o.report(obj, outcome)
+	return nil
+}
+
+// report prints an outcome line for the default output; -o prints the objects instead.
+func (o *InstallOptions) report(obj *unstructured.Unstructured, outcome string) {
+	if !o.Output.Human() {
+		return
+	}
+	fmt.Fprintf(o.f.Out, "%s %s\n", displayName(obj), outcome)
+}
+
+// objectList wraps objs in a v1 List, as `kubectl get -o yaml` prints several objects,
+// without managedFields, which only the server needs.
+func objectList(objs []*unstructured.Unstructured) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, obj := range objs {
+		item := obj.DeepCopy()
+		item.SetManagedFields(nil)
+		list.Items = append(list.Items, *item)
+	}
+	return list
+}

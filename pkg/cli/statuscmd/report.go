@@ -1,0 +1,285 @@
+package statuscmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
+)
+
+// Report is what `kubectl ovnk status` shows; `-o json` and `-o yaml` print it as is,
+// and its field names are stable for scripts.
+type Report struct {
+	// Ready is true when every node's agent is ready and every network is ready on
+	// every node; a cluster without nodes is not ready.
+	Ready bool `json:"ready"`
+	// Nodes are the cluster's nodes, by name.
+	Nodes []NodeStatus `json:"nodes"`
+	// Networks are the user-defined networks (ClusterUserDefinedNetworks and
+	// UserDefinedNetworks), by network name.
+	Networks []NetworkStatus `json:"networks"`
+}
+
+// NodeStatus is one node's agent, as its heartbeat Lease (ovnk-agent-<node> in the
+// agent's namespace) and its agent pod tell.
+type NodeStatus struct {
+	Node string `json:"node"`
+	// Agent is false when the node has no heartbeat Lease: no agent ever ran there.
+	Agent bool `json:"agent"`
+	// Ready: the heartbeat is fresh (renewed within its lease duration), the agent is
+	// connected to its NB and reconciled the zone at least once, and the node's agent
+	// pod, if there is one, is Ready.
+	Ready bool `json:"ready"`
+	// NotReadyReason says why the agent is not ready; empty when it is.
+	NotReadyReason string `json:"notReadyReason,omitempty"`
+	// Version is the agent's build version.
+	Version string `json:"version,omitempty"`
+	// Leader is true when the agent's fresh heartbeat says it holds the leader Lease.
+	Leader bool `json:"leader"`
+	// NBConnected is whether the agent reaches its node's OVN northbound database.
+	NBConnected bool `json:"nbConnected"`
+	// LastReconcile is the time of the zone's last successful reconcile, as of the
+	// last heartbeat (at most one renewal, 10s, old).
+	LastReconcile *time.Time `json:"lastReconcile,omitempty"`
+	// LastError is the error of the zone's last reconcile; empty when it succeeded.
+	LastError string `json:"lastError,omitempty"`
+	// Heartbeat is when the agent last renewed its Lease.
+	Heartbeat *time.Time `json:"heartbeat,omitempty"`
+	// Pod is the node's agent pod, when the agent runs as the DaemonSet.
+	Pod string `json:"pod,omitempty"`
+}
+
+// NetworkStatus is one network's readiness on every node, from each Node's
+// ovnk.io/zone-status report.
+type NetworkStatus struct {
+	// Network is the OVN network name: cluster_udn_<name> or <namespace>_<name>.
+	Network string `json:"network"`
+	// Kind and Name (namespace/name for a UserDefinedNetwork) name the object.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// ReadyNodes of TotalNodes have programmed the network in their zone.
+	ReadyNodes int `json:"readyNodes"`
+	TotalNodes int `json:"totalNodes"`
+	// NotReady are the other nodes, by name, each with its reason.
+	NotReady []NodeReason `json:"notReady,omitempty"`
+}
+
+// NodeReason is why a network is not ready on a node.
+type NodeReason struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// Pending lists what is not ready, one short phrase each, agents first: the message of
+// --wait's timeout.
+func (r Report) Pending() []string {
+	if len(r.Nodes) == 0 {
+		return []string{"the cluster has no nodes"}
+	}
+	var out []string
+	for _, n := range r.Nodes {
+		if !n.Ready {
+			out = append(out, fmt.Sprintf("agent on %s (%s)", n.Node, n.NotReadyReason))
+		}
+	}
+	for _, nw := range r.Networks {
+		if len(nw.NotReady) > 0 {
+			out = append(out, fmt.Sprintf("network %s on %s", nw.Network, nodeNames(nw.NotReady)))
+		}
+	}
+	return out
+}
+
+// Counts returns how many agents and networks are ready.
+func (r Report) Counts() (readyAgents, readyNetworks int) {
+	for _, n := range r.Nodes {
+		if n.Ready {
+			readyAgents++
+		}
+	}
+	for _, nw := range r.Networks {
+		if len(nw.NotReady) == 0 && nw.TotalNodes > 0 {
+			readyNetworks++
+		}
+	}
+	return readyAgents, readyNetworks
+}
+
+func nodeNames(rs []NodeReason) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Node
+	}
+	return strings.Join(names, ", ")
+}
+
+// inputs are the objects a Report is computed from.
+type inputs struct {
+	namespace string // the agent's
+	nodes     []corev1.Node
+	leases    []coordinationv1.Lease
+	pods      []corev1.Pod // the agent's
+	cudns     []ovnkv1.ClusterUserDefinedNetwork
+	udns      []ovnkv1.UserDefinedNetwork
+}
+
+// gather lists the inputs: every Node, the Leases and agent pods in the agent's
+// namespace, every ClusterUserDefinedNetwork and UserDefinedNetwork.
+func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, error) {
+	in := &inputs{namespace: namespace}
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	var leases coordinationv1.LeaseList
+	if err := c.List(ctx, &leases, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("list leases in namespace %s: %w", namespace, err)
+	}
+	var pods corev1.PodList
+	agentPods := client.MatchingLabels{manifests.LabelName: manifests.AgentName, manifests.LabelPartOf: "ovnk"}
+	if err := c.List(ctx, &pods, client.InNamespace(namespace), agentPods); err != nil {
+		return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
+	}
+	var cudns ovnkv1.ClusterUserDefinedNetworkList
+	var udns ovnkv1.UserDefinedNetworkList
+	for _, l := range []client.ObjectList{&cudns, &udns} {
+		if err := c.List(ctx, l); err != nil {
+			if meta.IsNoMatchError(err) {
+				return nil, fmt.Errorf("the cluster does not serve k8s.ovn.org networks: install the CRDs with `kubectl ovnk install`")
+			}
+			return nil, fmt.Errorf("list networks: %w", err)
+		}
+	}
+	in.nodes, in.leases, in.pods, in.cudns, in.udns = nodes.Items, leases.Items, pods.Items, cudns.Items, udns.Items
+	return in, nil
+}
+
+// build computes the Report at now.
+func build(in *inputs, now time.Time) Report {
+	leases := map[string]*coordinationv1.Lease{}
+	for i := range in.leases {
+		leases[in.leases[i].Name] = &in.leases[i]
+	}
+	pods := map[string][]*corev1.Pod{}
+	for i := range in.pods {
+		p := &in.pods[i]
+		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], p)
+	}
+	nodes := slices.Clone(in.nodes)
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+
+	r := Report{Nodes: []NodeStatus{}, Networks: []NetworkStatus{}}
+	for _, n := range nodes {
+		r.Nodes = append(r.Nodes, nodeStatus(n.Name, leases[heartbeat.LeaseName(n.Name)], pods[n.Name], in.namespace, now))
+	}
+	for _, c := range in.cudns {
+		r.Networks = append(r.Networks, networkStatus(cluster.CUDNNetworkName(c.Name), "ClusterUserDefinedNetwork", c.Name, nodes))
+	}
+	for _, u := range in.udns {
+		r.Networks = append(r.Networks, networkStatus(cluster.UDNNetworkName(u.Namespace, u.Name), "UserDefinedNetwork", u.Namespace+"/"+u.Name, nodes))
+	}
+	slices.SortFunc(r.Networks, func(a, b NetworkStatus) int { return strings.Compare(a.Network, b.Network) })
+	r.Ready = len(r.Pending()) == 0
+	return r
+}
+
+// nodeStatus reads a node's heartbeat Lease (nil if there is none) and agent pods.
+func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, namespace string, now time.Time) NodeStatus {
+	s := NodeStatus{Node: node}
+	pod := readyPod(pods)
+	if pod != nil {
+		s.Pod = pod.Name
+	}
+	if lease == nil {
+		s.NotReadyReason = fmt.Sprintf("no agent: no heartbeat Lease %s/%s", namespace, heartbeat.LeaseName(node))
+		if pod != nil {
+			s.NotReadyReason = fmt.Sprintf("pod %s has not published its heartbeat Lease %s/%s yet", pod.Name, namespace, heartbeat.LeaseName(node))
+		}
+		return s
+	}
+	s.Agent = true
+	hb, err := heartbeat.Parse(lease)
+	if err != nil {
+		s.NotReadyReason = err.Error()
+		return s
+	}
+	fresh := hb.Fresh(now)
+	s.Version, s.Leader, s.NBConnected, s.LastError = hb.Version, hb.Leader && fresh, hb.NBConnected, hb.LastError
+	if !hb.LastReconcile.IsZero() {
+		s.LastReconcile = &hb.LastReconcile
+	}
+	if !hb.RenewTime.IsZero() {
+		s.Heartbeat = &hb.RenewTime
+	}
+	switch {
+	case hb.RenewTime.IsZero():
+		s.NotReadyReason = "the heartbeat Lease was never renewed"
+	case !fresh:
+		s.NotReadyReason = fmt.Sprintf("heartbeat expired: last renewed %s ago, valid for %s", age(now, hb.RenewTime), duration.HumanDuration(hb.Duration))
+	case !hb.NBConnected:
+		s.NotReadyReason = "not connected to its OVN northbound database"
+	case hb.LastReconcile.IsZero():
+		s.NotReadyReason = "the zone has not been reconciled yet"
+	case len(pods) > 0 && pod == nil:
+		s.NotReadyReason = fmt.Sprintf("pod %s is not Ready", pods[0].Name)
+	default:
+		s.Ready = true
+	}
+	return s
+}
+
+// readyPod returns a Ready pod of pods, or nil. During a rolling update a node may have
+// two agent pods for a moment; one Ready pod is enough.
+func readyPod(pods []*corev1.Pod) *corev1.Pod {
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// networkStatus aggregates the nodes' zone reports on one network.
+func networkStatus(network, kind, name string, nodes []corev1.Node) NetworkStatus {
+	s := NetworkStatus{Network: network, Kind: kind, Name: name, TotalNodes: len(nodes)}
+	for i := range nodes {
+		why := zoneReason(&nodes[i], network)
+		if why == "" {
+			s.ReadyNodes++
+			continue
+		}
+		s.NotReady = append(s.NotReady, NodeReason{Node: nodes[i].Name, Reason: why})
+	}
+	return s
+}
+
+// zoneReason is why node's zone has not programmed network, "" if it has; the leader's
+// NetworkReady condition uses the same reasons.
+func zoneReason(node *corev1.Node, network string) string {
+	report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its %s annotation is unreadable", cluster.AnnotationZoneStatus)
+	case !ok:
+		return "no zone report yet"
+	}
+	why, reported := report[network]
+	if !reported {
+		return "the zone has not reported on the network yet"
+	}
+	return why
+}

@@ -1,0 +1,460 @@
+package statuscmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
+
+func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
+
+// lockedBuffer is a buffer that a command running in another goroutine writes while
+// the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// terminal is what the command's output streams look like.
+type terminal struct {
+	tty   bool
+	width int
+}
+
+// command is `kubectl ovnk status` against kube, with the agent in namespace and the
+// given clock and terminal, and its output streams.
+type command struct {
+	opts        *Options
+	out, errOut *lockedBuffer
+}
+
+func newTestCommand(kube *testenv.Kube, namespace string, clock func() time.Time, term terminal) *command {
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig = &kube.Kubeconfig
+	f := &cmdutil.Factory{
+		IOStreams:     genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
+		Kube:          flags,
+		Settings:      &cmdutil.Settings{AgentNamespace: namespace},
+		Getenv:        func(string) string { return "" },
+		IsTerminal:    func(any) bool { return term.tty },
+		TerminalWidth: func(any) int { return term.width },
+	}
+	return &command{opts: &Options{f: f, Now: clock, Interval: 20 * time.Millisecond}, out: out, errOut: errOut}
+}
+
+func (c *command) run(ctx context.Context, args ...string) error {
+	cmd := newCommand(c.opts)
+	cmd.SetArgs(append([]string{}, args...)) // never nil, which would mean os.Args
+	cmd.SetOut(c.out)
+	cmd.SetErr(c.errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	return cmd.ExecuteContext(ctx)
+}
+
+func newClient(t *testing.T, kube *testenv.Kube) client.Client {
+	t.Helper()
+	c, err := client.New(kube.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// create creates objs and deletes them when the test ends. Nodes and networks are
+// cluster-wide and `status` shows them all, so every test removes its own.
+func create(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+		}
+		t.Cleanup(func() {
+			if err := c.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
+				t.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
+			}
+		})
+	}
+}
+
+func ensureNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func nodeObject(name, zoneStatus string) *corev1.Node {
+	n := node(name, zoneStatus)
+	return &n
+}
+
+func leaseObject(namespace, node string, renewed time.Time, annotations map[string]string) *coordinationv1.Lease {
+	l := lease(node, renewed, annotations)
+	l.Namespace = namespace
+	return &l
+}
+
+func layer3CUDN(name, cidr string) *ovnkv1.ClusterUserDefinedNetwork {
+	return &ovnkv1.ClusterUserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: ovnkv1.ClusterUserDefinedNetworkSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tenant": name}},
+			Network: ovnkv1.NetworkSpec{
+				Topology: ovnkv1.NetworkTopologyLayer3,
+				Layer3:   &ovnkv1.Layer3Config{Role: ovnkv1.NetworkRolePrimary, Subnets: []ovnkv1.Layer3Subnet{{CIDR: ovnkv1.CIDR(cidr), HostSubnet: 24}}},
+			},
+		},
+	}
+}
+
+func layer3UDN(namespace, name, cidr string) *ovnkv1.UserDefinedNetwork {
+	return &ovnkv1.UserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ovnkv1.UserDefinedNetworkSpec{
+			Topology: ovnkv1.NetworkTopologyLayer3,
+			Layer3:   &ovnkv1.Layer3Config{Role: ovnkv1.NetworkRolePrimary, Subnets: []ovnkv1.Layer3Subnet{{CIDR: ovnkv1.CIDR(cidr), HostSubnet: 24}}},
+		},
+	}
+}
+
+// goldenCluster creates three nodes — a ready leader, an agent whose heartbeat expired
+// and that failed its last reconcile, and a node without an agent — with a CUDN ready
+// everywhere it was reported and a UDN that one node cannot program.
+func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	ensureNamespace(ctx, t, c, "ovnk-system")
+	ensureNamespace(ctx, t, c, "tenant-red")
+	leader := healthy(now.Add(-4 * time.Second))
+	leader[heartbeat.AnnotationLeader] = "true"
+	leader[heartbeat.AnnotationVersion] = "v0.4.0"
+	failing := healthy(now.Add(-130 * time.Second))
+	failing[heartbeat.AnnotationVersion] = "v0.4.0"
+	failing[heartbeat.AnnotationLastError] = "apply zone status-b: transaction failed: constraint violation: " +
+		"Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name"
+	create(ctx, t, c,
+		nodeObject("status-a", `{"cluster_udn_blue":"","tenant-red_red":""}`),
+		nodeObject("status-b", `{"cluster_udn_blue":"","tenant-red_red":"no k8s.ovn.org/l3-gateway-config yet"}`),
+		nodeObject("status-c", ""),
+		layer3CUDN("blue", "10.20.0.0/16"),
+		layer3UDN("tenant-red", "red", "10.30.0.0/16"),
+		leaseObject("ovnk-system", "status-a", now.Add(-3*time.Second), leader),
+		leaseObject("ovnk-system", "status-b", now.Add(-2*time.Minute), failing),
+	)
+}
+
+// TestGolden draws the status of goldenCluster with and without colour, at 80 and 200
+// columns, and compares it with testdata/*.golden (rewritten by -update).
+func TestGolden(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	goldenCluster(ctx, t, newClient(t, kube))
+	clock := func() time.Time { return now }
+	for _, tc := range []struct {
+		name string
+		term terminal
+	}{
+		{"plain-80", terminal{tty: false, width: 80}},
+		{"plain-200", terminal{tty: false, width: 200}},
+		{"colour-80", terminal{tty: true, width: 80}},
+		{"colour-200", terminal{tty: true, width: 200}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCommand(kube, "ovnk-system", clock, tc.term)
+			if err := c.run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := c.out.String()
+			compareGolden(t, filepath.Join("testdata", "status-"+tc.name+".golden"), got)
+			hasEscape := strings.Contains(got, "\x1b[")
+			if hasEscape != tc.term.tty {
+				t.Errorf("escape sequences in the output: %t, want %t (colour only on a terminal)", hasEscape, tc.term.tty)
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+				if w := visibleWidth(line); w > tc.term.width {
+					t.Errorf("line of %d columns, wider than the terminal's %d: %q", w, tc.term.width, line)
+				}
+			}
+		})
+	}
+	t.Run("NO_COLOR on a terminal", func(t *testing.T) {
+		c := newTestCommand(kube, "ovnk-system", clock, terminal{tty: true, width: 80})
+		c.opts.f.Getenv = func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
+		if err := c.run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(c.out.String(), "\x1b[") {
+			t.Errorf("NO_COLOR output has escape sequences:\n%s", c.out.String())
+		}
+	})
+}
+
+// visibleWidth is the number of columns line takes on a terminal.
+func visibleWidth(line string) int {
+	return len([]rune(stripEscapes(line)))
+}
+
+// stripEscapes removes SGR escape sequences (colours, bold).
+func stripEscapes(s string) string {
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && s[j] != 'm' {
+				j++
+			}
+			i = j
+			continue
+		}
+		out.WriteByte(s[i])
+	}
+	return out.String()
+}
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestJSONAndYAML prints goldenCluster's report as JSON and YAML: both parse back into
+// the same Report.
+func TestJSONAndYAML(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	goldenCluster(ctx, t, newClient(t, kube))
+	var reports []Report
+	for _, format := range []string{"json", "yaml"} {
+		c := newTestCommand(kube, "ovnk-system", func() time.Time { return now }, terminal{tty: true, width: 80})
+		if err := c.run(ctx, "-o", format); err != nil {
+			t.Fatal(err)
+		}
+		var r Report
+		if err := yaml.Unmarshal([]byte(c.out.String()), &r); err != nil {
+			t.Fatalf("-o %s does not parse: %v\n%s", format, err, c.out.String())
+		}
+		if strings.Contains(c.out.String(), "\x1b[") {
+			t.Errorf("-o %s has escape sequences", format)
+		}
+		reports = append(reports, r)
+	}
+	r := reports[0]
+	if r.Ready || len(r.Nodes) != 3 || len(r.Networks) != 2 {
+		t.Fatalf("report %+v, want 3 nodes, 2 networks, not ready", r)
+	}
+	a, b, c := r.Nodes[0], r.Nodes[1], r.Nodes[2]
+	if !a.Ready || !a.Leader || a.Version != "v0.4.0" || a.LastReconcile == nil || !a.LastReconcile.Equal(now.Add(-4*time.Second)) {
+		t.Errorf("status-a: %+v, want the ready leader v0.4.0 reconciled 4s ago", a)
+	}
+	if b.Ready || !strings.HasPrefix(b.LastError, "apply zone status-b") || !strings.HasPrefix(b.NotReadyReason, "heartbeat expired") {
+		t.Errorf("status-b: %+v, want an expired heartbeat with its last error", b)
+	}
+	if c.Agent || c.Ready || c.NotReadyReason != "no agent: no heartbeat Lease ovnk-system/ovnk-agent-status-c" {
+		t.Errorf("status-c: %+v, want no agent", c)
+	}
+	red := r.Networks[1]
+	if red.Network != "tenant-red_red" || red.ReadyNodes != 1 || red.TotalNodes != 3 || red.NotReady[0] != (NodeReason{"status-b", "no k8s.ovn.org/l3-gateway-config yet"}) {
+		t.Errorf("tenant-red_red: %+v", red)
+	}
+	jsonForm, _ := json.Marshal(reports[0])
+	yamlForm, _ := json.Marshal(reports[1])
+	if !bytes.Equal(jsonForm, yamlForm) {
+		t.Errorf("-o json and -o yaml differ:\n%s\n%s", jsonForm, yamlForm)
+	}
+}
+
+// TestWaitUntilReady waits on a node without an agent, then gives it a heartbeat: the
+// wait ends with the table, after plain progress lines on a non-terminal.
+func TestWaitUntilReady(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube)
+	ns := kube.Namespace(t)
+	create(ctx, t, c, nodeObject("status-w", ""))
+
+	cmd := newTestCommand(kube, ns, func() time.Time { return now }, terminal{tty: false, width: 80})
+	done := make(chan error, 1)
+	go func() { done <- cmd.run(ctx, "--wait", "--timeout", "50s") }()
+	err := testenv.Eventually(ctx, 20*time.Second, "a progress line naming the node without an agent", func(context.Context) error {
+		if !strings.Contains(cmd.errOut.String(), "0/1 agents ready, 0/0 networks ready; waiting for agent on status-w (no agent") {
+			return fmt.Errorf("standard error so far: %q", cmd.errOut.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(ctx, t, c, leaseObject(ns, "status-w", now, healthy(now)))
+	if err := <-done; err != nil {
+		t.Fatalf("status --wait: %v", err)
+	}
+	if !strings.Contains(cmd.out.String(), "All 1 agents and 0 networks are ready.") {
+		t.Errorf("output after the wait:\n%s", cmd.out.String())
+	}
+	if strings.Contains(cmd.errOut.String(), "\r") {
+		t.Errorf("progress on a non-terminal rewrites its line: %q", cmd.errOut.String())
+	}
+}
+
+// TestWaitTimesOut waits on a node whose agent never comes: at the timeout the command
+// fails with one line naming it, after drawing one updating line on the terminal.
+func TestWaitTimesOut(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube)
+	ns := kube.Namespace(t)
+	create(ctx, t, c, nodeObject("status-t", `{"cluster_udn_green":"no k8s.ovn.org/node-subnets yet"}`), layer3CUDN("green", "10.40.0.0/16"))
+
+	cmd := newTestCommand(kube, ns, func() time.Time { return now }, terminal{tty: true, width: 60})
+	err := cmd.run(ctx, "--wait", "--timeout", "300ms")
+	want := "timed out after 300ms; not ready: agent on status-t (no agent: no heartbeat Lease " + ns +
+		"/ovnk-agent-status-t); network cluster_udn_green on status-t"
+	if err == nil || err.Error() != want {
+		t.Fatalf("status --wait at the timeout: %v\nwant: %s", err, want)
+	}
+	progress := cmd.errOut.String()
+	if !strings.HasPrefix(progress, "\r\x1b[K[") || !strings.HasSuffix(progress, "\r\x1b[K") || strings.Contains(progress, "\n") {
+		t.Errorf("terminal progress is not one line rewritten in place and cleared at the end: %q", progress)
+	}
+	for _, line := range strings.Split(progress, "\r\x1b[K") {
+		if w := len([]rune(line)); w >= 60 {
+			t.Errorf("progress line of %d columns on a 60-column terminal: %q", w, line)
+		}
+	}
+	if !strings.Contains(cmd.out.String(), "no agent") {
+		t.Errorf("the status is not shown at the timeout:\n%s", cmd.out.String())
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", "wide"}, `unknown output format "wide"`},
+		{[]string{"--wait", "--timeout", "0s"}, "--timeout 0s is not positive"},
+		{[]string{"nodes"}, `unknown command "nodes"`},
+	} {
+		cmd := newTestCommand(kube, "ovnk-system", time.Now, terminal{})
+		err := cmd.run(context.Background(), tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("status %v: %v, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestUnreachableCluster fails in one line naming the server.
+func TestUnreachableCluster(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newTestCommand(&testenv.Kube{Kubeconfig: kubeconfig}, "ovnk-system", time.Now, terminal{})
+	err := cmd.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the API server at https://127.0.0.1:1") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("status against a closed port: %v, want one line naming the server", err)
+	}
+}
+
+// TestWithRealHeartbeat runs the agent's Heartbeat for a node: `status --wait` sees the
+// agent ready, with the Heartbeat's version.
+func TestWithRealHeartbeat(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube)
+	ns := kube.Namespace(t)
+	create(ctx, t, c, nodeObject("status-hb", ""))
+	reconciled := time.Now()
+	hb := &heartbeat.Heartbeat{
+		Client: c, Namespace: ns, NodeName: "status-hb", Version: "v7.7.7",
+		Zone:        func() (time.Time, error) { return reconciled, nil },
+		Leader:      func() bool { return true },
+		NBConnected: func() bool { return true },
+	}
+	hbCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- hb.Start(hbCtx) }()
+	defer func() {
+		stop()
+		if err := <-stopped; err != nil {
+			t.Errorf("heartbeat: %v", err)
+		}
+	}()
+
+	cmd := newTestCommand(kube, ns, time.Now, terminal{})
+	if err := cmd.run(ctx, "--wait", "--timeout", "30s", "-o", "json"); err != nil {
+		t.Fatalf("status --wait: %v", err)
+	}
+	var r Report
+	if err := json.Unmarshal([]byte(cmd.out.String()), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Nodes) != 1 {
+		t.Fatalf("nodes %+v, want status-hb alone", r.Nodes)
+	}
+	n := r.Nodes[0]
+	if !r.Ready || !n.Ready || !n.Leader || !n.NBConnected || n.Version != "v7.7.7" || n.LastReconcile == nil || n.Heartbeat == nil {
+		t.Errorf("status-hb: %+v, want the ready leader v7.7.7 with a heartbeat and a reconcile", n)
+	}
+	if got := n.LastReconcile.Unix(); got != reconciled.Unix() {
+		t.Errorf("last reconcile %v, want %v", n.LastReconcile, reconciled)
+	}
+}
