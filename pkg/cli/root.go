@@ -12,6 +12,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
 	"github.com/ovnk/ovnk/pkg/cli/installcmd"
+	"github.com/ovnk/ovnk/pkg/cli/networkcmd"
 	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
@@ -63,6 +64,7 @@ live OVN topology and route tables of every node.`,
 	// Our own completion command, with examples and kubectl's plugin completion explained.
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
+		networkcmd.New(f),
 		statuscmd.New(f),
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),

@@ -1,0 +1,218 @@
+package networkcmd
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+)
+
+// TestBadInput gives the commands mistakes and requires, for each, a non-zero exit with
+// one line naming the value and the fix, and no network created.
+func TestBadInput(t *testing.T) {
+	h := newHarness(t)
+	ns := h.namespace("", nil)
+	other := h.namespace("", nil)
+	// Networks the mistakes collide with.
+	h.mustRun("create", "existing", "-n", ns, "--subnet", "10.40.0.0/16")
+	h.cudnLater("bad-same-name")
+	h.mustRun("create", "bad-same-name", "--cluster", "--namespaces", other, "--subnet", "10.41.0.0/16", "--role", "secondary")
+	h.mustRun("create", "bad-same-name", "-n", ns, "--subnet", "10.42.0.0/16", "--role", "secondary")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad CIDR", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.300/16"},
+			"--subnet 10.0.0.300/16: must be a CIDR in prefix notation, such as 10.128.0.0/16"},
+		{"not a prefix", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0"},
+			"--subnet 10.0.0.0: must be a CIDR in prefix notation"},
+		{"host bits", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.1/16"},
+			"--subnet 10.0.0.1/16: host bits set; did you mean 10.0.0.0/16?"},
+		{"overlapping subnets", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--subnet", "10.0.128.0/17"},
+			"--subnet 10.0.128.0/17: overlaps subnet 10.0.0.0/16; list one subnet per IP family"},
+		{"two IPv4 subnets", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--subnet", "10.1.0.0/16"},
+			"--subnet 10.0.0.0/16,10.1.0.0/16: two subnets must be one IPv4 and one IPv6 (dual-stack)"},
+		{"three subnets", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16,fd00::/48,10.1.0.0/16"},
+			"--subnet 10.0.0.0/16,fd00::/48,10.1.0.0/16: must have at most 2 items"},
+		{"join subnet inside the subnet", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--join-subnet", "10.0.9.0/24"},
+			"--join-subnet 10.0.9.0/24: overlaps subnet 10.0.0.0/16; join subnets address the gateway routers and must be outside the pod subnets"},
+		{"join subnet on a secondary network", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--role", "secondary", "--join-subnet", "100.66.0.0/16"},
+			"--join-subnet 100.66.0.0/16: joinSubnets is only allowed when role is Primary"},
+		{"subnet overlapping another network of the namespace", []string{"create", "n1", "-n", ns, "--subnet", "10.40.128.0/17", "--role", "secondary"},
+			fmt.Sprintf("--subnet 10.40.128.0/17: overlaps subnet 10.40.0.0/16 of UserDefinedNetwork %s/existing, which also serves namespace %s", ns, ns)},
+		{"second primary network of a namespace", []string{"create", "n1", "--cluster", "--namespaces", other + "," + ns, "--subnet", "10.50.0.0/16"},
+			fmt.Sprintf("--role primary: namespace %s already has a primary network, UserDefinedNetwork %s/existing, and a namespace has at most one", ns, ns)},
+		{"host subnet no longer than the subnet", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--host-subnet", "16"},
+			"--host-subnet 16: hostSubnet must be a longer prefix than the prefix of cidr"},
+		{"host prefix that leaves no room", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16/31"},
+			"--subnet 10.0.0.0/16/31: hostSubnet leaves no room for pods"},
+		{"host prefix that is not a number", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16/x"},
+			"--subnet 10.0.0.0/16/x: after the CIDR comes the prefix length of each node's block"},
+		{"host subnet on layer2", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--subnet", "10.0.0.0/16", "--host-subnet", "24"},
+			"--host-subnet 24: a layer2 network has no per-node blocks"},
+		{"unknown topology", []string{"create", "n1", "-n", ns, "--topology", "localnet", "--subnet", "10.0.0.0/16"},
+			"--topology localnet: use layer3 or layer2"},
+		{"unknown role", []string{"create", "n1", "-n", ns, "--role", "main", "--subnet", "10.0.0.0/16"},
+			"--role main: use primary or secondary"},
+		{"MTU out of range", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--mtu", "100"},
+			"--mtu 100: must be between 576 and 65536"},
+		{"MTU too small for IPv6", []string{"create", "n1", "-n", ns, "--subnet", "fd00::/48", "--mtu", "1000"},
+			"--mtu 1000: mtu must be at least 1280 when an IPv6 subnet is used"},
+		{"no subnet", []string{"create", "n1", "-n", ns},
+			"--subnet is required"},
+		{"subnets without IPAM", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--role", "secondary", "--ipam", "disabled", "--subnet", "10.0.0.0/24"},
+			"--subnet 10.0.0.0/24: subnets must be omitted when ipam.mode is Disabled"},
+		{"primary without IPAM", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--ipam", "disabled"},
+			"--ipam disabled: ipam.mode Disabled is only allowed for Secondary networks"},
+		{"IPAM option on layer3", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--ipam", "disabled"},
+			"--ipam disabled: only a layer2 network has IPAM options"},
+		{"transport of a namespaced network", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--transport", "no-overlay", "--outbound-snat", "enabled", "--routing", "managed"},
+			"--transport no-overlay: only a cluster network (--cluster) chooses its transport"},
+		{"no-overlay without its options", []string{"create", "n1", "--cluster", "--namespaces", other, "--subnet", "10.0.0.0/16", "--transport", "no-overlay"},
+			"--transport no-overlay needs --outbound-snat enabled|disabled and --routing managed|unmanaged"},
+		{"no-overlay options without no-overlay", []string{"create", "n1", "--cluster", "--namespaces", other, "--subnet", "10.0.0.0/16", "--routing", "managed"},
+			"--outbound-snat and --routing only apply to --transport no-overlay"},
+		{"no-overlay on a secondary network", []string{"create", "n1", "--cluster", "--namespaces", other, "--subnet", "10.0.0.0/16", "--role", "secondary",
+			"--transport", "no-overlay", "--outbound-snat", "enabled", "--routing", "managed"},
+			"--transport no-overlay: transport NoOverlay is only supported for topology Layer3 with layer3.role Primary"},
+		{"cluster network without namespaces", []string{"create", "n1", "--cluster", "--subnet", "10.0.0.0/16"},
+			"--cluster needs the namespaces the network serves"},
+		{"cluster network with -n", []string{"create", "n1", "--cluster", "-n", ns, "--namespaces", ns, "--subnet", "10.0.0.0/16"},
+			"-n does not apply to a cluster network"},
+		{"namespaces without --cluster", []string{"create", "n1", "-n", ns, "--namespaces", ns, "--subnet", "10.0.0.0/16"},
+			"--namespaces and --namespace-selector choose the namespaces of a cluster network: add --cluster"},
+		{"bad namespace selector", []string{"create", "n1", "--cluster", "--namespace-selector", "tenant in acme", "--subnet", "10.0.0.0/16"},
+			`--namespace-selector "tenant in acme":`},
+		{"invalid name", []string{"create", "Bad_Name", "-n", ns, "--subnet", "10.0.0.0/16"},
+			`network name "Bad_Name": a lowercase RFC 1123 subdomain must consist of`},
+		{"bad --dry-run", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--dry-run=later"},
+			"--dry-run=later: use --dry-run"},
+		{"bad -o", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "-o", "table"},
+			`unknown output format "table"`},
+		{"unknown namespace", []string{"create", "n1", "-n", "no-such-namespace", "--subnet", "10.0.0.0/16"},
+			`namespace "no-such-namespace" not found`},
+		{"unknown namespace of a cluster network", []string{"create", "n1", "--cluster", "--namespaces", other + ",no-such-namespace", "--subnet", "10.0.0.0/16"},
+			`namespace "no-such-namespace" not found`},
+		{"existing name", []string{"create", "existing", "-n", ns, "--subnet", "10.99.0.0/16", "--role", "secondary"},
+			`userdefinednetwork.k8s.ovn.org "existing" already exists in namespace ` + ns},
+		{"list of an unknown namespace", []string{"list", "-n", "no-such-namespace"},
+			`namespace "no-such-namespace" not found`},
+		{"describe an unknown network", []string{"describe", "no-such-network"},
+			`no network named "no-such-network"`},
+		{"describe an unknown network of a namespace", []string{"describe", ns + "/no-such-network"},
+			fmt.Sprintf(`no UserDefinedNetwork "no-such-network" in namespace %s`, ns)},
+		{"describe in an unknown namespace", []string{"describe", "no-such-namespace/x"},
+			`namespace "no-such-namespace" not found`},
+		{"describe with an unknown -n", []string{"describe", "x", "-n", "no-such-namespace"},
+			`namespace "no-such-namespace" not found`},
+		{"describe an unknown cluster network", []string{"describe", "existing", "--cluster"},
+			`no ClusterUserDefinedNetwork "existing"`},
+		{"describe an ambiguous name", []string{"describe", "bad-same-name"},
+			fmt.Sprintf(`network "bad-same-name" is ambiguous: it names ClusterUserDefinedNetwork bad-same-name (name it with --cluster) and UserDefinedNetwork %s/bad-same-name (name it as %s/bad-same-name)`, ns, ns)},
+		{"describe two networks", []string{"describe", "a", "b"},
+			"takes one network, NAME or NAMESPACE/NAME (got 2 arguments)"},
+		{"describe with a namespace and --cluster", []string{"describe", ns + "/x", "--cluster"},
+			"--cluster takes the name of a ClusterUserDefinedNetwork"},
+		{"delete an unknown network", []string{"delete", "no-such-network"},
+			`no network named "no-such-network"`},
+		{"delete an ambiguous name", []string{"delete", "bad-same-name"},
+			`network "bad-same-name" is ambiguous`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.t = t
+			before := h.networkCount()
+			_, stderr, err := h.run(tc.args...)
+			oneLine(t, err, tc.want)
+			if stderr != "" {
+				t.Errorf("stderr: %q", stderr)
+			}
+			if after := h.networkCount(); after != before {
+				t.Errorf("%d networks before, %d after: something was created or deleted", before, after)
+			}
+		})
+	}
+	// The ambiguous name resolves when qualified.
+	h.t = t
+	if out := h.mustRun("describe", "bad-same-name", "--cluster"); !strings.Contains(out, "ClusterUserDefinedNetwork") {
+		t.Errorf("describe --cluster did not pick the cluster network:\n%s", out)
+	}
+	if out := h.mustRun("describe", "bad-same-name", "-n", ns); !strings.Contains(out, "Kind:         UserDefinedNetwork") {
+		t.Errorf("describe -n did not pick the namespaced network:\n%s", out)
+	}
+}
+
+// TestUnreachableCluster points the commands at a closed port: each fails with one line
+// naming the server, except a client-side dry run, which needs no cluster.
+func TestUnreachableCluster(t *testing.T) {
+	h := newHarness(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + l.Addr().String()
+	l.Close()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["closed"] = &clientcmdapi.Cluster{Server: server, InsecureSkipTLSVerify: true}
+	cfg.AuthInfos["closed"] = &clientcmdapi.AuthInfo{Token: "t"}
+	cfg.Contexts["closed"] = &clientcmdapi.Context{Cluster: "closed", AuthInfo: "closed", Namespace: "default"}
+	cfg.CurrentContext = "closed"
+	h.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, h.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"list"},
+		{"describe", "blue"},
+		{"delete", "blue"},
+		{"create", "blue", "--subnet", "10.0.0.0/16"},
+		{"create", "blue", "--subnet", "10.0.0.0/16", "--dry-run=server"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, _, err := h.run(args...)
+			oneLine(t, err, "cannot reach the API server at "+server)
+		})
+	}
+	out, _, err := h.run("create", "blue", "--subnet", "10.0.0.0/16", "--dry-run")
+	if err != nil || !strings.Contains(out, "kind: UserDefinedNetwork") {
+		t.Errorf("a client-side dry run needs no cluster: %v\n%s", err, out)
+	}
+}
+
+// TestDryRun checks that both dry runs print the network and create nothing.
+func TestDryRun(t *testing.T) {
+	h := newHarness(t)
+	ns := h.namespace("", nil)
+	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server"} {
+		t.Run(dry, func(t *testing.T) {
+			h.t = t
+			out := h.mustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", dry)
+			var udn ovnkv1.UserDefinedNetwork
+			if err := yamlStrict(out, &udn); err != nil {
+				t.Fatalf("%s did not print YAML of a UserDefinedNetwork: %v\n%s", dry, err, out)
+			}
+			if udn.Kind != "UserDefinedNetwork" || udn.Name != "dry" || udn.Namespace != ns || udn.Spec.Layer3 == nil || udn.Spec.Layer3.Subnets[0].CIDR != "10.0.0.0/16" {
+				t.Errorf("%s printed:\n%s", dry, out)
+			}
+			if h.exists(&ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dry"}}) {
+				t.Fatalf("%s created the network", dry)
+			}
+		})
+	}
+	h.t = t
+	out := h.mustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
+	if out != "clusteruserdefinednetwork.k8s.ovn.org/dry\n" {
+		t.Errorf("--dry-run=server -o name printed %q", out)
+	}
+	if h.exists(&ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}) {
+		t.Fatalf("--dry-run=server created the cluster network")
+	}
+}

@@ -1,0 +1,195 @@
+package networkcmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// maxNamedPods bounds how many pods a refused delete names.
+const maxNamedPods = 3
+
+// deleteOptions are the flags and dependencies of `network delete`.
+type deleteOptions struct {
+	f       *cmdutil.Factory
+	cluster bool
+	force   bool
+}
+
+func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &deleteOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "delete NAME | NAMESPACE/NAME",
+		Short: "Delete a network that no pod uses (--force: even if pods use it)",
+		Long: `Delete a network. While pods use it the delete is refused and the first of them are
+named: their interfaces on the network would be cut. Pods use a Primary network when
+they run in a namespace it serves (its own namespace for a UserDefinedNetwork, the
+selected ones for a ClusterUserDefinedNetwork), and a Secondary network when their
+k8s.ovn.org/pod-networks annotation has an interface on it. Finished and
+host-network pods do not count.
+
+Networks are named as for describe: NAMESPACE/NAME or NAME with -n for a
+UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedNetwork.`,
+		Example: `  # Delete a namespace's network once its pods are gone
+  kubectl ovnk network delete blue/tenant-net
+
+  # Delete a cluster network even though pods still use it
+  kubectl ovnk network delete shared --cluster --force`,
+		Args:              exactlyOneNetwork,
+		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+	cmd.Flags().BoolVar(&o.force, "force", false, "delete the network even while pods use it")
+	return cmd
+}
+
+func (o *deleteOptions) run(ctx context.Context, arg string) error {
+	t, err := targetOf(o.f, arg, o.cluster)
+	if err != nil {
+		return err
+	}
+	s, err := connect(o.f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	n, err := s.resolve(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !o.force {
+		pods, err := s.podsUsing(ctx, n)
+		if err != nil {
+			return err
+		}
+		if len(pods) > 0 {
+			return fmt.Errorf("network %s is in use by %s: delete them first, or pass --force to delete the network anyway", n.ref(), podList(pods))
+		}
+	}
+	err = s.client.Delete(ctx, n.object(), client.Preconditions{UID: ptr(n.object().GetUID())})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("network %s was deleted by someone else meanwhile", n.ref())
+	}
+	if err != nil {
+		return s.explain(err, "delete network "+n.ref())
+	}
+	if n.cluster() {
+		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted\n", n.resourceType(), n.name())
+	} else {
+		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted from %s namespace\n", n.resourceType(), n.name(), n.namespace())
+	}
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// podList names the first pods and counts the rest: "2 pods (a/x, a/y)".
+func podList(pods []string) string {
+	shown := pods[:min(len(pods), maxNamedPods)]
+	text := strings.Join(shown, ", ")
+	if more := len(pods) - len(shown); more > 0 {
+		text += fmt.Sprintf(" and %d more", more)
+	}
+	noun := "pods"
+	if len(pods) == 1 {
+		noun = "pod"
+	}
+	return fmt.Sprintf("%d %s (%s)", len(pods), noun, text)
+}
+
+// podsUsing returns, as sorted NAMESPACE/NAME, the pods that use the network: for a
+// Primary network every pod of the namespaces it serves, for a Secondary network the
+// pods with an interface on it in k8s.ovn.org/pod-networks. Finished and host-network
+// pods have no interface on any pod network and do not count.
+func (s *session) podsUsing(ctx context.Context, n network) ([]string, error) {
+	served := map[string]bool{}
+	if n.cluster() {
+		nsLabels, err := s.namespaceLabels(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for ns, l := range nsLabels {
+			served[ns] = n.serves(ns, l)
+		}
+	} else {
+		served[n.namespace()] = true
+	}
+	uses, err := s.usage(ctx, n, served)
+	if err != nil {
+		return nil, err
+	}
+	// A secondary network's pods may live anywhere; a primary network's in its own
+	// namespace, which is all a UserDefinedNetwork needs to list.
+	listNS := ""
+	if !n.cluster() && n.role() == ovnkv1.NetworkRolePrimary {
+		listNS = n.namespace()
+	}
+	var pods corev1.PodList
+	if err := s.client.List(ctx, &pods, client.InNamespace(listNS)); err != nil {
+		return nil, s.explain(err, "list pods")
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.Spec.HostNetwork || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if uses(&p) {
+			out = append(out, p.Namespace+"/"+p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// usage returns the test of whether a pod uses n, given the namespaces n serves.
+func (s *session) usage(ctx context.Context, n network, served map[string]bool) (func(*corev1.Pod) bool, error) {
+	if n.role() == ovnkv1.NetworkRolePrimary {
+		return func(p *corev1.Pod) bool { return served[p.Namespace] }, nil
+	}
+	// A pod names a network by NAD name "<namespace>/<name>": a UserDefinedNetwork's
+	// own, or a ClusterUserDefinedNetwork's in a namespace it serves where no
+	// UserDefinedNetwork has that name (the UserDefinedNetwork wins, as in pkg/cluster).
+	shadowed := map[string]bool{}
+	if n.cluster() {
+		var udns ovnkv1.UserDefinedNetworkList
+		err := s.client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", n.name())})
+		if err != nil {
+			return nil, s.explain(err, "list UserDefinedNetworks named "+n.name())
+		}
+		for _, u := range udns.Items {
+			shadowed[u.Namespace] = true
+		}
+	}
+	return func(p *corev1.Pod) bool {
+		ifaces, _, err := cluster.PodNetworksCodec.Lookup(cluster.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, p.Annotations)
+		if err != nil {
+			// An annotation nobody can read wires no interface the network could cut.
+			return false
+		}
+		for nad := range ifaces {
+			ns, name, ok := strings.Cut(nad, "/")
+			if !ok || name != n.name() {
+				continue
+			}
+			if !n.cluster() && ns == n.namespace() || n.cluster() && served[ns] && !shadowed[ns] {
+				return true
+			}
+		}
+		return false
+	}, nil
+}

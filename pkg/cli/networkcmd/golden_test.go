@@ -1,0 +1,226 @@
+package networkcmd
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output (review the diff before committing)")
+
+// goldenCluster creates a small cluster with fixed names: three nodes in various states
+// of readiness, four networks of every kind, a connect selecting two of them, status
+// conditions and events. It returns the clock the views are drawn at: 30 hours after
+// the networks were created, so every AGE is stable.
+func goldenCluster(h *harness) func() time.Time {
+	h.t.Helper()
+	blue := h.namespace("golden-blue", map[string]string{"tenant": "blue"})
+	red := h.namespace("golden-red", nil)
+
+	shared := &ovnkv1.ClusterUserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "golden-shared", Labels: map[string]string{"network": "colored"}},
+		Spec: ovnkv1.ClusterUserDefinedNetworkSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{red}},
+			}},
+			Network: ovnkv1.NetworkSpec{
+				Topology: ovnkv1.NetworkTopologyLayer3,
+				Layer3: &ovnkv1.Layer3Config{Role: ovnkv1.NetworkRolePrimary, MTU: 1500, Subnets: []ovnkv1.Layer3Subnet{
+					{CIDR: "10.100.0.0/16", HostSubnet: 24}, {CIDR: "fd00:10:100::/48"},
+				}},
+				Transport: ovnkv1.TransportOptionNoOverlay,
+				NoOverlay: &ovnkv1.NoOverlayConfig{OutboundSNAT: ovnkv1.SNATEnabled, Routing: ovnkv1.RoutingManaged},
+			},
+		},
+	}
+	tenant := &ovnkv1.UserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: blue},
+		Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3, Layer3: &ovnkv1.Layer3Config{
+			Role: ovnkv1.NetworkRolePrimary, Subnets: []ovnkv1.Layer3Subnet{{CIDR: "10.50.0.0/16"}},
+			JoinSubnets: ovnkv1.DualStackCIDRs{"100.66.0.0/16"},
+		}},
+	}
+	storage := &ovnkv1.UserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "storage", Namespace: blue},
+		Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2, Layer2: &ovnkv1.Layer2Config{
+			Role: ovnkv1.NetworkRoleSecondary, MTU: 9000, IPAM: &ovnkv1.IPAMConfig{Mode: ovnkv1.IPAMDisabled},
+		}},
+	}
+	long := &ovnkv1.UserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "replication-between-data-centres", Namespace: red},
+		Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2, Layer2: &ovnkv1.Layer2Config{
+			Role: ovnkv1.NetworkRoleSecondary, Subnets: ovnkv1.DualStackCIDRs{"192.168.100.0/24", "fd00:192:168:100::/64"},
+		}},
+	}
+	for _, n := range []client.Object{shared, tenant, storage, long} {
+		h.create(n)
+	}
+	created := shared.CreationTimestamp.Time
+	for _, n := range []client.Object{tenant, storage, long} {
+		if t := n.GetCreationTimestamp().Time; t.After(created) {
+			created = t
+		}
+	}
+	now := created.Add(30*time.Hour + 30*time.Minute)
+
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	tenant.Status.Conditions = []metav1.Condition{
+		{Type: ovnkv1.ConditionNetworkCreated, Status: metav1.ConditionTrue, Reason: "Allocated", Message: "network id 2, tunnel keys 16711685", LastTransitionTime: ago(30 * time.Hour)},
+		{Type: "NetworkReady", Status: metav1.ConditionFalse, Reason: "Pending", LastTransitionTime: ago(5 * time.Minute),
+			Message: "ready on 1/3 nodes; node node-b: no k8s.ovn.org/l3-gateway-config yet; node node-c: no zone report yet"},
+	}
+	if err := h.c.Status().Update(h.ctx(), tenant); err != nil {
+		h.t.Fatal(err)
+	}
+
+	h.node("node-a", map[string]string{
+		cluster.CUDNNetworkName(shared.Name):       "",
+		cluster.UDNNetworkName(blue, tenant.Name):  "",
+		cluster.UDNNetworkName(blue, storage.Name): "",
+		cluster.UDNNetworkName(red, long.Name):     "",
+	})
+	h.node("node-b", map[string]string{
+		cluster.CUDNNetworkName(shared.Name):      "",
+		cluster.UDNNetworkName(blue, tenant.Name): "no k8s.ovn.org/l3-gateway-config yet",
+		cluster.UDNNetworkName(red, long.Name):    "",
+	})
+	h.node("node-c", nil)
+
+	connect := &ovnkv1.ClusterNetworkConnect{
+		ObjectMeta: metav1.ObjectMeta{Name: "golden-colored"},
+		Spec: ovnkv1.ClusterNetworkConnectSpec{
+			NetworkSelectors: ovnkv1.NetworkSelectors{
+				{NetworkSelectionType: ovnkv1.ClusterUserDefinedNetworks, ClusterUserDefinedNetworkSelector: &ovnkv1.ClusterUserDefinedNetworkSelector{
+					NetworkSelector: metav1.LabelSelector{MatchLabels: map[string]string{"network": "colored"}}}},
+				{NetworkSelectionType: ovnkv1.PrimaryUserDefinedNetworks, PrimaryUserDefinedNetworkSelector: &ovnkv1.PrimaryUserDefinedNetworkSelector{
+					NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "blue"}}}},
+			},
+			ConnectSubnets: []ovnkv1.ConnectSubnet{{CIDR: "192.168.0.0/16", NetworkPrefix: 24}},
+			Connectivity:   []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork, ovnkv1.ConnectivityClusterIPServiceNetwork},
+		},
+	}
+	h.create(connect)
+	connect.Status.Status = ovnkv1.ConnectStatusSuccess
+	if err := h.c.Status().Update(h.ctx(), connect); err != nil {
+		h.t.Fatal(err)
+	}
+
+	regarding := corev1.ObjectReference{APIVersion: ovnkv1.SchemeGroupVersion.String(), Kind: "UserDefinedNetwork", Namespace: blue, Name: tenant.Name, UID: tenant.UID}
+	h.create(&eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.overlap"},
+		EventTime:  metav1.NewMicroTime(now.Add(-31 * time.Minute)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
+		Action: "CreateNetwork", Type: corev1.EventTypeWarning, Reason: "SubnetOverlap", Regarding: regarding,
+		Note:   `network "golden-blue_tenant" subnet 10.50.0.0/16 overlaps subnet 10.50.0.0/24 of network "golden-blue_old", which also serves namespace "golden-blue"; networks of the same namespace need subnets that do not overlap`,
+		Series: &eventsv1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(now.Add(-25 * time.Minute))},
+	})
+	h.create(&eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.created"},
+		EventTime:  metav1.NewMicroTime(now.Add(-20 * time.Minute)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
+		Action: "CreateNetwork", Type: corev1.EventTypeNormal, Reason: "Allocated", Regarding: regarding,
+		Note: "network id 2, tunnel keys 16711685",
+	})
+	// An event about another object of the same name must not show.
+	other := regarding
+	other.UID = "00000000-0000-0000-0000-000000000000"
+	h.create(&eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.old"},
+		EventTime:  metav1.NewMicroTime(now.Add(-40 * time.Hour)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
+		Action: "CreateNetwork", Type: corev1.EventTypeNormal, Reason: "Deleted", Regarding: other, Note: "an earlier network of that name",
+	})
+	return func() time.Time { return now }
+}
+
+// TestGoldenViews compares list and describe, with and without colour, at 80 and 200
+// columns, with testdata/*.golden.
+func TestGoldenViews(t *testing.T) {
+	h := newHarness(t)
+	h.now = goldenCluster(h)
+	views := []struct {
+		name string
+		args []string
+	}{
+		{"list", []string{"list"}},
+		{"list-namespace", []string{"list", "-n", "golden-blue"}},
+		{"describe-udn", []string{"describe", "golden-blue/tenant"}},
+		{"describe-cudn", []string{"describe", "golden-shared"}},
+		{"describe-no-ipam", []string{"describe", "storage", "-n", "golden-blue"}},
+	}
+	for _, v := range views {
+		for _, width := range []int{80, 200} {
+			for _, tty := range []bool{false, true} {
+				name := fmt.Sprintf("%s-%d", v.name, width)
+				if tty {
+					name += "-colour"
+				}
+				t.Run(name, func(t *testing.T) {
+					h.t, h.width, h.tty = t, width, tty
+					out := h.mustRun(v.args...)
+					golden(t, name, out)
+					if !tty && strings.Contains(out, "\x1b[") {
+						t.Error("colour escapes without a terminal")
+					}
+					if tty && !strings.Contains(out, "\x1b[") {
+						t.Error("no colour on a terminal")
+					}
+					for _, line := range strings.Split(out, "\n") {
+						if w := displayWidth(line); w > width {
+							t.Errorf("line of %d columns, wider than %d: %q", w, width, line)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// golden compares got with testdata/<name>.golden, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if string(want) == got {
+		return
+	}
+	wantLines, gotLines := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := range max(len(wantLines), len(gotLines)) {
+		var w, g string
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if i < len(gotLines) {
+			g = gotLines[i]
+		}
+		if w != g {
+			t.Errorf("%s differs from line %d (run with -update and review the diff):\nwant: %q\ngot:  %q\nwhole output:\n%s", path, i+1, w, g, got)
+			return
+		}
+	}
+}
+
+// displayWidth is the number of terminal columns line takes, escapes excluded.
+func displayWidth(line string) int { return ansi.StringWidth(line) }

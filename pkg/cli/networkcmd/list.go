@@ -1,0 +1,197 @@
+package networkcmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+)
+
+// listOptions are the flags and dependencies of `network list`.
+type listOptions struct {
+	f      *cmdutil.Factory
+	output *cmdutil.Output
+	now    func() time.Time
+}
+
+func newListCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
+	o := &listOptions{f: f, now: now}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List networks: where each one applies, its shape, and on how many nodes it is ready",
+		Long: `List the ClusterUserDefinedNetworks and the UserDefinedNetworks of every namespace, or,
+with -n, the networks of one namespace (its own and the cluster networks selecting it).
+
+READY counts the nodes whose agent reports the network programmed in its zone
+(the ovnk.io/zone-status annotation of each Node). CONNECTED names the
+ClusterNetworkConnects that select the network.
+
+The table fits the terminal: on a narrow one, cells wrap onto more lines, and
+TRANSPORT, then AGE, are left out (-o json has everything).`,
+		Example: `  # Every network of the cluster
+  kubectl ovnk network list
+
+  # The networks pods of namespace blue can use
+  kubectl ovnk network list -n blue
+
+  # For scripts: a List of the network objects, or only their names
+  kubectl ovnk network list -o json
+  kubectl ovnk network list -o name
+  kubectl ovnk network list -o jsonpath='{.items[*].metadata.name}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.output.Validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context())
+		},
+	}
+	o.output = cmdutil.AddOutputFlag(cmd)
+	return cmd
+}
+
+func (o *listOptions) run(ctx context.Context) error {
+	ns, explicit, err := o.f.Namespace()
+	if err != nil {
+		return err
+	}
+	if !explicit {
+		ns = ""
+	}
+	s, err := connect(o.f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	nets, err := s.networks(ctx, ns)
+	if err != nil {
+		return err
+	}
+	var nsLabels map[string]map[string]string
+	if ns != "" {
+		got, err := s.namespace(ctx, ns)
+		if err != nil {
+			return err
+		}
+		nsLabels = map[string]map[string]string{ns: got.Labels}
+		nets = servingNamespace(nets, ns, got.Labels)
+	}
+	if !o.output.Human() {
+		return o.printObjects(nets)
+	}
+	if len(nets) == 0 {
+		where := ""
+		if ns != "" {
+			where = " in namespace " + ns
+		}
+		_, err := fmt.Fprintf(o.f.ErrOut, "No networks found%s.\n", where)
+		return err
+	}
+	nodes, err := s.nodes(ctx)
+	if err != nil {
+		return err
+	}
+	cncs, err := s.connects(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cncs) > 0 && ns == "" {
+		// Connects select Primary UserDefinedNetworks by their namespace's labels.
+		if nsLabels, err = s.namespaceLabels(ctx); err != nil {
+			return err
+		}
+	}
+	p := newPalette(o.f, o.f.Out)
+	t := &table{columns: []column{
+		{header: "NAME", minWidth: 12},
+		{header: "SCOPE", minWidth: 9},
+		{header: "TOPOLOGY"},
+		{header: "ROLE"},
+		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
+		{header: "SUBNETS", stack: true, minWidth: len("100.100.100.0/24"), breakAt: ":"},
+		{header: "TRANSPORT", optional: 1},
+		{header: "READY"},
+		{header: "CONNECTED", stack: true, minWidth: 8},
+		{header: "AGE", optional: 2},
+	}}
+	for _, n := range nets {
+		scope := n.namespace()
+		if n.cluster() {
+			scope = "cluster"
+		}
+		rs := readiness(nodes, n.ovnName())
+		ready := countReady(rs)
+		t.add(
+			text(n.name()),
+			text(scope),
+			text(string(n.spec().Topology)),
+			text(string(n.role())),
+			list(n.subnets(), p.faint),
+			text(string(n.transport())),
+			styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.ratio(ready, len(rs))),
+			list(names(connectedBy(n, cncs, nsLabels)), p.faint),
+			text(age(n.object().GetCreationTimestamp(), o.now())),
+		)
+	}
+	return t.render(o.f.Out, o.f.Width(), p.header)
+}
+
+// servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the
+// ClusterUserDefinedNetworks that select it.
+func servingNamespace(nets []network, ns string, nsLabels map[string]string) []network {
+	var out []network
+	for _, n := range nets {
+		if n.serves(ns, nsLabels) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// printObjects prints the networks as a kubectl List, so that -o json, yaml, name and
+// jsonpath give what `kubectl get` would.
+func (o *listOptions) printObjects(nets []network) error {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, n := range nets {
+		u, err := toUnstructured(n.object())
+		if err != nil {
+			return err
+		}
+		list.Items = append(list.Items, *u)
+	}
+	return o.output.PrintObject(list, o.f.Out)
+}
+
+// toUnstructured converts a typed network object, with its apiVersion and kind set
+// (the client leaves them empty on typed objects it reads).
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert %T: %w", obj, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	gvks, _, err := cmdutil.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, fmt.Errorf("kind of %T: %w", obj, err)
+	}
+	u.SetGroupVersionKind(gvks[0])
+	return u, nil
+}
+
+// age is kubectl's AGE: how long ago t was, in its short form (5m, 30h, 12d).
+func age(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}

@@ -1,0 +1,38 @@
+package networkcmd
+
+import (
+	"io"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+)
+
+// palette holds the styles of the human views. Through the Factory's renderer they are
+// plain text whenever colour is off (not a terminal, NO_COLOR, --no-color).
+type palette struct {
+	header, key, good, warn, bad, faint lipgloss.Style
+}
+
+func newPalette(f *cmdutil.Factory, w io.Writer) palette {
+	r := f.Renderer(w)
+	return palette{
+		header: r.NewStyle().Bold(true),
+		key:    r.NewStyle().Bold(true),
+		good:   r.NewStyle().Foreground(lipgloss.Color("2")),
+		warn:   r.NewStyle().Foreground(lipgloss.Color("3")),
+		bad:    r.NewStyle().Foreground(lipgloss.Color("1")),
+		faint:  r.NewStyle().Faint(true),
+	}
+}
+
+// ratio styles "ready/total": good when all are ready, bad when none is, else warn.
+func (p palette) ratio(ready, total int) lipgloss.Style {
+	switch {
+	case total > 0 && ready == total:
+		return p.good
+	case ready == 0:
+		return p.bad
+	}
+	return p.warn
+}

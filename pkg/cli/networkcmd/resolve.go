@@ -1,0 +1,175 @@
+package networkcmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+)
+
+// target is how describe and delete were asked for a network.
+type target struct {
+	arg string
+	// cluster picks the ClusterUserDefinedNetwork (--cluster).
+	cluster bool
+	// namespace is -n's value when given explicitly, else "".
+	namespace string
+}
+
+func targetOf(f *cmdutil.Factory, arg string, cluster bool) (target, error) {
+	ns, explicit, err := f.Namespace()
+	if err != nil {
+		return target{}, err
+	}
+	t := target{arg: arg, cluster: cluster}
+	if explicit {
+		t.namespace = ns
+	}
+	nsPart, name, qualified := strings.Cut(arg, "/")
+	switch {
+	case arg == "" || qualified && (nsPart == "" || name == "" || strings.Contains(name, "/")):
+		return t, fmt.Errorf("network %q: give NAME or NAMESPACE/NAME", arg)
+	case qualified && cluster:
+		return t, fmt.Errorf("network %q: --cluster takes the name of a ClusterUserDefinedNetwork, which has no namespace; drop %s/ or --cluster", arg, nsPart)
+	case cluster && explicit:
+		return t, fmt.Errorf("-n %s: a ClusterUserDefinedNetwork has no namespace; drop -n or --cluster", ns)
+	case qualified && explicit && nsPart != ns:
+		return t, fmt.Errorf("network %q is in namespace %s but -n says %s; drop -n", arg, nsPart, ns)
+	}
+	return t, nil
+}
+
+// resolve finds the one network t names. NAMESPACE/NAME is that UserDefinedNetwork.
+// A bare NAME with -n is the UserDefinedNetwork of that namespace, else the
+// ClusterUserDefinedNetwork of that name. A bare NAME without -n is the
+// ClusterUserDefinedNetwork or the UserDefinedNetwork (of any namespace) of that name,
+// and must be exactly one of them: when several exist the error lists them and how to
+// name each.
+func (s *session) resolve(ctx context.Context, t target) (network, error) {
+	if ns, name, ok := strings.Cut(t.arg, "/"); ok {
+		return s.udn(ctx, ns, name)
+	}
+	if t.cluster {
+		return s.cudn(ctx, t.arg)
+	}
+	if t.namespace != "" {
+		n, err := s.udn(ctx, t.namespace, t.arg)
+		if err == nil {
+			return n, nil
+		}
+		if n, cerr := s.cudn(ctx, t.arg); cerr == nil {
+			return n, nil
+		}
+		return network{}, s.unknown(ctx, t)
+	}
+	var candidates []network
+	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
+	switch err := s.client.Get(ctx, client.ObjectKey{Name: t.arg}, cudn); {
+	case err == nil:
+		candidates = append(candidates, network{cudn: cudn})
+	case !apierrors.IsNotFound(err) || isResourceMissing(err):
+		return network{}, s.explain(err, "get ClusterUserDefinedNetwork "+t.arg)
+	}
+	var udns ovnkv1.UserDefinedNetworkList
+	err := s.client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", t.arg)})
+	if err != nil {
+		return network{}, s.explain(err, "list UserDefinedNetworks named "+t.arg)
+	}
+	for i := range udns.Items {
+		candidates = append(candidates, network{udn: &udns.Items[i]})
+	}
+	switch len(candidates) {
+	case 1:
+		return candidates[0], nil
+	case 0:
+		return network{}, s.unknown(ctx, t)
+	}
+	sortNetworks(candidates)
+	var ways []string
+	for _, c := range candidates {
+		if c.cluster() {
+			ways = append(ways, fmt.Sprintf("ClusterUserDefinedNetwork %s (name it with --cluster)", c.name()))
+		} else {
+			ways = append(ways, fmt.Sprintf("UserDefinedNetwork %s (name it as %s)", c.ref(), c.ref()))
+		}
+	}
+	return network{}, fmt.Errorf("network %q is ambiguous: it names %s", t.arg, strings.Join(ways, " and "))
+}
+
+func (s *session) cudn(ctx context.Context, name string) (network, error) {
+	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
+	err := s.client.Get(ctx, client.ObjectKey{Name: name}, cudn)
+	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
+		return network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
+	}
+	if err != nil {
+		return network{}, s.explain(err, "get ClusterUserDefinedNetwork "+name)
+	}
+	return network{cudn: cudn}, nil
+}
+
+func (s *session) udn(ctx context.Context, ns, name string) (network, error) {
+	udn := &ovnkv1.UserDefinedNetwork{}
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, udn)
+	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
+		if _, nsErr := s.namespace(ctx, ns); nsErr != nil {
+			return network{}, nsErr
+		}
+		return network{}, fmt.Errorf("no UserDefinedNetwork %q in namespace %s: `kubectl ovnk network list -n %s` shows its networks", name, ns, ns)
+	}
+	if err != nil {
+		return network{}, s.explain(err, "get UserDefinedNetwork "+ns+"/"+name)
+	}
+	return network{udn: udn}, nil
+}
+
+// unknown is the error for a bare name that names nothing.
+func (s *session) unknown(ctx context.Context, t target) error {
+	if t.namespace == "" {
+		return fmt.Errorf("no network named %q: no ClusterUserDefinedNetwork and no UserDefinedNetwork in any namespace has that name (`kubectl ovnk network list` shows them)", t.arg)
+	}
+	if _, err := s.namespace(ctx, t.namespace); err != nil {
+		return err
+	}
+	return fmt.Errorf("no network named %q: no ClusterUserDefinedNetwork and no UserDefinedNetwork in namespace %s has that name (`kubectl ovnk network list -n %s` shows its networks)", t.arg, t.namespace, t.namespace)
+}
+
+// completeNetworks lists what describe and delete accept: cluster network names, and
+// NAMESPACE/NAME of namespaced networks (only NAME within an explicit -n).
+func completeNetworks(f *cmdutil.Factory) func(ctx context.Context, c client.Client) ([]string, error) {
+	return func(ctx context.Context, c client.Client) ([]string, error) {
+		ns, explicit, err := f.Namespace()
+		if err != nil {
+			return nil, err
+		}
+		var cudns ovnkv1.ClusterUserDefinedNetworkList
+		if err := c.List(ctx, &cudns); err != nil {
+			return nil, err
+		}
+		var udns ovnkv1.UserDefinedNetworkList
+		if !explicit {
+			ns = ""
+		}
+		if err := c.List(ctx, &udns, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, c := range cudns.Items {
+			out = append(out, c.Name)
+		}
+		for _, u := range udns.Items {
+			if explicit {
+				out = append(out, u.Name)
+			} else {
+				out = append(out, u.Namespace+"/"+u.Name)
+			}
+		}
+		return out, nil
+	}
+}
