@@ -13,7 +13,9 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
 	"github.com/ovnk/ovnk/pkg/cli/installcmd"
 	"github.com/ovnk/ovnk/pkg/cli/networkcmd"
+	"github.com/ovnk/ovnk/pkg/cli/routescmd"
 	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
+	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
@@ -66,6 +68,8 @@ live OVN topology and route tables of every node.`,
 	cmd.AddCommand(
 		networkcmd.New(f),
 		statuscmd.New(f),
+		topologycmd.New(f),
+		routescmd.New(f),
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),
 		completioncmd.New(),

@@ -1,0 +1,272 @@
+// Package routescmd implements `kubectl ovnk routes`: the static route, policy and NAT
+// tables of a network's routers in one node's OVN zone, read live, in the order and
+// columns of `ovn-nbctl lr-route-list`, `lr-policy-list` and `lr-nat-list`.
+package routescmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/spf13/cobra"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// options are the command's flags.
+type options struct {
+	node, nb      string
+	policies, nat bool
+	out           *cmdutil.Output
+}
+
+// New returns the `routes` command.
+func New(f *cmdutil.Factory) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "routes NETWORK|ROUTER [--node NODE] [--policies] [--nat]",
+		Short: "Show the route, policy and NAT tables of a network's routers in a node's zone",
+		Long: `Show the static routes of every router a network has in one node's OVN zone (or of
+one router, named as OVN names it), as the node's Northbound database holds them
+right now, in the order and columns of ovn-nbctl lr-route-list. --policies adds each
+router's routing policies (lr-policy-list), --nat its NAT rules (lr-nat-list).
+
+NETWORK is "default", a ClusterUserDefinedNetwork's name, a UserDefinedNetwork as
+NAMESPACE/NAME (or NAME with -n), or an OVN network name such as cluster_udn_blue.
+The zone is read from the node's agent (ovnk-agent dump through pods/exec), or
+straight from an NB with --nb or the settings' nb-endpoints.`,
+		Example: `  # Every router of the default network on the first node
+  kubectl ovnk routes default
+
+  # The network blue on worker1, with policies and NAT
+  kubectl ovnk routes blue --node worker1 --policies --nat
+
+  # One router
+  kubectl ovnk routes GR_worker1 --node worker1
+
+  # The namespace network red of ns1, for scripts
+  kubectl ovnk routes red -n ns1 --node worker1 -o json`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: zoneview.CompleteNetwork(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.out.Validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), f, args[0])
+		},
+	}
+	o.out = cmdutil.AddOutputFlag(cmd)
+	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
+	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
+	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
+	cmd.Flags().BoolVar(&o.policies, "policies", false, "also show each router's routing policies (lr-policy-list)")
+	cmd.Flags().BoolVar(&o.nat, "nat", false, "also show each router's NAT rules (lr-nat-list)")
+	_ = cmd.RegisterFlagCompletionFunc("node", f.CompleteNames(cmdutil.ListNodeNames))
+	return cmd
+}
+
+func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error {
+	z, err := zoneview.Read(ctx, f, o.nb, o.node)
+	if err != nil {
+		return err
+	}
+	n, routers, err := routersOf(z, f, arg)
+	if err != nil {
+		return err
+	}
+	v := View{Node: z.Node, Network: n, Routers: []Router{}}
+	for _, lr := range routers {
+		r := Router{Name: lr.Name, Role: zoneview.RouterRole(n, lr.Name), Routes: routes(z, lr)}
+		if o.policies {
+			r.Policies = policies(z, lr)
+		}
+		if o.nat {
+			r.NAT = z.NATs(lr)
+		}
+		v.Routers = append(v.Routers, r)
+	}
+	if !o.out.Human() {
+		return o.out.PrintData(v, f.Out)
+	}
+	return o.write(f, v, z)
+}
+
+// routersOf resolves the argument: the zone's router of that name, else a network and
+// all its routers.
+func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Network, []*nbdb.LogicalRouter, error) {
+	if lr := z.Router(arg); lr != nil {
+		name := lr.ExternalIDs[rows.NetworkKey]
+		n := zoneview.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
+		if name != "" {
+			n.Name = zoneview.UserName(name)
+		}
+		return n, []*nbdb.LogicalRouter{lr}, nil
+	}
+	ns, explicit, err := f.Namespace()
+	if err != nil {
+		return zoneview.Network{}, nil, err
+	}
+	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
+	if err != nil {
+		return zoneview.Network{}, nil, err
+	}
+	return n, z.Routers(n), nil
+}
+
+// styles colour the human view; with a renderer that has no colour they print plain.
+type styles struct {
+	title, hint, router, role, section, heading lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	return styles{
+		title:   r.NewStyle().Bold(true),
+		hint:    r.NewStyle().Faint(true),
+		router:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("39")),
+		role:    r.NewStyle().Foreground(lipgloss.Color("245")),
+		section: r.NewStyle().Bold(true).Foreground(lipgloss.Color("176")),
+		heading: r.NewStyle().Bold(true),
+	}
+}
+
+// tableWriter prints a View as ovn-nbctl's lists, each list a table.
+type tableWriter struct {
+	w     io.Writer
+	st    styles
+	width int
+	err   error
+}
+
+func (o *options) write(f *cmdutil.Factory, v View, z *zoneview.Zone) error {
+	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width()}
+	title := z.Title(v.Network)
+	if v.Network.OVNName == "" { // a router of no network ovnk knows
+		title = fmt.Sprintf("Router %s in node %s's zone", v.Routers[0].Name, v.Node)
+	}
+	t.paragraph(t.st.title, title)
+	if hint := z.NodeHint(); hint != "" {
+		t.paragraph(t.st.hint, hint)
+	}
+	if len(v.Routers) == 0 {
+		t.println("\nThe network has no routers in this zone.")
+	}
+	for _, r := range v.Routers {
+		head := zoneview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
+		if r.Role != "" {
+			head = append(head, zoneview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
+		}
+		t.println("\n" + head.Render(t.width))
+		t.routes(r.Routes)
+		if o.policies {
+			t.policies(r.Policies)
+		}
+		if o.nat {
+			t.nat(r.NAT)
+		}
+	}
+	return t.err
+}
+
+func (t *tableWriter) println(s string) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintln(t.w, s)
+	}
+}
+
+// paragraph prints text wrapped to the width.
+func (t *tableWriter) paragraph(style lipgloss.Style, text string) {
+	t.println(zoneview.Line{{Style: style, Text: text}}.Render(t.width))
+}
+
+func (t *tableWriter) table(tb table) {
+	if t.err == nil {
+		t.err = tb.render(t.w, t.width, t.st.heading)
+	}
+}
+
+// routes prints the routes as lr-route-list groups them: by family, then route table.
+func (t *tableWriter) routes(routes []Route) {
+	if len(routes) == 0 {
+		t.println("No static routes.")
+		return
+	}
+	var tb *table
+	flush := func() {
+		if tb != nil {
+			t.table(*tb)
+		}
+		tb = nil
+	}
+	family, routeTable := "", ""
+	for _, r := range routes {
+		if r.Family != family {
+			flush()
+			if family != "" {
+				t.println("")
+			}
+			t.println(t.st.section.Render(r.Family + " Routes"))
+		}
+		if tb == nil || r.RouteTable != routeTable {
+			another := tb != nil
+			flush()
+			if another { // ovn-nbctl separates a family's route tables
+				t.println("")
+			}
+			name := r.RouteTable
+			if name == "" {
+				name = "<main>"
+			}
+			t.println("Route Table " + name + ":")
+			tb = &table{header: []string{"PREFIX", "NEXTHOP", "POLICY", "OUTPUT PORT", "ECMP"}}
+		}
+		family, routeTable = r.Family, r.RouteTable
+		ecmp := ""
+		if r.ECMP {
+			ecmp = "ecmp"
+		}
+		tb.rows = append(tb.rows, []string{r.Prefix, r.Nexthop, r.Policy, r.OutputPort, ecmp})
+	}
+	flush()
+}
+
+// policies prints the policies like lr-policy-list.
+func (t *tableWriter) policies(policies []Policy) {
+	t.println("")
+	if len(policies) == 0 {
+		t.println("No routing policies.")
+		return
+	}
+	t.println(t.st.section.Render("Routing Policies"))
+	tb := table{header: []string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}}
+	for _, p := range policies {
+		var opts []string
+		for _, k := range slices.Sorted(maps.Keys(p.Options)) {
+			opts = append(opts, k+"="+p.Options[k])
+		}
+		tb.rows = append(tb.rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")})
+	}
+	t.table(tb)
+}
+
+// nat prints the NAT rules with lr-nat-list's columns, and their match.
+func (t *tableWriter) nat(nats []zoneview.NAT) {
+	t.println("")
+	if len(nats) == 0 {
+		t.println("No NAT rules.")
+		return
+	}
+	t.println(t.st.section.Render("NAT"))
+	tb := table{header: []string{"TYPE", "GATEWAY_PORT", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT", "MATCH"}}
+	for _, n := range nats {
+		tb.rows = append(tb.rows, []string{n.Type, n.GatewayPort, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort, n.Match})
+	}
+	t.table(tb)
+}

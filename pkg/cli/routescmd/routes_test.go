@@ -1,0 +1,329 @@
+package routescmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
+
+// plain is a pipe of the default width: no colour.
+var plain = zoneviewtest.Terminal{Width: 80}
+
+// wide is a pipe wide enough that nothing wraps.
+var wide = zoneviewtest.Terminal{Width: 400}
+
+// routesJSON runs `routes args… -o json` and decodes the view.
+func routesJSON(t *testing.T, k *testenv.Kube, args ...string) View {
+	t.Helper()
+	out, err := zoneviewtest.Run(t, k, plain, nil, New, append(append([]string{"routes"}, args...), "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v View
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("-o json is not a View: %v\n%s", err, out)
+	}
+	return v
+}
+
+// nbctlLines runs the real ovn-nbctl against the NB and returns its lines with
+// runs of spaces collapsed, leaving out the lines that are not rows.
+func nbctlLines(t *testing.T, nb *testenv.NB, args ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := nb.NBCtl(ctx, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		l = zoneviewtest.Normalize(l)
+		switch {
+		case l == "", strings.HasSuffix(l, " Routes"), strings.HasPrefix(l, "Route Table "), l == "Routing Policies", strings.HasPrefix(l, "TYPE GATEWAY_PORT"):
+			continue
+		}
+		rows = append(rows, l)
+	}
+	return rows
+}
+
+// words joins the non-empty values with single spaces, as a collapsed row reads.
+func words(values ...string) string {
+	var out []string
+	for _, v := range values {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return zoneviewtest.Normalize(strings.Join(out, " "))
+}
+
+// nbctlNATRow is a NAT rule as ovn-nbctl lr-nat-list prints it: it cuts values to
+// its column widths (an IPv6 external address to 15 characters), and shows the logical
+// port and external MAC only of a rule that has both. Our table shows them whole.
+func nbctlNATRow(n zoneview.NAT) string {
+	cut := func(s string, n int) string { return s[:min(len(s), n)] }
+	row := []string{cut(n.Type, 13), cut(n.GatewayPort, 18), cut(n.ExternalIP, 15), cut(n.ExternalPortRange, 13)}
+	if n.ExternalMAC != "" && n.LogicalPort != "" {
+		return words(append(row, cut(n.LogicalIP, 16), cut(n.ExternalMAC, 17), n.LogicalPort)...)
+	}
+	return words(append(row, n.LogicalIP)...)
+}
+
+// nbctlNATKeys are the sort keys of ovn-nbctl lr-nat-list's rows: type, gateway port
+// and external IP, which it prints as the first 58 columns of each row.
+func nbctlNATKeys(t *testing.T, nb *testenv.NB, router string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := nb.NBCtl(ctx, "lr-nat-list", router)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" && !strings.HasPrefix(l, "TYPE ") {
+			keys = append(keys, zoneviewtest.Normalize(l[:min(58, len(l))]))
+		}
+	}
+	return keys
+}
+
+// requireSameRows compares our rows with ovn-nbctl's, in order, and returns how many
+// rows were compared.
+func requireSameRows(t *testing.T, what string, got, want []string) int {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s differs from ovn-nbctl's:\nours:\n  %s\novn-nbctl:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	return len(want)
+}
+
+// TestRoutesMatchOVNNBCtl compares every router's routes, policies and NAT of each
+// network of a Layer3 zone, as -o json lists them, with what the real ovn-nbctl lists
+// from the same NB, row by row and in the same order. Routes ovn-nbctl adds itself
+// (ECMP paths, another route table) are listed too.
+func TestRoutesMatchOVNNBCtl(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, args := range [][]string{
+		{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.3"},
+		{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.4"},
+		{"--route-table=blue", "lr-route-add", "ovn_cluster_router", "10.0.0.0/8", "100.88.0.5"},
+		{"--policy=src-ip", "lr-route-add", "ovn_cluster_router", "10.244.9.0/24", "100.88.0.6", "rtots-node1"},
+	} {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	routers, compared := 0, map[string]int{}
+	for _, network := range []string{"default", "blue"} {
+		v := routesJSON(t, k, network, "--node", "node1", "--nb", nb.Endpoint, "--policies", "--nat")
+		for _, r := range v.Routers {
+			routers++
+			var routes, policies, nats, natKeys []string
+			for _, rt := range r.Routes {
+				ecmp := ""
+				if rt.ECMP {
+					ecmp = "ecmp"
+				}
+				routes = append(routes, words(rt.Prefix, rt.Nexthop, rt.Policy, rt.OutputPort, ecmp))
+			}
+			for _, p := range r.Policies {
+				var opts []string
+				for k, v := range p.Options {
+					opts = append(opts, k+"="+v)
+				}
+				policies = append(policies, words(fmt.Sprint(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")))
+			}
+			for _, n := range r.NAT {
+				nats = append(nats, nbctlNATRow(n))
+				natKeys = append(natKeys, words(n.Type, n.GatewayPort, n.ExternalIP[:min(15, len(n.ExternalIP))]))
+			}
+			compared["routes"] += requireSameRows(t, "routes of "+r.Name, routes, nbctlLines(t, nb, "lr-route-list", r.Name))
+			compared["policies"] += requireSameRows(t, "policies of "+r.Name, policies, nbctlLines(t, nb, "lr-policy-list", r.Name))
+			// ovn-nbctl sorts NAT rules by type, gateway port and external IP only, so
+			// rules sharing those come in no particular order: compare those keys in
+			// order, and the rows as sets.
+			compared["NAT rules"] += requireSameRows(t, "NAT keys of "+r.Name, natKeys, nbctlNATKeys(t, nb, r.Name))
+			want := nbctlLines(t, nb, "lr-nat-list", r.Name)
+			requireSameRows(t, "NAT of "+r.Name, slices.Sorted(slices.Values(nats)), slices.Sorted(slices.Values(want)))
+		}
+	}
+	if routers != 4 {
+		t.Errorf("%d routers listed for the two networks, want 4 (a cluster and a gateway router each)", routers)
+	}
+	for _, what := range []string{"routes", "policies", "NAT rules"} {
+		if compared[what] == 0 {
+			t.Errorf("ovn-nbctl listed no %s: the comparison proves nothing", what)
+		}
+	}
+
+	out, err := zoneviewtest.Run(t, k, wide, nil, New, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoneviewtest.RequireLines(t, out,
+		"Router ovn_cluster_router (cluster router)",
+		"Route Table <main>:",
+		"192.168.0.0/24 100.88.0.3 dst-ip ecmp",
+		"192.168.0.0/24 100.88.0.4 dst-ip ecmp",
+		"10.244.9.0/24 100.88.0.6 src-ip rtots-node1",
+		"Route Table blue:",
+		"10.0.0.0/8 100.88.0.5 dst-ip",
+	)
+}
+
+// TestRoutesOKEP5094Listings requires the route, policy and NAT listings of OKEP-5094
+// (as the topology golden test pins them) in the tables of ovn-control-plane's zone.
+func TestRoutesOKEP5094Listings(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
+	out, err := zoneviewtest.Run(t, k, wide, nil, New, "routes", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint, "--policies", "--nat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoneviewtest.RequireLines(t, out,
+		"Router test12_namespace.scoped_transit_router (transit router)",
+		"10.96.0.1 203.203.0.2 dst-ip",
+		"10.96.0.10 203.203.0.2 dst-ip",
+		"100.65.0.2 100.88.0.5 dst-ip",
+		"100.65.0.3 100.88.0.7 dst-ip",
+		"100.65.0.4 100.88.0.9 dst-ip",
+		"203.203.0.0/16 100.88.0.9 src-ip",
+		`1004 inport == "trtos-test12_namespace.scoped_ovn_layer2_switch" && ip4.dst == 172.18.0.3 /* test12_namespace.scoped_ovn_layer2_switch */ reroute 203.203.0.2`,
+		`1004 inport == "trtos-test12_namespace.scoped_ovn_layer2_switch" && ip6.dst == fc00:f853:ccd:e793::3 /* test12_namespace.scoped_ovn_layer2_switch */ reroute 2010:100:200::2`,
+		"102 ip4.src == 203.203.0.0/16 && ip4.dst == 100.64.0.0/16 allow",
+		"102 ip4.src == 203.203.0.0/16 && ip4.dst == 203.203.0.0/16 allow",
+		"102 ip6.src == 2010:100:200::/60 && ip6.dst == 2010:100:200::/60 allow",
+		"102 ip6.src == 2010:100:200::/60 && ip6.dst == fd98::/64 allow",
+		"102 pkt.mark == 42 allow",
+		"snat 169.254.0.12 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch eth.dst == 0a:58:cb:cb:00:02",
+		"Router GR_test12_namespace.scoped_ovn-control-plane (gateway router)",
+		"169.254.0.0/17 169.254.0.4 dst-ip rtoe-GR_test12_namespace.scoped_ovn-control-plane",
+		"203.203.0.0/16 100.88.0.8 dst-ip rtotr-GR_test12_namespace.scoped_ovn-control-plane",
+		"0.0.0.0/0 172.18.0.1 dst-ip rtoe-GR_test12_namespace.scoped_ovn-control-plane",
+		"No routing policies.",
+	)
+}
+
+// TestRoutesOfOneRouter: a router's name selects that router alone, of any network.
+func TestRoutesOfOneRouter(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	v := routesJSON(t, k, "GR_cluster_udn_blue_node1", "--node", "node1", "--nb", nb.Endpoint)
+	if len(v.Routers) != 1 || v.Routers[0].Name != "GR_cluster_udn_blue_node1" || v.Routers[0].Role != "gateway router" || v.Network.Name != "blue" || v.Network.OVNName != "cluster_udn_blue" {
+		t.Fatalf("routes of GR_cluster_udn_blue_node1: %+v", v)
+	}
+	if r := v.Routers[0]; len(r.Routes) != 6 || r.Policies != nil || r.NAT != nil {
+		t.Errorf("without --policies and --nat: %d routes, policies %v, NAT %v", len(r.Routes), r.Policies, r.NAT)
+	}
+	if r := v.Routers[0].Routes[0]; r != (Route{Family: "IPv4", Prefix: "169.254.0.0/17", Nexthop: "169.254.0.4", Policy: "dst-ip", OutputPort: "rtoe-GR_cluster_udn_blue_node1", UUID: r.UUID}) || r.UUID == "" {
+		t.Errorf("first route: %+v", r)
+	}
+}
+
+// TestRoutesYAML: -o yaml is the same view.
+func TestRoutesYAML(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	out, err := zoneviewtest.Run(t, k, plain, nil, New, "routes", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", nb.Endpoint, "--nat", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v View
+	if err := yaml.UnmarshalStrict([]byte(out), &v); err != nil {
+		t.Fatalf("-o yaml is not a View: %v\n%s", err, out)
+	}
+	if len(v.Routers) != 2 || len(v.Routers[1].Routes) != 10 || len(v.Routers[1].NAT) != 2 || v.Routers[1].NAT[0].Match != "eth.dst == 0a:58:cb:cb:00:02" {
+		t.Errorf("yaml view: %+v", v)
+	}
+}
+
+// TestRoutesGolden pins the tables with and without colour, at 80 and 200 columns.
+func TestRoutesGolden(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	for _, c := range []struct {
+		name string
+		nb   *testenv.NB
+		args []string
+	}{
+		{"okep5094-ovn-worker", okep, []string{"test12/namespace-scoped", "--node", "ovn-worker", "--policies", "--nat"}},
+		{"layer3-node1-blue", layer3, []string{"blue", "--node", "node1", "--policies", "--nat"}},
+		{"layer3-node1-default-routes", layer3, []string{"default"}},
+	} {
+		for _, width := range []int{80, 200} {
+			var plainOut string
+			for _, tty := range []bool{false, true} {
+				name := fmt.Sprintf("%s-%d", c.name, width)
+				if tty {
+					name += "-colour"
+				}
+				t.Run(name, func(t *testing.T) {
+					args := append(append([]string{"routes"}, c.args...), "--nb", c.nb.Endpoint)
+					out, err := zoneviewtest.Run(t, k, zoneviewtest.Terminal{TTY: tty, Width: width}, nil, New, args...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, l := range strings.Split(out, "\n") {
+						if w := ansi.StringWidth(l); w > width {
+							t.Errorf("line is %d columns wide, the terminal %d: %q", w, width, l)
+						}
+					}
+					if tty {
+						if !strings.Contains(out, "\x1b[") || ansi.Strip(out) != plainOut {
+							t.Errorf("the coloured output is not the plain output with colour:\n%s", out)
+						}
+					} else {
+						plainOut = out
+					}
+					zoneviewtest.Golden(t, "routes-"+name, out)
+				})
+			}
+		}
+	}
+}
+
+// TestRoutesBadInput: each mistake is one line naming the value and what exists.
+func TestRoutesBadInput(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	missing := "unix:" + filepath.Join(t.TempDir(), "missing.sock")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"GR_node7", "--node", "node1", "--nb", nb.Endpoint}, []string{`unknown network "GR_node7"`, "node1", "blue, default"}},
+		{[]string{"blue", "--node", "worker9", "--nb", nb.Endpoint}, []string{`unknown node "worker9"`, "node1, node2"}},
+		{[]string{"blue", "--node", "node1", "--nb", missing}, []string{"node node1", missing}},
+		{nil, []string{"accepts 1 arg(s), received 0"}},
+		{[]string{"blue", "--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
+	} {
+		out, err := zoneviewtest.Run(t, k, plain, nil, New, append([]string{"routes"}, c.args...)...)
+		zoneviewtest.OneLine(t, err, c.want...)
+		if out != "" {
+			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
+		}
+	}
+}
