@@ -134,7 +134,9 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 		"102 ip6.src == 2010:100:200::/60 && ip6.dst == fd98::/64 allow",
 		"102 pkt.mark == 42 allow",
 		// The management-port SNAT moved to the transit router.
-		"snat 169.254.0.12 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch",
+		// (ovn-nbctl prints a NAT's logical port only beside an external MAC; show names it.)
+		"snat 169.254.0.12 203.203.0.0/16",
+		`logical port: "trtos-test12_namespace.scoped_ovn_layer2_switch"`,
 		// Gateway router routes.
 		"# ovn-nbctl lr-route-list GR_test12_namespace.scoped_ovn-control-plane",
 		"169.254.0.0/17 169.254.0.4 dst-ip rtoe-GR_test12_namespace.scoped_ovn-control-plane",

@@ -3,9 +3,6 @@ package nbctl
 import (
 	"fmt"
 	"io"
-	"net/netip"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
@@ -20,112 +17,77 @@ func (p *Printer) router(name string) (*nbdb.LogicalRouter, error) {
 	return lr, nil
 }
 
-// RouteList prints a router's static routes like `ovn-nbctl lr-route-list`: IPv4 then
-// IPv6, each by route table, longest prefix first.
+// RouteList prints a router's static routes exactly as `ovn-nbctl lr-route-list` does,
+// in SortRoutes' order.
 func (p *Printer) RouteList(w io.Writer, routerName string) error {
 	lr, err := p.router(routerName)
 	if err != nil {
 		return err
 	}
-	var v4, v6 []*nbdb.LogicalRouterStaticRoute
+	var routes []*nbdb.LogicalRouterStaticRoute
 	for _, key := range lr.StaticRoutes {
-		r := p.ix.Routes[key]
-		if r == nil {
-			continue
-		}
-		if isIPv6Route(r) {
-			v6 = append(v6, r)
-		} else {
-			v4 = append(v4, r)
+		if r := p.ix.Routes[key]; r != nil {
+			routes = append(routes, r)
 		}
 	}
 	var b strings.Builder
-	writeRoutes(&b, "IPv4 Routes", v4)
-	if len(v4) > 0 && len(v6) > 0 {
-		b.WriteString("\n")
+	listed := SortRoutes(routes)
+	for i, l := range listed {
+		first := i == 0 || listed[i-1].IPv6 != l.IPv6
+		if first {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			if l.IPv6 {
+				b.WriteString("IPv6 Routes\n")
+			} else {
+				b.WriteString("IPv4 Routes\n")
+			}
+		}
+		if table := l.Route.RouteTable; first || listed[i-1].Route.RouteTable != table {
+			if !first {
+				b.WriteString("\n")
+			}
+			if table == "" {
+				table = "<main>"
+			}
+			fmt.Fprintf(&b, "Route Table %s:\n", table)
+		}
+		writeRoute(&b, l)
 	}
-	writeRoutes(&b, "IPv6 Routes", v6)
 	_, err = io.WriteString(w, b.String())
 	return err
 }
 
-func isIPv6Route(r *nbdb.LogicalRouterStaticRoute) bool {
-	return strings.Contains(r.IPPrefix, ":")
-}
-
-func routePolicy(r *nbdb.LogicalRouterStaticRoute) string {
+func writeRoute(b *strings.Builder, l ListedRoute) {
+	r := l.Route
+	b.WriteString(rightAligned(l.Prefix, 25) + " " + rightAligned(l.Nexthop, 25))
+	policy := nbdb.LogicalRouterStaticRoutePolicyDstIP
 	if r.Policy != nil {
-		return string(*r.Policy)
+		policy = *r.Policy
 	}
-	return string(nbdb.LogicalRouterStaticRoutePolicyDstIP)
+	b.WriteString(" " + policy)
+	if r.OutputPort != nil {
+		b.WriteString(" " + *r.OutputPort)
+	}
+	if _, learned := r.ExternalIDs["ic-learned-route"]; learned {
+		b.WriteString(" (learned)")
+	}
+	if l.ECMP {
+		b.WriteString(" ecmp")
+	}
+	// smap_get_bool(options, "ecmp_symmetric_reply", false): only "true", in any case.
+	if strings.EqualFold(r.Options["ecmp_symmetric_reply"], "true") {
+		b.WriteString(" ecmp-symmetric-reply")
+	}
+	if r.BFD != nil {
+		b.WriteString(" bfd")
+	}
+	b.WriteString("\n")
 }
 
-// prefixOf parses a route prefix, which OVN also accepts as a bare address (a host route).
-func prefixOf(s string) netip.Prefix {
-	if p, err := netip.ParsePrefix(s); err == nil {
-		return p
-	}
-	if a, err := netip.ParseAddr(s); err == nil {
-		return netip.PrefixFrom(a, a.BitLen())
-	}
-	return netip.Prefix{}
-}
-
-func writeRoutes(b *strings.Builder, title string, routes []*nbdb.LogicalRouterStaticRoute) {
-	if len(routes) == 0 {
-		return
-	}
-	sort.Slice(routes, func(i, j int) bool {
-		a, c := routes[i], routes[j]
-		if a.RouteTable != c.RouteTable {
-			return a.RouteTable < c.RouteTable
-		}
-		pa, pc := prefixOf(a.IPPrefix), prefixOf(c.IPPrefix)
-		if pa.Bits() != pc.Bits() {
-			return pa.Bits() > pc.Bits()
-		}
-		if cmp := pa.Addr().Compare(pc.Addr()); cmp != 0 {
-			return cmp < 0
-		}
-		if routePolicy(a) != routePolicy(c) {
-			return routePolicy(a) < routePolicy(c)
-		}
-		return a.Nexthop < c.Nexthop
-	})
-	// Routes sharing table, prefix and policy are ECMP paths.
-	type ecmpKey struct{ table, prefix, policy string }
-	paths := map[ecmpKey]int{}
-	for _, r := range routes {
-		paths[ecmpKey{r.RouteTable, r.IPPrefix, routePolicy(r)}]++
-	}
-	b.WriteString(title + "\n")
-	table := "\x00" // no table printed yet
-	for _, r := range routes {
-		if r.RouteTable != table {
-			table = r.RouteTable
-			if table == "" {
-				b.WriteString("Route Table <main>:\n")
-			} else {
-				fmt.Fprintf(b, "Route Table %s:\n", table)
-			}
-		}
-		nexthop := r.Nexthop
-		if nexthop == "" {
-			nexthop = "discard"
-		}
-		fmt.Fprintf(b, "%25s %25s %s", r.IPPrefix, nexthop, routePolicy(r))
-		if r.OutputPort != nil {
-			fmt.Fprintf(b, " %s", *r.OutputPort)
-		}
-		if paths[ecmpKey{r.RouteTable, r.IPPrefix, routePolicy(r)}] > 1 {
-			b.WriteString(" ecmp")
-		}
-		b.WriteString("\n")
-	}
-}
-
-// PolicyList prints a router's policies like `ovn-nbctl lr-policy-list`, highest
-// priority first.
+// PolicyList prints a router's policies exactly as `ovn-nbctl lr-policy-list` does, in
+// SortPolicies' order.
 func (p *Printer) PolicyList(w io.Writer, routerName string) error {
 	lr, err := p.router(routerName)
 	if err != nil {
@@ -137,40 +99,22 @@ func (p *Printer) PolicyList(w io.Writer, routerName string) error {
 			policies = append(policies, pol)
 		}
 	}
-	sort.Slice(policies, func(i, j int) bool {
-		if policies[i].Priority != policies[j].Priority {
-			return policies[i].Priority > policies[j].Priority
-		}
-		return policies[i].Match < policies[j].Match
-	})
 	var b strings.Builder
-	if len(policies) > 0 {
+	listed := SortPolicies(policies)
+	if len(listed) > 0 {
 		b.WriteString("Routing Policies\n")
 	}
-	for _, pol := range policies {
-		fmt.Fprintf(&b, "%10d %50s %15s", pol.Priority, pol.Match, string(pol.Action))
-		nexthops := slices.Clone(pol.Nexthops)
-		if len(nexthops) == 0 && pol.Nexthop != nil {
-			nexthops = []string{*pol.Nexthop}
-		}
-		sort.Strings(nexthops)
-		if len(nexthops) > 0 {
-			fmt.Fprintf(&b, " %25s", nexthops[0])
-			for _, nh := range nexthops[1:] {
+	for _, l := range listed {
+		pol := l.Policy
+		fmt.Fprintf(&b, "%10d %s %s", pol.Priority, rightAligned(pol.Match, 50), rightAligned(pol.Action, 15))
+		if len(l.Nexthops) > 0 {
+			b.WriteString(" " + rightAligned(l.Nexthops[0], 25))
+			for _, nh := range l.Nexthops[1:] {
 				b.WriteString(", " + nh)
 			}
 		}
-		if len(pol.Options) > 0 {
-			keys := make([]string, 0, len(pol.Options))
-			for k := range pol.Options {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			opts := make([]string, len(keys))
-			for i, k := range keys {
-				opts[i] = k + "=" + pol.Options[k]
-			}
-			b.WriteString("               " + strings.Join(opts, ","))
+		if len(l.Options) > 0 {
+			b.WriteString(strings.Repeat(" ", 15) + strings.Join(l.Options, ","))
 		}
 		b.WriteString("\n")
 	}
@@ -178,41 +122,37 @@ func (p *Printer) PolicyList(w io.Writer, routerName string) error {
 	return err
 }
 
-// NATList prints a router's NAT rules like `ovn-nbctl lr-nat-list`.
+// NATList prints a router's NAT rules exactly as `ovn-nbctl lr-nat-list` does, in
+// SortNATs' order. Columns are cut to fixed widths (an external IP to 15 bytes, so a
+// long IPv6 address is cut short), and EXTERNAL_MAC and LOGICAL_PORT are filled only
+// for a rule that has both.
 func (p *Printer) NATList(w io.Writer, routerName string) error {
 	lr, err := p.router(routerName)
 	if err != nil {
 		return err
 	}
-	nats := p.nats(lr)
+	var nats []*nbdb.NAT
+	for _, key := range lr.Nat {
+		if nat := p.ix.NATs[key]; nat != nil {
+			nats = append(nats, nat)
+		}
+	}
 	var b strings.Builder
-	if len(nats) > 0 {
+	listed := SortNATs(nats, p.ix)
+	if len(listed) > 0 {
 		b.WriteString("TYPE             GATEWAY_PORT          EXTERNAL_IP        EXTERNAL_PORT    LOGICAL_IP          EXTERNAL_MAC         LOGICAL_PORT\n")
 	}
-	for _, nat := range nats {
-		line := fmt.Sprintf("%-17s%-22s%-19s%-17s%-20s%-21s%s",
-			nat.Type, p.portName(nat.GatewayPort), nat.ExternalIP, nat.ExternalPortRange,
-			nat.LogicalIP, deref(nat.ExternalMAC), deref(nat.LogicalPort))
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	for _, l := range listed {
+		nat := l.NAT
+		b.WriteString(leftAligned(l.key, 58, 54))
+		b.WriteString(leftAligned(nat.ExternalPortRange, 17, 13))
+		if nat.ExternalMAC != nil && nat.LogicalPort != nil {
+			b.WriteString(leftAligned(nat.LogicalIP, 20, 16) + leftAligned(*nat.ExternalMAC, 21, 17) + *nat.LogicalPort)
+		} else {
+			b.WriteString(nat.LogicalIP)
+		}
+		b.WriteString("\n")
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
-}
-
-// portName resolves a reference to a router port to the port's name.
-func (p *Printer) portName(key *string) string {
-	if key == nil {
-		return ""
-	}
-	if lrp := p.ix.RouterPorts[*key]; lrp != nil {
-		return lrp.Name
-	}
-	return *key
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

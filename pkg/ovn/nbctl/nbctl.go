@@ -1,7 +1,10 @@
-// Package nbctl prints a set of NB rows the way ovn-nbctl prints a live database
+// Package nbctl prints a set of NB rows the way ovn-nbctl 23.03 prints a live database
 // (show, lr-route-list, lr-policy-list, lr-nat-list), so operators read ovnk's desired
-// state and its live snapshots in the shape they already know. Output is deterministic:
-// the same rows always print the same text, which golden tests rely on.
+// state and its live snapshots in the shape they already know. For a live snapshot,
+// whose rows are keyed by UUID, the three lists are byte-identical to ovn-nbctl's, and
+// show holds ovn-nbctl's blocks in name order with a few lines more; the tests compare
+// both with the real binary. Output is deterministic: the same rows always print the
+// same text, which golden tests rely on.
 package nbctl
 
 import (
@@ -39,10 +42,14 @@ func header(kind, key, name string) string {
 	return fmt.Sprintf("%s (%s)", kind, name)
 }
 
-// Show prints every switch and router with its ports and NAT, like `ovn-nbctl show`,
-// plus the lines ovn-nbctl leaves out but transit topologies depend on: a port's peer,
-// requested chassis and requested tunnel key. Only names matching filter are printed
-// when filter is not empty.
+// Show prints every switch and router with its ports and NAT, like `ovn-nbctl show`:
+// each block holds what ovn-nbctl prints, in its order. Switches, routers and ports come
+// by name and NAT rules by type, external and logical IP, where ovn-nbctl prints them
+// in database order, which compiled rows do not have. After ovn-nbctl's
+// lines come those it leaves out but transit topologies depend on: a router port's
+// IPv6 link-local address and peer, a port's requested chassis and tunnel key, a NAT
+// rule's match and logical port. Only names matching filter are printed when filter is
+// not empty.
 func (p *Printer) Show(w io.Writer, filter string) error {
 	var b strings.Builder
 	switches := slices.Clone(p.set.Switches)
@@ -51,7 +58,7 @@ func (p *Printer) Show(w io.Writer, filter string) error {
 		if filter != "" && ls.Name != filter {
 			continue
 		}
-		b.WriteString(header("switch", ls.UUID, ls.Name) + "\n")
+		b.WriteString(header("switch", ls.UUID, ls.Name) + alias(ls.ExternalIDs, "neutron:network_name") + "\n")
 		for _, lsp := range p.switchPorts(ls) {
 			writeSwitchPort(&b, lsp)
 		}
@@ -62,25 +69,36 @@ func (p *Printer) Show(w io.Writer, filter string) error {
 		if filter != "" && lr.Name != filter {
 			continue
 		}
-		b.WriteString(header("router", lr.UUID, lr.Name) + "\n")
+		b.WriteString(header("router", lr.UUID, lr.Name) + alias(lr.ExternalIDs, "neutron:router_name") + "\n")
 		for _, lrp := range p.routerPorts(lr) {
 			p.writeRouterPort(&b, lrp)
 		}
 		for _, nat := range p.nats(lr) {
 			b.WriteString("    " + natHeader(nat) + "\n")
-			fmt.Fprintf(&b, "        external ip: %q\n", nat.ExternalIP)
-			fmt.Fprintf(&b, "        logical ip: %q\n", nat.LogicalIP)
-			fmt.Fprintf(&b, "        type: %q\n", string(nat.Type))
+			fmt.Fprintf(&b, "        external ip: \"%s\"\n", nat.ExternalIP)
+			if nat.ExternalPortRange != "" {
+				fmt.Fprintf(&b, "        external port(s): \"%s\"\n", nat.ExternalPortRange)
+			}
+			fmt.Fprintf(&b, "        logical ip: \"%s\"\n", nat.LogicalIP)
+			fmt.Fprintf(&b, "        type: \"%s\"\n", nat.Type)
 			if nat.Match != "" {
-				fmt.Fprintf(&b, "        match: %q\n", nat.Match)
+				fmt.Fprintf(&b, "        match: \"%s\"\n", nat.Match)
 			}
 			if nat.LogicalPort != nil {
-				fmt.Fprintf(&b, "        logical port: %q\n", *nat.LogicalPort)
+				fmt.Fprintf(&b, "        logical port: \"%s\"\n", *nat.LogicalPort)
 			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// alias is the " (aka NAME)" ovn-nbctl adds for the name a Neutron row carries.
+func alias(externalIDs map[string]string, key string) string {
+	if name := externalIDs[key]; name != "" {
+		return " (aka " + name + ")"
+	}
+	return ""
 }
 
 // natHeader is "nat <uuid>" as ovn-nbctl prints it; compiled rows have no UUID, so they
@@ -134,36 +152,48 @@ func (p *Printer) nats(lr *nbdb.LogicalRouter) []*nbdb.NAT {
 }
 
 func writeSwitchPort(b *strings.Builder, lsp *nbdb.LogicalSwitchPort) {
-	fmt.Fprintf(b, "    port %s\n", lsp.Name)
+	fmt.Fprintf(b, "    port %s%s\n", lsp.Name, alias(lsp.ExternalIDs, "neutron:port_name"))
 	if lsp.Type != "" {
 		fmt.Fprintf(b, "        type: %s\n", lsp.Type)
 	}
-	if rp := lsp.Options["router-port"]; lsp.Type == "router" && rp != "" {
-		fmt.Fprintf(b, "        router-port: %s\n", rp)
+	if lsp.ParentName != nil {
+		fmt.Fprintf(b, "        parent: %s\n", *lsp.ParentName)
 	}
-	if len(lsp.Addresses) > 0 && !(lsp.Type == "router" && slices.Equal(lsp.Addresses, []string{"router"})) {
-		fmt.Fprintf(b, "        addresses: %s\n", quoteList(lsp.Addresses))
+	if lsp.Tag != nil {
+		fmt.Fprintf(b, "        tag: %d\n", *lsp.Tag)
+	}
+	// A lone "router" address is left out, as ovn-nbctl calls it clutter.
+	if len(lsp.Addresses) > 0 && !slices.Equal(lsp.Addresses, []string{"router"}) {
+		fmt.Fprintf(b, "        addresses: %s\n", quoteList(slices.Sorted(slices.Values(lsp.Addresses))))
+	}
+	if rp, ok := lsp.Options["router-port"]; ok {
+		fmt.Fprintf(b, "        router-port: %s\n", rp)
 	}
 	writeTransitOptions(b, lsp.Options)
 }
 
 func (p *Printer) writeRouterPort(b *strings.Builder, lrp *nbdb.LogicalRouterPort) {
 	fmt.Fprintf(b, "    port %s\n", lrp.Name)
-	fmt.Fprintf(b, "        mac: %q\n", lrp.MAC)
+	fmt.Fprintf(b, "        mac: \"%s\"\n", lrp.MAC)
 	if lla, ok := linkLocal(lrp); ok {
-		fmt.Fprintf(b, "        ipv6-lla: %q\n", lla)
+		fmt.Fprintf(b, "        ipv6-lla: \"%s\"\n", lla)
 	}
-	networks := slices.Clone(lrp.Networks)
-	sort.Strings(networks)
-	fmt.Fprintf(b, "        networks: %s\n", quoteList(networks))
+	if len(lrp.Networks) > 0 {
+		fmt.Fprintf(b, "        networks: %s\n", quoteList(slices.Sorted(slices.Values(lrp.Networks))))
+	}
+	if table, ok := lrp.Options["route_table"]; ok {
+		fmt.Fprintf(b, "        route-table: %s\n", table)
+	}
 	if len(lrp.GatewayChassis) > 0 {
+		// ovn-nbctl show means to order gateway chassis by priority but does not read
+		// the priorities, so they come in database (key) order.
+		keys := slices.Sorted(slices.Values(lrp.GatewayChassis))
 		var names []string
-		for _, key := range lrp.GatewayChassis {
+		for _, key := range keys {
 			if gc := p.ix.GatewayChassis[key]; gc != nil {
 				names = append(names, gc.ChassisName)
 			}
 		}
-		sort.Strings(names)
 		fmt.Fprintf(b, "        gateway chassis: [%s]\n", strings.Join(names, " "))
 	}
 	if lrp.Peer != nil {
@@ -200,10 +230,12 @@ func linkLocal(lrp *nbdb.LogicalRouterPort) (string, bool) {
 	return lla.String(), true
 }
 
+// quoteList is ovn-nbctl's ["a", "b"]: each item between double quotes as it is,
+// without escaping.
 func quoteList(items []string) string {
 	q := make([]string, len(items))
 	for i, s := range items {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = `"` + s + `"`
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
