@@ -32,6 +32,7 @@ type Inputs struct {
 	Pods       []corev1.Pod
 	CUDNs      []*ovnkv1.ClusterUserDefinedNetwork
 	UDNs       []*ovnkv1.UserDefinedNetwork
+	CNCs       []*ovnkv1.ClusterNetworkConnect
 }
 
 // DefaultNetworkConfig is the cluster default network's configuration, which no object
@@ -85,6 +86,7 @@ func Build(in Inputs) (*State, []error) {
 	}
 	b.userDefinedNetworks(in.CUDNs, in.UDNs, namespaces)
 	st.Networks = slices.SortedFunc(maps.Values(b.networks), func(a, c *Network) int { return cmp.Compare(a.Name, c.Name) })
+	st.Connects = b.connects(in.CNCs, namespaces, in.CUDNs)
 
 	for _, n := range sortedPtrs(in.Nodes, func(n *corev1.Node) string { return n.Name }) {
 		if node := b.node(n); node != nil {

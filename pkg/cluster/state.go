@@ -45,6 +45,7 @@ type State struct {
 	Nodes    []*Node    // sorted by Name
 	Networks []*Network // sorted by Name; the default network is among them
 	Pods     []*Pod     // sorted by Namespace, then Name
+	Connects []*Connect // sorted by Name
 }
 
 // Config is cluster-wide configuration that is not in any object: the agent's config.
