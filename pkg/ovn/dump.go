@@ -88,21 +88,9 @@ func (d *Dump) Rows() (*rows.Set, error) {
 		return nil, fmt.Errorf("dump format %q is not %q: use a kubectl ovnk of the agent's release", d.SchemaVersion, DumpSchemaVersion)
 	}
 	s := &rows.Set{}
-	for _, t := range []struct {
-		table string
-		into  any
-	}{
-		{"Logical_Switch", &s.Switches},
-		{"Logical_Switch_Port", &s.SwitchPorts},
-		{"Logical_Router", &s.Routers},
-		{"Logical_Router_Port", &s.RouterPorts},
-		{"Logical_Router_Static_Route", &s.Routes},
-		{"Logical_Router_Policy", &s.Policies},
-		{"NAT", &s.NATs},
-		{"Gateway_Chassis", &s.GatewayChassis},
-	} {
-		if err := decodeRows(d.Tables[t.table], t.into); err != nil {
-			return nil, fmt.Errorf("dump table %s: %w", t.table, err)
+	for _, t := range setTables(s) {
+		if err := decodeRows(d.Tables[t.name], t.rows); err != nil {
+			return nil, fmt.Errorf("dump table %s: %w", t.name, err)
 		}
 	}
 	return s, nil

@@ -17,10 +17,25 @@ import (
 // view take it while no transaction is expected, or compare two snapshots.
 func Snapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
 	s := &rows.Set{}
-	lists := []struct {
-		table string
-		dst   any
-	}{
+	for _, t := range setTables(s) {
+		if err := c.List(ctx, t.rows); err != nil {
+			return nil, fmt.Errorf("snapshot NB table %s: %w", t.name, err)
+		}
+	}
+	s.Sort()
+	return s, nil
+}
+
+// setTable is a table a rows.Set holds: its OVSDB name, and a pointer to the set's
+// slice of its rows.
+type setTable struct {
+	name string
+	rows any
+}
+
+// setTables are the tables of s, for filling it from a cache or a dump.
+func setTables(s *rows.Set) []setTable {
+	return []setTable{
 		{"Logical_Switch", &s.Switches},
 		{"Logical_Switch_Port", &s.SwitchPorts},
 		{"Logical_Router", &s.Routers},
@@ -30,13 +45,6 @@ func Snapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
 		{"NAT", &s.NATs},
 		{"Gateway_Chassis", &s.GatewayChassis},
 	}
-	for _, l := range lists {
-		if err := c.List(ctx, l.dst); err != nil {
-			return nil, fmt.Errorf("snapshot NB table %s: %w", l.table, err)
-		}
-	}
-	s.Sort()
-	return s, nil
 }
 
 // OwnedSnapshot returns the rows ovnk owns, keyed by identity like the compiler's output:

@@ -7,19 +7,28 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ovnk/ovnk/pkg/localkube"
 	"github.com/ovnk/ovnk/pkg/manifests"
+	"github.com/ovnk/ovnk/pkg/poll"
+	"github.com/ovnk/ovnk/pkg/procutil"
 )
+
+// controlPlaneName names the sandbox's control plane: its etcd member, its CA and admin
+// (NAME-ca, NAME-admin), and the cluster, user and context of its kubeconfig.
+const controlPlaneName = "ovnk-sandbox"
+
+// certValidity is how long the sandbox's certificates last: a sandbox left running
+// for weeks keeps working.
+const certValidity = 365 * 24 * time.Hour
 
 func (s *Sandbox) etcd() *daemon      { return daemonAt(s.Dir, "etcd", "etcd") }
 func (s *Sandbox) apiserver() *daemon { return daemonAt(s.Dir, "kube-apiserver", "kube-apiserver") }
@@ -28,11 +37,11 @@ func (s *Sandbox) apiserver() *daemon { return daemonAt(s.Dir, "kube-apiserver",
 // reports itself healthy.
 func (s *Sandbox) startEtcd(ctx context.Context, path string) error {
 	return retryOnPortClash(func() (*daemon, error) {
-		clientPort, err := freePort()
+		clientPort, err := procutil.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		peerPort, err := freePort()
+		peerPort, err := procutil.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -44,71 +53,41 @@ func (s *Sandbox) startEtcd(ctx context.Context, path string) error {
 			return nil, fmt.Errorf("clear etcd data: %w", err)
 		}
 		d := s.etcd()
-		if err := d.startDetached(s.Dir, nil, path,
-			"--name=ovnk-sandbox",
-			"--data-dir="+dataDir,
-			"--listen-client-urls="+s.EtcdURL,
-			"--advertise-client-urls="+s.EtcdURL,
-			"--listen-peer-urls="+peerURL,
-			"--initial-advertise-peer-urls="+peerURL,
-			"--initial-cluster=ovnk-sandbox="+peerURL,
-			"--logger=zap",
-			"--log-outputs=stderr",
-		); err != nil {
+		argv := append([]string{path}, localkube.EtcdArgs(controlPlaneName, dataDir, s.EtcdURL, peerURL)...)
+		if err := d.startDetached(s.Dir, nil, argv...); err != nil {
 			return nil, err
 		}
-		return d, waitStarted(ctx, d, etcdTimeout, "etcd at "+s.EtcdURL+" to be healthy", httpOK(s.EtcdURL+"/health"))
+		return d, waitStarted(ctx, d, etcdTimeout, "etcd at "+s.EtcdURL+" to be healthy", poll.HTTPOK(s.EtcdURL+"/health"))
 	})
 }
 
 // startAPIServer starts kube-apiserver on a free loopback port, writes the admin
 // kubeconfig, and waits until /readyz answers.
 func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
-	certs, err := writePKI(filepath.Join(s.Dir, "pki"))
+	certs, err := localkube.WritePKI(filepath.Join(s.Dir, "pki"), controlPlaneName, certValidity)
 	if err != nil {
 		return err
 	}
 	var d *daemon
 	err = retryOnPortClash(func() (*daemon, error) {
-		port, err := freePort()
+		port, err := procutil.FreePort()
 		if err != nil {
 			return nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		s.APIServer = "https://" + addr
 		d = s.apiserver()
-		if err := d.startDetached(s.Dir, nil, path,
-			"--etcd-servers="+s.EtcdURL,
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
-			"--secure-port="+strconv.Itoa(port),
-			"--cert-dir="+filepath.Join(s.Dir, "pki", "apiserver"), // unused, but not /var/run/kubernetes
-			"--tls-cert-file="+certs.servingCert,
-			"--tls-private-key-file="+certs.servingKey,
-			"--client-ca-file="+certs.caCert,
-			"--authorization-mode=RBAC",
-			"--allow-privileged=true", // `kubectl ovnk install` creates a privileged DaemonSet
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file="+certs.saPublic,
-			"--service-account-signing-key-file="+certs.saPrivate,
-			"--service-cluster-ip-range=10.96.0.0/16",
-			// With no controller-manager the "default" ServiceAccount never appears, and
-			// this admission plugin would then refuse every pod.
-			"--disable-admission-plugins=ServiceAccount",
-			// Nothing here needs them, and each costs start time or background writes.
-			"--enable-priority-and-fairness=false",
-			"--endpoint-reconciler-type=none",
-			"--profiling=false",
-		); err != nil {
+		argv := append([]string{path}, localkube.APIServerArgs(s.EtcdURL, port, filepath.Join(s.Dir, "pki", "apiserver"), certs)...)
+		if err := d.startDetached(s.Dir, nil, argv...); err != nil {
 			return nil, err
 		}
 		// A bind failure shows up as an early exit while waiting for the port.
-		return d, waitStarted(ctx, d, apiserverTimeout, "kube-apiserver to listen on "+addr, tcpAccepts(addr))
+		return d, waitStarted(ctx, d, apiserverTimeout, "kube-apiserver to listen on "+addr, poll.Dials("tcp", addr))
 	})
 	if err != nil {
 		return err
 	}
-	if err := writeKubeconfig(s.Kubeconfig, s.APIServer, certs); err != nil {
+	if err := certs.WriteKubeconfig(s.Kubeconfig, s.APIServer, controlPlaneName); err != nil {
 		return err
 	}
 	cfg, err := s.restConfig()
@@ -135,20 +114,7 @@ func apiserverReady(cfg *rest.Config) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "").DoRaw(ctx)
-		if err == nil {
-			return nil
-		}
-		var failed []string
-		for _, line := range strings.Split(string(body), "\n") {
-			if name, ok := strings.CutPrefix(line, "[-]"); ok {
-				failed = append(failed, strings.TrimSuffix(name, " failed: reason withheld"))
-			}
-		}
-		if len(failed) == 0 {
-			return err
-		}
-		return fmt.Errorf("/readyz: failing checks %s", strings.Join(failed, ", "))
+		return localkube.Ready(ctx, client)
 	}
 }
 
@@ -159,7 +125,7 @@ func (s *Sandbox) createClusterObjects(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := installCRDs(ctx, cfg); err != nil {
+	if err := localkube.InstallCRDs(ctx, cfg, apiserverTimeout); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -177,42 +143,6 @@ func (s *Sandbox) createClusterObjects(ctx context.Context) error {
 		}
 		if _, err := client.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
-		}
-	}
-	return nil
-}
-
-// installCRDs creates the k8s.ovn.org CRDs and waits until each is established.
-func installCRDs(ctx context.Context, cfg *rest.Config) error {
-	crds, err := manifests.CRDs()
-	if err != nil {
-		return err
-	}
-	client, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("apiextensions client: %w", err)
-	}
-	api := client.ApiextensionsV1().CustomResourceDefinitions()
-	for _, crd := range crds {
-		if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create CRD %s: %w", crd.Name, err)
-		}
-	}
-	for _, crd := range crds {
-		err := poll(ctx, apiserverTimeout, "CRD "+crd.Name+" to be established", func(ctx context.Context) error {
-			got, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("CRD %s is not established yet", crd.Name)
-		})
-		if err != nil {
-			return err
 		}
 	}
 	return nil

@@ -17,6 +17,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/poll"
+	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
 // clusterSubnets is the default network's subnets and host prefix, in the agent's
@@ -108,7 +110,7 @@ func (s *Sandbox) startNBs(ctx context.Context, bins binaries) error {
 		); err != nil {
 			return err
 		}
-		return waitStarted(ctx, d, nbTimeout, "the NB of "+n.Name+" to accept connections", socketAccepts(n.socket(s.Dir)))
+		return waitStarted(ctx, d, nbTimeout, "the NB of "+n.Name+" to accept connections", poll.Dials("unix", n.socket(s.Dir)))
 	})
 }
 
@@ -117,7 +119,7 @@ func (s *Sandbox) startNBs(ctx context.Context, bins binaries) error {
 func (s *Sandbox) startAgents(ctx context.Context, path string) error {
 	return s.inParallel(func(n *Node) error {
 		return retryOnPortClash(func() (*daemon, error) {
-			port, err := freePort()
+			port, err := procutil.FreePort()
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +136,7 @@ func (s *Sandbox) startAgents(ctx context.Context, path string) error {
 			); err != nil {
 				return nil, err
 			}
-			return d, waitStarted(ctx, d, agentTimeout, "the agent of "+n.Name+" to be ready", httpOK("http://"+n.HTTPAddress+"/readyz"))
+			return d, waitStarted(ctx, d, agentTimeout, "the agent of "+n.Name+" to be ready", poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
 		})
 	})
 }

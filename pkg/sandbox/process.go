@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // daemon is one long-running process of the sandbox. Its pid file and log sit side by
@@ -174,11 +176,11 @@ func stopStage(ctx context.Context, dir string, progress io.Writer, pidFiles []s
 		}
 		return nil
 	}
-	if err := poll(ctx, termGrace, "processes to exit after SIGTERM", gone); err != nil {
+	if err := poll.Until(ctx, termGrace, "processes to exit after SIGTERM", gone); err != nil {
 		for _, pid := range alive {
 			signalGroup(pid, syscall.SIGKILL)
 		}
-		if err := poll(ctx, killGrace, "processes to exit after SIGKILL", gone); err != nil {
+		if err := poll.Until(ctx, killGrace, "processes to exit after SIGKILL", gone); err != nil {
 			return err
 		}
 	}
@@ -203,17 +205,4 @@ func relTo(dir, path string) string {
 		return rel
 	}
 	return path
-}
-
-// logTail returns the last lines of a log, for error messages.
-func logTail(path string, lines int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

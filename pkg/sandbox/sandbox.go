@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // Files at the top of the sandbox directory.
@@ -284,7 +286,7 @@ func (s *Sandbox) checkRunning(ctx context.Context) (bool, error) {
 		}
 	}
 	var last []ComponentStatus
-	err := poll(ctx, reuseTimeout, "the running sandbox to be ready", func(ctx context.Context) error {
+	err := poll.Until(ctx, reuseTimeout, "the running sandbox to be ready", func(ctx context.Context) error {
 		last = s.Status(ctx)
 		return notReady(last)
 	})

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
 // binaries are the programs the sandbox runs.
@@ -128,16 +129,12 @@ func (s *Sandbox) startAll(ctx context.Context, bins binaries, progress io.Write
 	return s.startAgents(ctx, bins.agent)
 }
 
-// startAttempts bounds the restarts of a server whose freshly picked port another
-// program took between the pick and the server's bind.
-const startAttempts = 3
-
 // retryOnPortClash runs try (start a daemon, wait for it) again when it failed because
 // its port was taken meanwhile.
 func retryOnPortClash(try func() (*daemon, error)) error {
 	for attempt := 1; ; attempt++ {
 		d, err := try()
-		if err == nil || d == nil || attempt == startAttempts || !portTaken(d) {
+		if err == nil || d == nil || attempt == procutil.StartAttempts || !portTaken(d) {
 			return err
 		}
 	}
@@ -145,17 +142,7 @@ func retryOnPortClash(try func() (*daemon, error)) error {
 
 // portTaken reports whether a daemon exited because its address was in use.
 func portTaken(d *daemon) bool {
-	return d.exitedEarly() != nil && strings.Contains(logTail(d.logFile, 50), "address already in use")
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return d.exitedEarly() != nil && procutil.PortTaken(d.logFile)
 }
 
 // inParallel runs fn for every node at once and joins their errors.

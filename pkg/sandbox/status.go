@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // ComponentStatus is what Status found about one process of the sandbox.
@@ -29,7 +31,7 @@ type component struct {
 // components lists the sandbox's processes in the order they start.
 func (s *Sandbox) components() []component {
 	cs := []component{
-		{s.etcd(), httpOK(s.EtcdURL + "/health")},
+		{s.etcd(), poll.HTTPOK(s.EtcdURL + "/health")},
 		{s.apiserver(), func(ctx context.Context) error {
 			cfg, err := s.restConfig()
 			if err != nil {
@@ -39,10 +41,10 @@ func (s *Sandbox) components() []component {
 		}},
 	}
 	for _, n := range s.Nodes {
-		cs = append(cs, component{s.nb(n), socketAccepts(n.socket(s.Dir))})
+		cs = append(cs, component{s.nb(n), poll.Dials("unix", n.socket(s.Dir))})
 	}
 	for _, n := range s.Nodes {
-		cs = append(cs, component{s.agent(n), httpOK("http://" + n.HTTPAddress + "/readyz")})
+		cs = append(cs, component{s.agent(n), poll.HTTPOK("http://" + n.HTTPAddress + "/readyz")})
 	}
 	return cs
 }

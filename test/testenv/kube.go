@@ -2,18 +2,9 @@ package testenv
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,17 +17,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/ovnk/ovnk/pkg/localkube"
 	"github.com/ovnk/ovnk/pkg/manifests"
+	"github.com/ovnk/ovnk/pkg/poll"
+	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
 // KubeVersion is the Kubernetes release whose kube-apiserver and kubectl the tests run.
@@ -232,7 +223,7 @@ func startKube(ctx context.Context) (k *Kube, missing string, err error) {
 		return nil, "", fmt.Errorf("write %s: %w", filepath.Join(dir, ownerFile), err)
 	}
 	k = &Kube{Dir: dir, KubectlPath: paths["kubectl"], Kubeconfig: filepath.Join(dir, "kubeconfig")}
-	pki, err := writePKI(dir)
+	pki, err := localkube.WritePKI(dir, controlPlaneName, certValidity)
 	if err != nil {
 		return k, "", err
 	}
@@ -244,7 +235,7 @@ func startKube(ctx context.Context) (k *Kube, missing string, err error) {
 	if err != nil {
 		return k, "", err
 	}
-	if err := writeKubeconfig(k.Kubeconfig, "https://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pki); err != nil {
+	if err := pki.WriteKubeconfig(k.Kubeconfig, "https://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), controlPlaneName); err != nil {
 		return k, "", err
 	}
 	if k.RESTConfig, err = clientcmd.BuildConfigFromFlags("", k.Kubeconfig); err != nil {
@@ -263,6 +254,13 @@ func startKube(ctx context.Context) (k *Kube, missing string, err error) {
 	k.StartupTime = time.Since(begin)
 	return k, "", nil
 }
+
+// controlPlaneName names the test cluster's CA and admin (NAME-ca, NAME-admin) and its
+// kubeconfig's cluster, user and context.
+const controlPlaneName = "ovnk-test"
+
+// certValidity outlasts any test run: the certificates are made anew for each.
+const certValidity = 24 * time.Hour
 
 const (
 	kubeDirPrefix = "ovnk-kube-"
@@ -303,63 +301,37 @@ func (k *Kube) stop() {
 	}
 }
 
-// startAttempts bounds the retries of a server whose freshly picked port was taken by
-// someone else between our probe and its bind.
-const startAttempts = 3
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // portTaken reports whether a server that exited did so because its port was in use.
 func portTaken(p *Process) bool {
 	done, _ := p.Exited()
-	return done && strings.Contains(p.LogTail(50), "address already in use")
+	return done && procutil.PortTaken(p.LogPath)
 }
 
 // startEtcd starts a single-member etcd on two free loopback ports (clients, peers) and
 // returns its client URL once it reports itself healthy.
 func (k *Kube) startEtcd(ctx context.Context, path string) (string, error) {
 	for attempt := 1; ; attempt++ {
-		clientPort, err := freePort()
+		clientPort, err := procutil.FreePort()
 		if err != nil {
 			return "", err
 		}
-		peerPort, err := freePort()
+		peerPort, err := procutil.FreePort()
 		if err != nil {
 			return "", err
 		}
 		clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 		peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 		dataDir := filepath.Join(k.Dir, "etcd-"+strconv.Itoa(attempt))
-		p, err := startProcess(k.Dir, "etcd", nil, path,
-			"--name=ovnk",
-			"--data-dir="+dataDir,
-			"--listen-client-urls="+clientURL,
-			"--advertise-client-urls="+clientURL,
-			"--listen-peer-urls="+peerURL,
-			"--initial-advertise-peer-urls="+peerURL,
-			"--initial-cluster=ovnk="+peerURL,
-			"--logger=zap",
-			"--log-outputs=stderr",
-		)
+		p, err := startProcess(k.Dir, "etcd", nil, append([]string{path}, localkube.EtcdArgs("ovnk", dataDir, clientURL, peerURL)...)...)
 		if err != nil {
 			return "", fmt.Errorf("etcd: %w", err)
 		}
 		k.etcd = p
-		err = waitRunning(ctx, p, 30*time.Second, "etcd at "+clientURL+" to be healthy", func(ctx context.Context) error {
-			return etcdHealthy(ctx, clientURL)
-		})
+		err = waitRunning(ctx, p, 30*time.Second, "etcd at "+clientURL+" to be healthy", poll.HTTPOK(clientURL+"/health"))
 		if err == nil {
 			return clientURL, nil
 		}
-		if portTaken(p) && attempt < startAttempts {
+		if portTaken(p) && attempt < procutil.StartAttempts {
 			continue
 		}
 		p.Stop()
@@ -367,55 +339,16 @@ func (k *Kube) startEtcd(ctx context.Context, path string) (string, error) {
 	}
 }
 
-func etcdHealthy(ctx context.Context, clientURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientURL+"/health", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"health":"true"`) {
-		return fmt.Errorf("etcd /health: %s: %s", resp.Status, body)
-	}
-	return nil
-}
-
 // startAPIServer starts kube-apiserver on a free loopback port and returns the port. It
 // does not wait for readiness (waitReady does, with the admin client).
-func (k *Kube) startAPIServer(ctx context.Context, path, etcdURL string, pki *kubePKI) (int, error) {
+func (k *Kube) startAPIServer(ctx context.Context, path, etcdURL string, pki *localkube.PKI) (int, error) {
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := procutil.FreePort()
 		if err != nil {
 			return 0, err
 		}
-		p, err := startProcess(k.Dir, "kube-apiserver", nil, path,
-			"--etcd-servers="+etcdURL,
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
-			"--secure-port="+strconv.Itoa(port),
-			"--cert-dir="+filepath.Join(k.Dir, "apiserver-certs"), // unused, but not /var/run/kubernetes
-			"--tls-cert-file="+pki.servingCert,
-			"--tls-private-key-file="+pki.servingKey,
-			"--client-ca-file="+pki.caCert,
-			"--authorization-mode=RBAC",
-			// The agent's DaemonSet is privileged, as every real cluster (kubeadm, kind) allows.
-			"--allow-privileged=true",
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file="+pki.saPublic,
-			"--service-account-signing-key-file="+pki.saPrivate,
-			"--service-cluster-ip-range=10.96.0.0/16",
-			// Without a controller-manager the "default" service account never exists,
-			// and this plugin would refuse every pod.
-			"--disable-admission-plugins=ServiceAccount",
-			// Not needed by tests, and each costs startup time or background writes.
-			"--enable-priority-and-fairness=false",
-			"--endpoint-reconciler-type=none",
-			"--profiling=false",
-		)
+		argv := append([]string{path}, localkube.APIServerArgs(etcdURL, port, filepath.Join(k.Dir, "apiserver-certs"), pki)...)
+		p, err := startProcess(k.Dir, "kube-apiserver", nil, argv...)
 		if err != nil {
 			return 0, fmt.Errorf("kube-apiserver: %w", err)
 		}
@@ -423,17 +356,11 @@ func (k *Kube) startAPIServer(ctx context.Context, path, etcdURL string, pki *ku
 		// Wait only until it listens: the readiness wait comes after the kubeconfig
 		// exists, and a bind failure shows up here as an early exit.
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		err = waitRunning(ctx, p, 90*time.Second, "kube-apiserver to listen on "+addr, func(ctx context.Context) error {
-			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return err
-			}
-			return c.Close()
-		})
+		err = waitRunning(ctx, p, 90*time.Second, "kube-apiserver to listen on "+addr, poll.Dials("tcp", addr))
 		if err == nil {
 			return port, nil
 		}
-		if portTaken(p) && attempt < startAttempts {
+		if portTaken(p) && attempt < procutil.StartAttempts {
 			continue
 		}
 		p.Stop()
@@ -448,11 +375,7 @@ func (k *Kube) apiserverError(err error) error {
 // waitReady polls /readyz, whose verbose form names the checks still failing.
 func (k *Kube) waitReady(ctx context.Context) error {
 	err := waitRunning(ctx, k.apiserver, 90*time.Second, "kube-apiserver /readyz", func(ctx context.Context) error {
-		body, err := k.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "").DoRaw(ctx)
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, failingChecks(body))
-		}
-		return nil
+		return localkube.Ready(ctx, k.Client)
 	})
 	if err != nil {
 		return k.apiserverError(err)
@@ -460,53 +383,17 @@ func (k *Kube) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// failingChecks keeps the "[-]name failed" lines of a verbose /readyz answer.
-func failingChecks(body []byte) string {
-	var failed []string
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "[-]") {
-			failed = append(failed, line)
-		}
-	}
-	return strings.Join(failed, "; ")
-}
-
 // installCRDs creates the k8s.ovn.org CRDs from pkg/manifests, waits until each is
 // Established, and lists each kind once. The first list of a kind waits about a second
 // for the API server's new watch cache; paying that here, all kinds at once, keeps it
 // out of the tests (and shows the kinds are really served).
 func (k *Kube) installCRDs(ctx context.Context) error {
+	if err := localkube.InstallCRDs(ctx, k.RESTConfig, 30*time.Second); err != nil {
+		return fmt.Errorf("install CRDs: %w", err)
+	}
 	crds, err := manifests.CRDs()
 	if err != nil {
 		return fmt.Errorf("install CRDs: %w", err)
-	}
-	client, err := apiextensionsclient.NewForConfig(k.RESTConfig)
-	if err != nil {
-		return fmt.Errorf("apiextensions client: %w", err)
-	}
-	for _, crd := range crds {
-		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create CRD %s: %w", crd.Name, err)
-		}
-	}
-	for _, crd := range crds {
-		err := Eventually(ctx, 30*time.Second, "CRD "+crd.Name+" to be established", func(ctx context.Context) error {
-			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			var conds []string
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-				conds = append(conds, fmt.Sprintf("%s=%s (%s)", c.Type, c.Status, c.Message))
-			}
-			return fmt.Errorf("CRD %s conditions: %v", crd.Name, conds)
-		})
-		if err != nil {
-			return err
-		}
 	}
 	dyn, err := dynamic.NewForConfig(k.RESTConfig)
 	if err != nil {
@@ -585,125 +472,4 @@ func (k *Kube) Namespace(t testing.TB) string {
 		}
 	})
 	return ns.Name
-}
-
-// kubePKI names the files of the test cluster's certificates and keys.
-type kubePKI struct {
-	caCert, servingCert, servingKey, saPublic, saPrivate string
-	// The kubeconfig embeds these rather than naming files.
-	caPEM, adminCertPEM, adminKeyPEM []byte
-}
-
-// writePKI makes a CA, a serving certificate for 127.0.0.1, an admin client certificate
-// (group system:masters, which bypasses RBAC) and a service-account signing key pair, all
-// ECDSA P-256 (fast to generate), valid for a day.
-func writePKI(dir string) (*kubePKI, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generate CA key: %w", err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "ovnk-test-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("create CA certificate: %w", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("parse CA certificate: %w", err)
-	}
-	issue := func(serial int64, tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, nil, fmt.Errorf("generate key for %s: %w", tmpl.Subject.CommonName, err)
-		}
-		tmpl.SerialNumber = big.NewInt(serial)
-		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return nil, nil, fmt.Errorf("create certificate for %s: %w", tmpl.Subject.CommonName, err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode key of %s: %w", tmpl.Subject.CommonName, err)
-		}
-		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
-	}
-	servingCert, servingKey, err := issue(2, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, net.IPv4(10, 96, 0, 1)},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	adminCert, adminKey, err := issue(3, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "ovnk-admin", Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	})
-	if err != nil {
-		return nil, err
-	}
-	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generate service-account signing key: %w", err)
-	}
-	saPrivDER, err := x509.MarshalPKCS8PrivateKey(saKey)
-	if err != nil {
-		return nil, fmt.Errorf("encode service-account signing key: %w", err)
-	}
-	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("encode service-account public key: %w", err)
-	}
-
-	pki := &kubePKI{
-		caCert:       filepath.Join(dir, "ca.crt"),
-		servingCert:  filepath.Join(dir, "apiserver.crt"),
-		servingKey:   filepath.Join(dir, "apiserver.key"),
-		saPublic:     filepath.Join(dir, "sa.pub"),
-		saPrivate:    filepath.Join(dir, "sa.key"),
-		caPEM:        pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		adminCertPEM: adminCert,
-		adminKeyPEM:  adminKey,
-	}
-	files := map[string][]byte{
-		pki.caCert:      pki.caPEM,
-		pki.servingCert: servingCert,
-		pki.servingKey:  servingKey,
-		pki.saPublic:    pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
-		pki.saPrivate:   pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: saPrivDER}),
-	}
-	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	return pki, nil
-}
-
-// writeKubeconfig writes a kubeconfig with the CA and the admin's credentials embedded,
-// so it stays valid wherever it is copied.
-func writeKubeconfig(path, server string, pki *kubePKI) error {
-	const name = "ovnk-test"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: pki.caPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: pki.adminCertPEM, ClientKeyData: pki.adminKeyPEM}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
-	cfg.CurrentContext = name
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // sbSchemaPath is where Debian's ovn-common ships the Southbound schema; northd and
@@ -247,14 +247,7 @@ func lookPath(name string) (string, error) {
 // early if it exits. The socket file appears when the server binds it, a moment before
 // it listens, so only a successful connection proves the server is ready.
 func waitForSocket(ctx context.Context, p *Process, socket string) error {
-	return waitRunning(ctx, p, startTimeout, socket, func(ctx context.Context) error {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "unix", socket)
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	})
+	return waitRunning(ctx, p, startTimeout, socket, poll.Dials("unix", socket))
 }
 
 // deadlineSeconds turns the context's deadline into the whole seconds OVS tools accept.

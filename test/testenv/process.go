@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ovnk/ovnk/pkg/poll"
+	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
 // Process is a server started by the test environment. Its output goes to a log file
@@ -75,17 +78,7 @@ func (p *Process) Stop() {
 }
 
 // LogTail returns the last lines the process wrote, for failure messages.
-func (p *Process) LogTail(lines int) string {
-	data, err := os.ReadFile(p.LogPath)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
+func (p *Process) LogTail(lines int) string { return procutil.LogTail(p.LogPath, lines) }
 
 // run executes a short command and returns its standard output; the error carries the
 // command line and whatever it printed on standard error.
@@ -104,12 +97,9 @@ func run(ctx context.Context, env []string, argv ...string) (string, error) {
 // waitRunning is Eventually for a server that is starting: it stops waiting as soon as
 // the process exits, since then no poll can succeed, and says so in the error.
 func waitRunning(ctx context.Context, p *Process, timeout time.Duration, what string, check func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	return Eventually(ctx, timeout, what, func(ctx context.Context) error {
+	return poll.Until(ctx, timeout, what, func(ctx context.Context) error {
 		if done, err := p.Exited(); done {
-			cancel() // ends Eventually after this poll
-			return fmt.Errorf("%s exited: %v", p.Name, err)
+			return poll.Stop(fmt.Errorf("%s exited: %v", p.Name, err))
 		}
 		return check(ctx)
 	})

@@ -10,13 +10,14 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // RequireAllEnv names the environment variable that turns skips into failures.
@@ -66,21 +67,5 @@ func NeedRoot(t testing.TB, why string) {
 // Eventually polls check until it returns nil or the timeout passes, and returns the
 // last error wrapped with what was awaited. It is the only way tests here wait.
 func Eventually(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	delay := 10 * time.Millisecond
-	for {
-		err := check(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting %s for %s: %w", timeout, what, errors.Join(err, ctx.Err()))
-		case <-time.After(delay):
-		}
-		if delay < 250*time.Millisecond {
-			delay *= 2
-		}
-	}
+	return poll.Until(ctx, timeout, what, check)
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -23,6 +24,14 @@ const DefaultTimeout = 2 * time.Minute
 
 // pollInterval is the wait between two looks at the CRDs.
 const pollInterval = 250 * time.Millisecond
+
+// checkTimeout refuses a --timeout that would give up before the first look.
+func checkTimeout(timeout time.Duration) error {
+	if timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not positive: give a duration such as 2m", timeout)
+	}
+	return nil
+}
 
 // InstallOptions are the flags and dependencies of `install`.
 type InstallOptions struct {
@@ -84,8 +93,8 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := checkImage(o.Image); err != nil {
 		return err
 	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s is not positive: give a duration such as 2m", o.Timeout)
+	if err := checkTimeout(o.Timeout); err != nil {
+		return err
 	}
 	namespace := o.f.Settings.AgentNamespace
 	opts := manifests.AgentOptions{Namespace: namespace, Image: o.Image}
@@ -100,11 +109,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rc, err := o.f.RESTConfig()
-	if err != nil {
-		return err
-	}
-	c, err := o.f.Client()
+	c, host, err := connect(o.f)
 	if err != nil {
 		return err
 	}
@@ -112,12 +117,12 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	var applied []*unstructured.Unstructured
 	for _, crd := range crds {
 		if err := o.applyOne(ctx, a, crd); err != nil {
-			return cmdutil.ExplainConnectionError(rc.Host, err)
+			return cmdutil.ExplainConnectionError(host, err)
 		}
 		applied = append(applied, crd)
 	}
 	if !o.DryRun {
-		if err := waitEstablished(ctx, c, crds, o.Timeout, newProgress(o.f)); err != nil {
+		if err := waitEstablished(ctx, c, crds, o.Timeout, progress.New(o.f)); err != nil {
 			return err
 		}
 	}

@@ -17,12 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -62,19 +61,9 @@ type command struct {
 
 func newTestCommand(kube *testenv.Kube, namespace string) *command {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &kube.Kubeconfig
-	return &command{
-		f: &cmdutil.Factory{
-			IOStreams:     genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
-			Kube:          flags,
-			Settings:      &cmdutil.Settings{AgentNamespace: namespace},
-			Getenv:        func(string) string { return "" },
-			IsTerminal:    func(any) bool { return false },
-			TerminalWidth: func(any) int { return 0 },
-		},
-		out: out, errOut: errOut,
-	}
+	f := clitest.NewFactory(kube.Kubeconfig, clitest.Terminal{}, nil, out, errOut)
+	f.Settings = &cmdutil.Settings{AgentNamespace: namespace}
+	return &command{f: f, out: out, errOut: errOut}
 }
 
 func (c *command) run(ctx context.Context, newCmd func(*cmdutil.Factory) *cobra.Command, args ...string) error {
@@ -84,15 +73,6 @@ func (c *command) run(ctx context.Context, newCmd func(*cmdutil.Factory) *cobra.
 	cmd.SetArgs(append([]string{}, args...)) // never nil, which would mean os.Args
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	return cmd.ExecuteContext(ctx)
-}
-
-func newClient(t *testing.T, kube *testenv.Kube) client.Client {
-	t.Helper()
-	c, err := client.New(kube.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // freshNamespace is a namespace name no test used: install creates it, and uninstall
@@ -146,21 +126,6 @@ func resourceVersions(ctx context.Context, t *testing.T, c client.Client, namesp
 	return out
 }
 
-func oneLineError(t *testing.T, what string, err error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("%s succeeded, want an error", what)
-	}
-	if strings.Contains(err.Error(), "\n") {
-		t.Errorf("%s: the error has several lines:\n%v", what, err)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: %v, want it to say %q", what, err, w)
-		}
-	}
-}
-
 func namespaceExists(ctx context.Context, t *testing.T, c client.Client, name string) bool {
 	t.Helper()
 	err := c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
@@ -176,7 +141,7 @@ func TestBadInputCreatesNothing(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := freshNamespace()
 	dir := t.TempDir()
 	badConfig := filepath.Join(dir, "agent.conf")
@@ -194,7 +159,7 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		{[]string{"--timeout", "0s"}, []string{"--timeout 0s is not positive"}},
 	} {
 		cmd := newTestCommand(kube, ns)
-		oneLineError(t, "install "+strings.Join(tc.args, " "), cmd.run(ctx, NewInstall, tc.args...), tc.want...)
+		clitest.OneLine(t, cmd.run(ctx, NewInstall, tc.args...), tc.want...)
 		if cmd.out.Len() > 0 {
 			t.Errorf("install %v printed %q", tc.args, cmd.out.String())
 		}
@@ -210,7 +175,7 @@ func TestDryRunCreatesNothing(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	crdVersions := func() []string {
 		var versions []string
 		for _, crd := range expectedNames(t, "x")[:5] {
@@ -293,7 +258,7 @@ func TestInstallIsIdempotent(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := freshNamespace()
 	config := filepath.Join(t.TempDir(), "agent.conf")
 	const configText = "[default]\ntransport = geneve\ncluster-subnets = 10.128.0.0/14/23\n"
@@ -386,7 +351,7 @@ func TestForceConflicts(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := freshNamespace()
 	cmd := newTestCommand(kube, ns)
 	if err := cmd.run(ctx, NewInstall, "--image", "registry.example/ovnk-agent:v1"); err != nil {
@@ -401,7 +366,7 @@ func TestForceConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.run(ctx, NewInstall, "--image", "registry.example/ovnk-agent:v1")
-	oneLineError(t, "install over another manager's image", err, "daemonset.apps/ovnk-agent", "kubectl-edit", "--force-conflicts")
+	clitest.OneLine(t, err, "daemonset.apps/ovnk-agent", "kubectl-edit", "--force-conflicts")
 	if err := cmd.run(ctx, NewInstall, "--image", "registry.example/ovnk-agent:v1", "--force-conflicts"); err != nil {
 		t.Fatalf("install --force-conflicts: %v", err)
 	}
@@ -419,7 +384,7 @@ func TestUninstall(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := freshNamespace()
 	cmd := newTestCommand(kube, ns)
 	if err := cmd.run(ctx, NewInstall); err != nil {
@@ -438,7 +403,7 @@ func TestUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	oneLineError(t, "uninstall while a network exists", cmd.run(ctx, NewUninstall),
+	clitest.OneLine(t, cmd.run(ctx, NewUninstall),
 		"refusing to delete the CRDs", "ClusterUserDefinedNetwork uninstall-blue", "--yes", "--keep-crds")
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: manifests.AgentName}, &appsv1.DaemonSet{}); err != nil {
 		t.Errorf("a refused uninstall removed the DaemonSet: %v", err)
@@ -493,7 +458,7 @@ func TestUninstall(t *testing.T) {
 	if !strings.Contains(again.out.String(), "customresourcedefinition.apiextensions.k8s.io/userdefinednetworks.k8s.ovn.org created\n") {
 		t.Errorf("install on a cluster without CRDs printed:\n%s", again.out.String())
 	}
-	if err := newClient(t, kube).List(ctx, &ovnkv1.UserDefinedNetworkList{}); err != nil {
+	if err := clitest.NewClient(t, kube).List(ctx, &ovnkv1.UserDefinedNetworkList{}); err != nil {
 		t.Errorf("right after install, listing UserDefinedNetworks: %v", err)
 	}
 }

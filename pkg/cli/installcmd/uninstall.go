@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -58,25 +59,21 @@ var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem,
 
 // Run deletes the agent's objects, then the CRDs.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s is not positive: give a duration such as 2m", o.Timeout)
+	if err := checkTimeout(o.Timeout); err != nil {
+		return err
 	}
 	crds, agent, err := manifestObjects(manifests.AgentOptions{Namespace: o.f.Settings.AgentNamespace})
 	if err != nil {
 		return err
 	}
-	rc, err := o.f.RESTConfig()
-	if err != nil {
-		return err
-	}
-	c, err := o.f.Client()
+	c, host, err := connect(o.f)
 	if err != nil {
 		return err
 	}
 	var doomed []string
 	if !o.KeepCRDs {
 		if doomed, err = customObjects(ctx, c, crds); err != nil {
-			return cmdutil.ExplainConnectionError(rc.Host, err)
+			return cmdutil.ExplainConnectionError(host, err)
 		}
 		if len(doomed) > 0 && !o.Yes {
 			return fmt.Errorf("refusing to delete the CRDs, which would delete %s (%s): pass --yes to delete them, or --keep-crds to remove only the agent",
@@ -86,7 +83,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	slices.Reverse(agent) // the namespace last: deleting it deletes what it holds
 	for _, obj := range agent {
 		if err := o.delete(ctx, c, obj); err != nil {
-			return cmdutil.ExplainConnectionError(rc.Host, err)
+			return cmdutil.ExplainConnectionError(host, err)
 		}
 	}
 	if o.KeepCRDs {
@@ -100,7 +97,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	return waitGone(ctx, c, crds, o.Timeout, newProgress(o.f))
+	return waitGone(ctx, c, crds, o.Timeout, progress.New(o.f))
 }
 
 // delete deletes obj and reports it, or that it was not there. A namespace that ovnk

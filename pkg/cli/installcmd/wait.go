@@ -3,71 +3,27 @@ package installcmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/progress"
 )
 
-// progress is a one-line progress report on standard error: rewritten in place on a
-// terminal, and elsewhere printed only when it changes.
-type progress struct {
-	w        io.Writer
-	terminal bool
-	width    int
-	last     string
-}
-
-func newProgress(f *cmdutil.Factory) *progress {
-	isTerminal, width := cmdutil.IsTerminal, cmdutil.TerminalWidth
-	if f.IsTerminal != nil {
-		isTerminal = f.IsTerminal
-	}
-	if f.TerminalWidth != nil {
-		width = f.TerminalWidth
-	}
-	p := &progress{w: f.ErrOut, terminal: isTerminal(f.ErrOut), width: width(f.ErrOut)}
-	if p.width <= 0 {
-		p.width = cmdutil.DefaultWidth
-	}
-	return p
-}
-
-func (p *progress) show(line string) {
-	if line == p.last {
-		return
-	}
-	p.last = line
-	if p.terminal {
-		// A line wider than the terminal would wrap, and \r rewrite only its end.
-		fmt.Fprint(p.w, "\r\x1b[K"+ansi.Truncate(line, p.width-1, "…"))
-		return
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-// finish clears the terminal line.
-func (p *progress) finish() {
-	if p.terminal && p.last != "" {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
 // waitCRDs polls the CRDs until done says each is where it should be, showing
-// "<what>: n/total" as progress, and fails at the timeout naming those that are not.
-func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress,
+// "<what>: n/total" as progress whenever it changes, and fails at the timeout naming
+// those that are not.
+func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line,
 	what string, done func(crd *unstructured.Unstructured, getErr error) (bool, error)) error {
-	defer p.finish()
+	defer p.Finish()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
+	shown := ""
 	for {
 		var pending []string
 		for _, crd := range crds {
@@ -84,7 +40,10 @@ func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstruc
 		if len(pending) == 0 {
 			return nil
 		}
-		p.show(fmt.Sprintf("%s: %d/%d", what, len(crds)-len(pending), len(crds)))
+		if line := fmt.Sprintf("%s: %d/%d", what, len(crds)-len(pending), len(crds)); line != shown {
+			p.Show(line)
+			shown = line
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -96,7 +55,7 @@ func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstruc
 }
 
 // waitEstablished waits until the API server serves every CRD (condition Established).
-func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress) error {
+func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line) error {
 	return waitCRDs(ctx, c, crds, timeout, p, "Waiting for the CRDs to be established", func(crd *unstructured.Unstructured, err error) (bool, error) {
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -107,7 +66,7 @@ func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.
 
 // waitGone waits until every CRD is deleted, which the API server does after deleting
 // all of its objects.
-func waitGone(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress) error {
+func waitGone(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line) error {
 	return waitCRDs(ctx, c, crds, timeout, p, "Waiting for the CRDs and their objects to be deleted", func(_ *unstructured.Unstructured, err error) (bool, error) {
 		if apierrors.IsNotFound(err) {
 			return true, nil

@@ -12,6 +12,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 )
 
 // TestBadInput gives the commands mistakes and requires, for each, a non-zero exit with
@@ -131,7 +132,7 @@ func TestBadInput(t *testing.T) {
 			h.t = t
 			before := h.networkCount()
 			_, stderr, err := h.run(tc.args...)
-			oneLine(t, err, tc.want)
+			clitest.OneLine(t, err, tc.want)
 			if stderr != "" {
 				t.Errorf("stderr: %q", stderr)
 			}
@@ -178,7 +179,7 @@ func TestUnreachableCluster(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			_, _, err := h.run(args...)
-			oneLine(t, err, "cannot reach the API server at "+server)
+			clitest.OneLine(t, err, "cannot reach the API server at "+server)
 		})
 	}
 	out, _, err := h.run("create", "blue", "--subnet", "10.0.0.0/16", "--dry-run")

@@ -58,17 +58,9 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 }
 
 func (o *deleteOptions) run(ctx context.Context, arg string) error {
-	t, err := targetOf(o.f, arg, o.cluster)
-	if err != nil {
-		return err
-	}
-	s, err := connect(o.f)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	n, err := s.resolve(ctx, t)
+	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 )
 
 // TestDeleteRefusedWhilePodsUseTheNetwork covers each way a pod uses a network, and the
@@ -24,7 +25,7 @@ func TestDeleteRefusedWhilePodsUseTheNetwork(t *testing.T) {
 			h.pod(ns, fmt.Sprintf("web-%d", i))
 		}
 		_, _, err := h.run("delete", ns+"/prim")
-		oneLine(t, err, fmt.Sprintf("network %s/prim is in use by 5 pods (%s/web-0, %s/web-1, %s/web-2 and 2 more): delete them first, or pass --force to delete the network anyway", ns, ns, ns, ns))
+		clitest.OneLine(t, err, fmt.Sprintf("network %s/prim is in use by 5 pods (%s/web-0, %s/web-1, %s/web-2 and 2 more): delete them first, or pass --force to delete the network anyway", ns, ns, ns, ns))
 		if !h.exists(&ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prim"}}) {
 			t.Fatal("the refused delete deleted the network")
 		}
@@ -62,7 +63,7 @@ func TestDeleteRefusedWhilePodsUseTheNetwork(t *testing.T) {
 		h.pod(ns, "elsewhere", "other-ns/sec")        // a NAD of that name in another namespace
 		h.pod(ns, "attached", ns+"/sec", "other/net") // attached, among others
 		_, _, err := h.run("delete", ns+"/sec")
-		oneLine(t, err, fmt.Sprintf("network %s/sec is in use by 1 pod (%s/attached)", ns, ns))
+		clitest.OneLine(t, err, fmt.Sprintf("network %s/sec is in use by 1 pod (%s/attached)", ns, ns))
 		h.mustRun("delete", ns+"/sec", "--force")
 	})
 
@@ -78,7 +79,7 @@ func TestDeleteRefusedWhilePodsUseTheNetwork(t *testing.T) {
 		}
 		h.pod(served, "db")
 		_, _, err := h.run("delete", "del-primary")
-		oneLine(t, err, fmt.Sprintf("network del-primary is in use by 1 pod (%s/db)", served))
+		clitest.OneLine(t, err, fmt.Sprintf("network del-primary is in use by 1 pod (%s/db)", served))
 		out := h.mustRun("delete", "del-primary", "--force")
 		if out != "clusteruserdefinednetwork.k8s.ovn.org \"del-primary\" deleted\n" {
 			t.Errorf("delete printed %q", out)
@@ -98,7 +99,7 @@ func TestDeleteRefusedWhilePodsUseTheNetwork(t *testing.T) {
 		h.mustRun("create", "del-sec", "--cluster", "--namespaces", served+","+shadowed, "--subnet", "10.40.0.0/16", "--role", "secondary")
 		h.pod(served, "on-the-cudn", served+"/del-sec")
 		_, _, err := h.run("delete", "del-sec", "--cluster")
-		oneLine(t, err, fmt.Sprintf("network del-sec is in use by 1 pod (%s/on-the-cudn)", served))
+		clitest.OneLine(t, err, fmt.Sprintf("network del-sec is in use by 1 pod (%s/on-the-cudn)", served))
 		if !strings.Contains(h.mustRun("describe", "del-sec", "--cluster"), "del-sec") {
 			t.Error("the refused delete removed the cluster network")
 		}

@@ -18,6 +18,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -68,17 +69,9 @@ func exactlyOneNetwork(cmd *cobra.Command, args []string) error {
 }
 
 func (o *describeOptions) run(ctx context.Context, arg string) error {
-	t, err := targetOf(o.f, arg, o.cluster)
-	if err != nil {
-		return err
-	}
-	s, err := connect(o.f)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	n, err := s.resolve(ctx, t)
+	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
 		return err
 	}
@@ -188,7 +181,7 @@ func (d *describer) fields(lines []fieldLine) {
 		key := d.p.key.Render(l.key+":") + strings.Repeat(" ", keyWidth-len(l.key)+1)
 		var wrapped []string
 		for _, v := range l.values {
-			wrapped = append(wrapped, wrap(v, max(d.width-len(indent), 20), "")...)
+			wrapped = append(wrapped, table.Wrap("")(v, max(d.width-len(indent), 20))...)
 		}
 		for i, v := range wrapped {
 			if i == 0 {
@@ -202,19 +195,19 @@ func (d *describer) fields(lines []fieldLine) {
 
 // section writes a title, a note after it ("<none>" when the table has no rows and
 // there is no note), and the table.
-func (d *describer) section(title, note string, t *table) {
-	if note == "" && len(t.rows) == 0 {
+func (d *describer) section(title, note string, t *table.Table) {
+	if note == "" && len(t.Rows) == 0 {
 		note = d.p.faint.Render("<none>")
 	}
 	if note != "" {
 		note = "  " + note
 	}
 	d.printf("%s%s\n", d.p.key.Render(title+":"), note)
-	if len(t.rows) == 0 {
+	if len(t.Rows) == 0 {
 		return
 	}
 	var buf bytes.Buffer
-	if err := t.render(&buf, d.width-len(sectionIndent), d.p.header); err != nil && d.err == nil {
+	if err := t.Render(&buf, d.width-len(sectionIndent)); err != nil && d.err == nil {
 		d.err = err
 	}
 	for _, line := range strings.SplitAfter(buf.String(), "\n") {
@@ -334,10 +327,10 @@ func orDefault(s string) string {
 }
 
 func (d *describer) conditions(conds []metav1.Condition) {
-	t := &table{columns: []column{
-		{header: "TYPE"}, {header: "STATUS"}, {header: "REASON", minWidth: 10}, {header: "AGE"},
-		{header: "MESSAGE", minWidth: 20},
-	}}
+	t := newTable(d.p,
+		table.Column{Header: "TYPE"}, table.Column{Header: "STATUS"}, table.Column{Header: "REASON", MinWidth: 10},
+		table.Column{Header: "AGE"}, table.Column{Header: "MESSAGE", MinWidth: 20},
+	)
 	for _, c := range conds {
 		status := d.p.warn
 		switch c.Status {
@@ -346,18 +339,18 @@ func (d *describer) conditions(conds []metav1.Condition) {
 		case metav1.ConditionFalse:
 			status = d.p.bad
 		}
-		t.add(text(c.Type), styled(string(c.Status), status), text(c.Reason), text(age(c.LastTransitionTime, d.now)), text(c.Message))
+		t.Add(table.Text(c.Type), table.Styled(string(c.Status), status), table.Text(c.Reason), table.Text(age(c.LastTransitionTime, d.now)), table.Text(c.Message))
 	}
 	d.section("Conditions", "", t)
 }
 
 func (d *describer) nodes(rs []nodeReadiness) {
-	t := &table{columns: []column{{header: "NODE", minWidth: 10}, {header: "READY"}, {header: "REASON", minWidth: 20}}}
+	t := newTable(d.p, table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
 	for _, r := range rs {
 		if r.ready {
-			t.add(text(r.node), styled("yes", d.p.good), text(""))
+			t.Add(table.Text(r.node), table.Styled("yes", d.p.good), table.Text(""))
 		} else {
-			t.add(text(r.node), styled("no", d.p.bad), text(r.reason))
+			t.Add(table.Text(r.node), table.Styled("no", d.p.bad), table.Text(r.reason))
 		}
 	}
 	ready := countReady(rs)
@@ -365,33 +358,33 @@ func (d *describer) nodes(rs []nodeReadiness) {
 }
 
 func (d *describer) connections(cncs []ovnkv1.ClusterNetworkConnect) {
-	t := &table{columns: []column{{header: "NAME", minWidth: 10}, {header: "CONNECTIVITY", stack: true}, {header: "STATUS"}}}
+	t := newTable(d.p, table.Column{Header: "NAME", MinWidth: 10}, table.Column{Header: "CONNECTIVITY", Stack: true}, table.Column{Header: "STATUS"})
 	for _, c := range cncs {
 		var kinds []string
 		for _, k := range c.Spec.Connectivity {
 			kinds = append(kinds, string(k))
 		}
-		status := text(orNone(string(c.Status.Status)))
+		status := table.Text(orNone(string(c.Status.Status)))
 		switch c.Status.Status {
 		case ovnkv1.ConnectStatusSuccess:
-			status.style = &d.p.good
+			status.Style = &d.p.good
 		case ovnkv1.ConnectStatusFailure:
-			status.style = &d.p.bad
+			status.Style = &d.p.bad
 		}
-		t.add(text(c.Name), cell{values: kinds}, status)
+		t.Add(table.Text(c.Name), table.Cell{Values: kinds}, status)
 	}
 	d.section("Connected to", "", t)
 }
 
 func (d *describer) events(events []eventsv1.Event) {
-	t := &table{columns: []column{
-		{header: "TYPE"}, {header: "REASON", minWidth: 10}, {header: "AGE"}, {header: "FROM", minWidth: 8},
-		{header: "MESSAGE", minWidth: 20},
-	}}
+	t := newTable(d.p,
+		table.Column{Header: "TYPE"}, table.Column{Header: "REASON", MinWidth: 10}, table.Column{Header: "AGE"},
+		table.Column{Header: "FROM", MinWidth: 8}, table.Column{Header: "MESSAGE", MinWidth: 20},
+	)
 	for _, e := range events {
-		typ := text(e.Type)
+		typ := table.Text(e.Type)
 		if e.Type == "Warning" {
-			typ.style = &d.p.warn
+			typ.Style = &d.p.warn
 		}
 		when := age(metav1.NewTime(lastSeen(e)), d.now)
 		if n := timesSeen(e); n > 1 {
@@ -401,7 +394,7 @@ func (d *describer) events(events []eventsv1.Event) {
 		if from == "" {
 			from = e.DeprecatedSource.Component
 		}
-		t.add(typ, text(e.Reason), text(when), text(from), text(e.Note))
+		t.Add(typ, table.Text(e.Reason), table.Text(when), table.Text(from), table.Text(e.Note))
 	}
 	d.section("Events", "", t)
 }

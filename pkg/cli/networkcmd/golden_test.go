@@ -1,25 +1,19 @@
 package networkcmd
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files from the current output (review the diff before committing)")
 
 // goldenCluster creates a small cluster with fixed names: three nodes in various states
 // of readiness, four networks of every kind, a connect selecting two of them, status
@@ -168,59 +162,10 @@ func TestGoldenViews(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					h.t, h.width, h.tty = t, width, tty
 					out := h.mustRun(v.args...)
-					golden(t, name, out)
-					if !tty && strings.Contains(out, "\x1b[") {
-						t.Error("colour escapes without a terminal")
-					}
-					if tty && !strings.Contains(out, "\x1b[") {
-						t.Error("no colour on a terminal")
-					}
-					for _, line := range strings.Split(out, "\n") {
-						if w := displayWidth(line); w > width {
-							t.Errorf("line of %d columns, wider than %d: %q", w, width, line)
-						}
-					}
+					clitest.Golden(t, name, out)
+					clitest.FitsTerminal(t, out, clitest.Terminal{TTY: tty, Width: width})
 				})
 			}
 		}
 	}
 }
-
-// golden compares got with testdata/<name>.golden, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it)", err)
-	}
-	if string(want) == got {
-		return
-	}
-	wantLines, gotLines := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-	for i := range max(len(wantLines), len(gotLines)) {
-		var w, g string
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if w != g {
-			t.Errorf("%s differs from line %d (run with -update and review the diff):\nwant: %q\ngot:  %q\nwhole output:\n%s", path, i+1, w, g, got)
-			return
-		}
-	}
-}
-
-// displayWidth is the number of terminal columns line takes, escapes excluded.
-func displayWidth(line string) int { return ansi.StringWidth(line) }

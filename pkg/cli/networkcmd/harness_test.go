@@ -1,6 +1,7 @@
 package networkcmd
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -11,11 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -43,11 +43,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	k := testenv.SharedKube(t)
-	c, err := client.New(k.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	return &harness{t: t, kube: k, c: c, kubeconfig: k.Kubeconfig, now: time.Now, width: 200}
+	return &harness{t: t, kube: k, c: clitest.NewClient(t, k), kubeconfig: k.Kubeconfig, now: time.Now, width: 200}
 }
 
 // run runs `network args…` and returns what it printed and its error.
@@ -56,32 +52,25 @@ func (h *harness) run(args ...string) (stdout, stderr string, err error) {
 	return h.runRoot(append([]string{"network"}, args...)...)
 }
 
-// runRoot runs the plugin's root command, holding only `network`, with args.
+// runRoot runs a root command holding only `network`, with args. It is not the real
+// root (cli.NewRootCommandWith), which imports this package and builds `network` with
+// the wall clock; the views here are drawn at the harness's clock.
 func (h *harness) runRoot(args ...string) (stdout, stderr string, err error) {
 	h.t.Helper()
-	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	kube := genericclioptions.NewConfigFlags(true)
-	kubeconfig := h.kubeconfig
-	kube.KubeConfig = &kubeconfig
-	f := &cmdutil.Factory{
-		IOStreams:     streams,
-		Kube:          kube,
-		Settings:      &cmdutil.Settings{},
-		Getenv:        func(string) string { return "" },
-		IsTerminal:    func(any) bool { return h.tty },
-		TerminalWidth: func(any) int { return h.width },
-	}
+	var out, errOut bytes.Buffer
+	f := clitest.NewFactory(h.kubeconfig, clitest.Terminal{TTY: h.tty, Width: h.width}, nil, &out, &errOut)
+	f.Settings = &cmdutil.Settings{}
 	root := &cobra.Command{
 		Use:           "kubectl-ovnk",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl ovnk"},
 	}
-	kube.AddFlags(root.PersistentFlags())
+	f.Kube.AddFlags(root.PersistentFlags())
 	root.AddCommand(newNetworkCmd(f, h.now))
 	root.SetArgs(args)
-	root.SetOut(out)
-	root.SetErr(errOut)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = root.ExecuteContext(ctx)
@@ -220,19 +209,6 @@ func (h *harness) networkCount() int {
 		h.t.Fatal(err)
 	}
 	return len(cudns.Items) + len(udns.Items)
-}
-
-// oneLine fails unless err is a single line containing want.
-func oneLine(t *testing.T, err error, want string) {
-	t.Helper()
-	switch {
-	case err == nil:
-		t.Fatalf("no error; want one containing %q", want)
-	case strings.Contains(err.Error(), "\n"):
-		t.Errorf("the error has several lines:\n%v", err)
-	case !strings.Contains(err.Error(), want):
-		t.Errorf("error %q does not contain %q", err, want)
-	}
 }
 
 // lines returns the non-empty lines of s.

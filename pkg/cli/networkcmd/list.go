@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/table"
 )
 
 // listOptions are the flags and dependencies of `network list`.
@@ -112,18 +113,18 @@ func (o *listOptions) run(ctx context.Context) error {
 		}
 	}
 	p := newPalette(o.f, o.f.Out)
-	t := &table{columns: []column{
-		{header: "NAME", minWidth: 12},
-		{header: "SCOPE", minWidth: 9},
-		{header: "TOPOLOGY"},
-		{header: "ROLE"},
+	t := newTable(p,
+		table.Column{Header: "NAME", MinWidth: 12},
+		table.Column{Header: "SCOPE", MinWidth: 9},
+		table.Column{Header: "TOPOLOGY"},
+		table.Column{Header: "ROLE"},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		{header: "SUBNETS", stack: true, minWidth: len("100.100.100.0/24"), breakAt: ":"},
-		{header: "TRANSPORT", optional: 1},
-		{header: "READY"},
-		{header: "CONNECTED", stack: true, minWidth: 8},
-		{header: "AGE", optional: 2},
-	}}
+		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: table.Wrap(":")},
+		table.Column{Header: "TRANSPORT", Optional: 1},
+		table.Column{Header: "READY"},
+		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
+		table.Column{Header: "AGE", Optional: 2},
+	)
 	for _, n := range nets {
 		scope := n.namespace()
 		if n.cluster() {
@@ -131,19 +132,19 @@ func (o *listOptions) run(ctx context.Context) error {
 		}
 		rs := readiness(nodes, n.ovnName())
 		ready := countReady(rs)
-		t.add(
-			text(n.name()),
-			text(scope),
-			text(string(n.spec().Topology)),
-			text(string(n.role())),
-			list(n.subnets(), p.faint),
-			text(string(n.transport())),
-			styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.ratio(ready, len(rs))),
-			list(names(connectedBy(n, cncs, nsLabels)), p.faint),
-			text(age(n.object().GetCreationTimestamp(), o.now())),
+		t.Add(
+			table.Text(n.name()),
+			table.Text(scope),
+			table.Text(string(n.spec().Topology)),
+			table.Text(string(n.role())),
+			table.List(n.subnets(), p.faint),
+			table.Text(string(n.transport())),
+			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.ratio(ready, len(rs))),
+			table.List(names(connectedBy(n, cncs, nsLabels)), p.faint),
+			table.Text(age(n.object().GetCreationTimestamp(), o.now())),
 		)
 	}
-	return t.render(o.f.Out, o.f.Width(), p.header)
+	return t.Render(o.f.Out, o.f.Width())
 }
 
 // servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/table"
 )
 
 // palette holds the styles of the human views. Through the Factory's renderer they are
@@ -35,4 +36,13 @@ func (p palette) ratio(ready, total int) lipgloss.Style {
 		return p.bad
 	}
 	return p.warn
+}
+
+// tightColumnGap is how close the columns of the network views may move on a narrow
+// terminal, before optional columns are left out.
+const tightColumnGap = 2
+
+// newTable is a table of the network views: headers in the palette's header style.
+func newTable(p palette, columns ...table.Column) *table.Table {
+	return &table.Table{Columns: columns, Header: p.header, TightGap: tightColumnGap}
 }

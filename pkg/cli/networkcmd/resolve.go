@@ -45,6 +45,24 @@ func targetOf(f *cmdutil.Factory, arg string, cluster bool) (target, error) {
 	return t, nil
 }
 
+// openNetwork connects and finds the one network arg names, as describe and delete take
+// it (cluster is their --cluster).
+func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bool) (*session, network, error) {
+	t, err := targetOf(f, arg, cluster)
+	if err != nil {
+		return nil, network{}, err
+	}
+	s, err := connect(f)
+	if err != nil {
+		return nil, network{}, err
+	}
+	n, err := s.resolve(ctx, t)
+	if err != nil {
+		return nil, network{}, err
+	}
+	return s, n, nil
+}
+
 // resolve finds the one network t names. NAMESPACE/NAME is that UserDefinedNetwork.
 // A bare NAME with -n is the UserDefinedNetwork of that namespace, else the
 // ClusterUserDefinedNetwork of that name. A bare NAME without -n is the

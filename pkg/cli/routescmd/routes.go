@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -186,11 +187,33 @@ func (t *tableWriter) paragraph(style lipgloss.Style, text string) {
 	t.println(zoneview.Line{{Style: style, Text: text}}.Render(t.width))
 }
 
-func (t *tableWriter) table(tb table) {
-	if t.err == nil {
-		t.err = tb.render(t.w, t.width, t.st.heading)
+// table prints a table of rows under header, leaving out the columns that are empty
+// in every row.
+func (t *tableWriter) table(header []string, rows [][]string) {
+	if t.err != nil {
+		return
 	}
+	tb := &table.Table{Header: t.st.heading, KeepFinalReset: true}
+	var shown []int
+	for i, h := range header {
+		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
+			shown = append(shown, i)
+			tb.Columns = append(tb.Columns, table.Column{Header: h, MinWidth: minColumnWidth, Fold: table.Fill("_")})
+		}
+	}
+	for _, r := range rows {
+		cells := make([]table.Cell, len(shown))
+		for j, i := range shown {
+			cells[j] = table.Text(r[i])
+		}
+		tb.Add(cells...)
+	}
+	t.err = tb.Render(t.w, t.width)
 }
+
+// minColumnWidth is as narrow as a column is squeezed to fit the terminal, unless its
+// heading is wider: narrower columns would wrap addresses into unreadable pieces.
+const minColumnWidth = 12
 
 // routes prints the routes as lr-route-list groups them: by family, then route table.
 func (t *tableWriter) routes(routes []Route) {
@@ -198,12 +221,13 @@ func (t *tableWriter) routes(routes []Route) {
 		t.println("No static routes.")
 		return
 	}
-	var tb *table
+	// rows are the rows of the route table being printed; nil before the first.
+	var rows [][]string
 	flush := func() {
-		if tb != nil {
-			t.table(*tb)
+		if rows != nil {
+			t.table([]string{"PREFIX", "NEXTHOP", "POLICY", "OUTPUT PORT", "ECMP"}, rows)
 		}
-		tb = nil
+		rows = nil
 	}
 	family, routeTable := "", ""
 	for _, r := range routes {
@@ -214,8 +238,8 @@ func (t *tableWriter) routes(routes []Route) {
 			}
 			t.println(t.st.section.Render(r.Family + " Routes"))
 		}
-		if tb == nil || r.RouteTable != routeTable {
-			another := tb != nil
+		if rows == nil || r.RouteTable != routeTable {
+			another := rows != nil
 			flush()
 			if another { // ovn-nbctl separates a family's route tables
 				t.println("")
@@ -225,14 +249,14 @@ func (t *tableWriter) routes(routes []Route) {
 				name = "<main>"
 			}
 			t.println("Route Table " + name + ":")
-			tb = &table{header: []string{"PREFIX", "NEXTHOP", "POLICY", "OUTPUT PORT", "ECMP"}}
+			rows = [][]string{}
 		}
 		family, routeTable = r.Family, r.RouteTable
 		ecmp := ""
 		if r.ECMP {
 			ecmp = "ecmp"
 		}
-		tb.rows = append(tb.rows, []string{r.Prefix, r.Nexthop, r.Policy, r.OutputPort, ecmp})
+		rows = append(rows, []string{r.Prefix, r.Nexthop, r.Policy, r.OutputPort, ecmp})
 	}
 	flush()
 }
@@ -245,15 +269,15 @@ func (t *tableWriter) policies(policies []Policy) {
 		return
 	}
 	t.println(t.st.section.Render("Routing Policies"))
-	tb := table{header: []string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}}
+	var rows [][]string
 	for _, p := range policies {
 		var opts []string
 		for _, k := range slices.Sorted(maps.Keys(p.Options)) {
 			opts = append(opts, k+"="+p.Options[k])
 		}
-		tb.rows = append(tb.rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")})
+		rows = append(rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")})
 	}
-	t.table(tb)
+	t.table([]string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}, rows)
 }
 
 // nat prints the NAT rules with lr-nat-list's columns, and their match.
@@ -264,9 +288,9 @@ func (t *tableWriter) nat(nats []zoneview.NAT) {
 		return
 	}
 	t.println(t.st.section.Render("NAT"))
-	tb := table{header: []string{"TYPE", "GATEWAY_PORT", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT", "MATCH"}}
+	var rows [][]string
 	for _, n := range nats {
-		tb.rows = append(tb.rows, []string{n.Type, n.GatewayPort, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort, n.Match})
+		rows = append(rows, []string{n.Type, n.GatewayPort, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort, n.Match})
 	}
-	t.table(tb)
+	t.table([]string{"TYPE", "GATEWAY_PORT", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT", "MATCH"}, rows)
 }

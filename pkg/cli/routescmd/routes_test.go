@@ -1,8 +1,7 @@
-package routescmd
+package routescmd_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/routescmd"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -22,24 +22,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 
-// plain is a pipe of the default width: no colour.
-var plain = zoneviewtest.Terminal{Width: 80}
-
-// wide is a pipe wide enough that nothing wraps.
-var wide = zoneviewtest.Terminal{Width: 400}
-
 // routesJSON runs `routes args… -o json` and decodes the view.
-func routesJSON(t *testing.T, k *testenv.Kube, args ...string) View {
+func routesJSON(t *testing.T, k *testenv.Kube, args ...string) routescmd.View {
 	t.Helper()
-	out, err := zoneviewtest.Run(t, k, plain, nil, New, append(append([]string{"routes"}, args...), "-o", "json")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v View
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatalf("-o json is not a View: %v\n%s", err, out)
-	}
-	return v
+	return zoneviewtest.JSON[routescmd.View](t, k, append([]string{"routes"}, args...)...)
 }
 
 // nbctlLines runs the real ovn-nbctl against the NB and returns its lines with
@@ -178,7 +164,7 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 		}
 	}
 
-	out, err := zoneviewtest.Run(t, k, wide, nil, New, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint)
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +184,7 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 func TestRoutesOKEP5094Listings(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
-	out, err := zoneviewtest.Run(t, k, wide, nil, New, "routes", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint, "--policies", "--nat")
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint, "--policies", "--nat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +223,7 @@ func TestRoutesOfOneRouter(t *testing.T) {
 	if r := v.Routers[0]; len(r.Routes) != 6 || r.Policies != nil || r.NAT != nil {
 		t.Errorf("without --policies and --nat: %d routes, policies %v, NAT %v", len(r.Routes), r.Policies, r.NAT)
 	}
-	if r := v.Routers[0].Routes[0]; r != (Route{Family: "IPv4", Prefix: "169.254.0.0/17", Nexthop: "169.254.0.4", Policy: "dst-ip", OutputPort: "rtoe-GR_cluster_udn_blue_node1", UUID: r.UUID}) || r.UUID == "" {
+	if r := v.Routers[0].Routes[0]; r != (routescmd.Route{Family: "IPv4", Prefix: "169.254.0.0/17", Nexthop: "169.254.0.4", Policy: "dst-ip", OutputPort: "rtoe-GR_cluster_udn_blue_node1", UUID: r.UUID}) || r.UUID == "" {
 		t.Errorf("first route: %+v", r)
 	}
 }
@@ -246,11 +232,11 @@ func TestRoutesOfOneRouter(t *testing.T) {
 func TestRoutesYAML(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	out, err := zoneviewtest.Run(t, k, plain, nil, New, "routes", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", nb.Endpoint, "--nat", "-o", "yaml")
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "routes", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", nb.Endpoint, "--nat", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v View
+	var v routescmd.View
 	if err := yaml.UnmarshalStrict([]byte(out), &v); err != nil {
 		t.Fatalf("-o yaml is not a View: %v\n%s", err, out)
 	}
@@ -264,45 +250,11 @@ func TestRoutesGolden(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
 	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	for _, c := range []struct {
-		name string
-		nb   *testenv.NB
-		args []string
-	}{
-		{"okep5094-ovn-worker", okep, []string{"test12/namespace-scoped", "--node", "ovn-worker", "--policies", "--nat"}},
-		{"layer3-node1-blue", layer3, []string{"blue", "--node", "node1", "--policies", "--nat"}},
-		{"layer3-node1-default-routes", layer3, []string{"default"}},
-	} {
-		for _, width := range []int{80, 200} {
-			var plainOut string
-			for _, tty := range []bool{false, true} {
-				name := fmt.Sprintf("%s-%d", c.name, width)
-				if tty {
-					name += "-colour"
-				}
-				t.Run(name, func(t *testing.T) {
-					args := append(append([]string{"routes"}, c.args...), "--nb", c.nb.Endpoint)
-					out, err := zoneviewtest.Run(t, k, zoneviewtest.Terminal{TTY: tty, Width: width}, nil, New, args...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, l := range strings.Split(out, "\n") {
-						if w := ansi.StringWidth(l); w > width {
-							t.Errorf("line is %d columns wide, the terminal %d: %q", w, width, l)
-						}
-					}
-					if tty {
-						if !strings.Contains(out, "\x1b[") || ansi.Strip(out) != plainOut {
-							t.Errorf("the coloured output is not the plain output with colour:\n%s", out)
-						}
-					} else {
-						plainOut = out
-					}
-					zoneviewtest.Golden(t, "routes-"+name, out)
-				})
-			}
-		}
-	}
+	zoneviewtest.Goldens(t, k, "routes", []zoneviewtest.Golden{
+		{Name: "okep5094-ovn-worker", Args: []string{"routes", "test12/namespace-scoped", "--node", "ovn-worker", "--policies", "--nat", "--nb", okep.Endpoint}},
+		{Name: "layer3-node1-blue", Args: []string{"routes", "blue", "--node", "node1", "--policies", "--nat", "--nb", layer3.Endpoint}},
+		{Name: "layer3-node1-default-routes", Args: []string{"routes", "default", "--nb", layer3.Endpoint}},
+	})
 }
 
 // TestRoutesBadInput: each mistake is one line naming the value and what exists.
@@ -320,8 +272,8 @@ func TestRoutesBadInput(t *testing.T) {
 		{nil, []string{"accepts 1 arg(s), received 0"}},
 		{[]string{"blue", "--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
 	} {
-		out, err := zoneviewtest.Run(t, k, plain, nil, New, append([]string{"routes"}, c.args...)...)
-		zoneviewtest.OneLine(t, err, c.want...)
+		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"routes"}, c.args...)...)
+		clitest.OneLine(t, err, c.want...)
 		if out != "" {
 			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
 		}

@@ -9,10 +9,9 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/ovnk/ovnk/pkg/cli/table"
 )
 
 // view is how the human output is drawn: its width, whether it is coloured, and the
@@ -37,15 +36,6 @@ func newView(r *lipgloss.Renderer, width int, colour bool, now time.Time) *view 
 		bold:   r.NewStyle().Bold(true),
 	}
 }
-
-// cell is a table cell: its text, and the style it is drawn in.
-type cell struct {
-	text  string
-	style *lipgloss.Style
-}
-
-// columnGap separates columns, as in kubectl's tables.
-const columnGap = "   "
 
 // minLastColumn is the narrowest the last column (the free text) is cut to, even when
 // the others already fill the terminal.
@@ -75,45 +65,45 @@ func (v *view) render(w io.Writer, r Report) error {
 	return err
 }
 
-func (v *view) nodeRows(nodes []NodeStatus) [][]cell {
-	rows := make([][]cell, 0, len(nodes))
+func (v *view) nodeRows(nodes []NodeStatus) [][]table.Cell {
+	rows := make([][]table.Cell, 0, len(nodes))
 	for _, n := range nodes {
-		row := []cell{{text: n.Node}, {text: "ready", style: &v.good}, {text: n.Version}, {}, {}, {text: oneLine(n.LastError), style: &v.bad}}
+		row := []table.Cell{table.Text(n.Node), table.Styled("ready", v.good), table.Text(n.Version), {}, {}, table.Styled(oneLine(n.LastError), v.bad)}
 		switch {
 		case !n.Agent:
-			row[1] = cell{text: "no agent", style: &v.bad}
+			row[1] = table.Styled("no agent", v.bad)
 		case !n.Ready:
-			row[1] = cell{text: "not ready", style: &v.bad}
+			row[1] = table.Styled("not ready", v.bad)
 		}
 		if n.Leader {
-			row[3] = cell{text: "yes"}
+			row[3] = table.Text("yes")
 			if v.colour {
-				row[3] = cell{text: "★", style: &v.warn}
+				row[3] = table.Styled("★", v.warn)
 			}
 		}
 		switch {
 		case n.LastReconcile != nil:
-			row[4] = cell{text: age(v.now, *n.LastReconcile) + " ago"}
+			row[4] = table.Text(age(v.now, *n.LastReconcile) + " ago")
 		case n.Agent:
-			row[4] = cell{text: "never", style: &v.faint}
+			row[4] = table.Styled("never", v.faint)
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func (v *view) networkRows(networks []NetworkStatus) [][]cell {
-	rows := make([][]cell, 0, len(networks))
+func (v *view) networkRows(networks []NetworkStatus) [][]table.Cell {
+	rows := make([][]table.Cell, 0, len(networks))
 	for _, nw := range networks {
-		ready := cell{text: fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), style: &v.good}
+		ready := table.Styled(fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), v.good)
 		if len(nw.NotReady) > 0 || nw.TotalNodes == 0 {
-			ready.style = &v.bad
+			ready.Style = &v.bad
 		}
 		reasons := make([]string, len(nw.NotReady))
 		for i, nr := range nw.NotReady {
 			reasons[i] = nr.Node + ": " + oneLine(nr.Reason)
 		}
-		rows = append(rows, []cell{{text: nw.Network}, ready, {text: strings.Join(reasons, "; ")}})
+		rows = append(rows, []table.Cell{table.Text(nw.Network), ready, table.Text(strings.Join(reasons, "; "))})
 	}
 	return rows
 }
@@ -134,96 +124,17 @@ func (v *view) summary(out *bytes.Buffer, r Report) {
 	}
 }
 
-// table draws rows under header without borders, columns apart by columnGap, and cuts
-// the last column so that lines fit the view's width. The table is laid out from plain
-// text, so that widths are measured exactly, and coloured afterwards.
-func (v *view) table(out *bytes.Buffer, header []string, rows [][]cell) error {
-	widths := make([]int, len(header))
-	for i, h := range header {
-		widths[i] = ansi.StringWidth(h)
+// table draws rows under header, kubectl-style, and cuts the last column (the free
+// text) so that lines fit the view's width. The table is laid out from plain text and
+// coloured afterwards.
+func (v *view) table(out *bytes.Buffer, header []string, rows [][]table.Cell) error {
+	t := &table.Table{Rows: rows, Header: v.bold, StyleAfterLayout: true}
+	for _, h := range header {
+		t.Columns = append(t.Columns, table.Column{Header: h})
 	}
-	for _, row := range rows {
-		for i, c := range row[:len(row)-1] {
-			widths[i] = max(widths[i], ansi.StringWidth(c.text))
-		}
-	}
-	used := 0
-	for _, w := range widths[:len(widths)-1] {
-		used += w + len(columnGap)
-	}
-	last := max(v.width-used, minLastColumn)
-	for _, row := range rows {
-		row[len(row)-1].text = ansi.Truncate(row[len(row)-1].text, last, "…")
-	}
-
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: columnGap, Overwrite: true}),
-		tablewriter.WithTrimSpace(tw.Off),
-	)
-	t.Header(header)
-	for _, row := range rows {
-		texts := make([]string, len(row))
-		for i, c := range row {
-			texts[i] = c.text
-		}
-		if err := t.Append(texts); err != nil {
-			return fmt.Errorf("draw table: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("draw table: %w", err)
-	}
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if len(lines) != len(rows)+1 {
-		return fmt.Errorf("draw table: %d lines for %d rows", len(lines), len(rows))
-	}
-	headerCells := make([]cell, len(header))
-	for i, h := range header {
-		headerCells[i] = cell{text: h, style: &v.bold}
-	}
-	for i, line := range lines {
-		// The padding of the last column would leave spaces at every line's end.
-		line = strings.TrimRight(line, " ")
-		if i == 0 {
-			out.WriteString(colourCells(line, headerCells) + "\n")
-		} else {
-			out.WriteString(colourCells(line, rows[i-1]) + "\n")
-		}
-	}
-	return nil
-}
-
-// colourCells styles the cells of a drawn line: each cell's text is found after the
-// previous one's, left to right, and replaced by its styled form.
-func colourCells(line string, cells []cell) string {
-	var out strings.Builder
-	rest := line
-	for _, c := range cells {
-		i := strings.Index(rest, c.text)
-		if c.text == "" || i < 0 {
-			continue
-		}
-		out.WriteString(rest[:i])
-		if c.style != nil {
-			out.WriteString(c.style.Render(c.text))
-		} else {
-			out.WriteString(c.text)
-		}
-		rest = rest[i+len(c.text):]
-	}
-	out.WriteString(rest)
-	return out.String()
+	t.Columns[len(t.Columns)-1].MinWidth = minLastColumn
+	t.Columns[len(t.Columns)-1].Fold = table.Cut
+	return t.Render(out, v.width)
 }
 
 // oneLine folds a multi-line message into one line for a table cell.

@@ -143,7 +143,7 @@ func (o *Options) wait(ctx context.Context, look func(context.Context) (Report, 
 	defer deadline.Stop()
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
-	p := newProgress(o.f)
+	p := newWaitProgress(o.f)
 	defer p.finish()
 	var last Report
 	for {

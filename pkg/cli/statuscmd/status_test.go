@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,18 +15,15 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/test/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
 
 func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 
@@ -50,12 +46,6 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// terminal is what the command's output streams look like.
-type terminal struct {
-	tty   bool
-	width int
-}
-
 // command is `kubectl ovnk status` against kube, with the agent in namespace and the
 // given clock and terminal, and its output streams.
 type command struct {
@@ -63,18 +53,10 @@ type command struct {
 	out, errOut *lockedBuffer
 }
 
-func newTestCommand(kube *testenv.Kube, namespace string, clock func() time.Time, term terminal) *command {
+func newTestCommand(kube *testenv.Kube, namespace string, clock func() time.Time, term clitest.Terminal) *command {
 	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &kube.Kubeconfig
-	f := &cmdutil.Factory{
-		IOStreams:     genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
-		Kube:          flags,
-		Settings:      &cmdutil.Settings{AgentNamespace: namespace},
-		Getenv:        func(string) string { return "" },
-		IsTerminal:    func(any) bool { return term.tty },
-		TerminalWidth: func(any) int { return term.width },
-	}
+	f := clitest.NewFactory(kube.Kubeconfig, term, nil, out, errOut)
+	f.Settings = &cmdutil.Settings{AgentNamespace: namespace}
 	return &command{opts: &Options{f: f, Now: clock, Interval: 20 * time.Millisecond}, out: out, errOut: errOut}
 }
 
@@ -85,15 +67,6 @@ func (c *command) run(ctx context.Context, args ...string) error {
 	cmd.SetErr(c.errOut)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	return cmd.ExecuteContext(ctx)
-}
-
-func newClient(t *testing.T, kube *testenv.Kube) client.Client {
-	t.Helper()
-	c, err := client.New(kube.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // create creates objs and deletes them when the test ends. Nodes and networks are
@@ -184,16 +157,16 @@ func TestGolden(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	goldenCluster(ctx, t, newClient(t, kube))
+	goldenCluster(ctx, t, clitest.NewClient(t, kube))
 	clock := func() time.Time { return now }
 	for _, tc := range []struct {
 		name string
-		term terminal
+		term clitest.Terminal
 	}{
-		{"plain-80", terminal{tty: false, width: 80}},
-		{"plain-200", terminal{tty: false, width: 200}},
-		{"colour-80", terminal{tty: true, width: 80}},
-		{"colour-200", terminal{tty: true, width: 200}},
+		{"plain-80", clitest.Terminal{TTY: false, Width: 80}},
+		{"plain-200", clitest.Terminal{TTY: false, Width: 200}},
+		{"colour-80", clitest.Terminal{TTY: true, Width: 80}},
+		{"colour-200", clitest.Terminal{TTY: true, Width: 200}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestCommand(kube, "ovnk-system", clock, tc.term)
@@ -201,20 +174,12 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := c.out.String()
-			compareGolden(t, filepath.Join("testdata", "status-"+tc.name+".golden"), got)
-			hasEscape := strings.Contains(got, "\x1b[")
-			if hasEscape != tc.term.tty {
-				t.Errorf("escape sequences in the output: %t, want %t (colour only on a terminal)", hasEscape, tc.term.tty)
-			}
-			for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-				if w := visibleWidth(line); w > tc.term.width {
-					t.Errorf("line of %d columns, wider than the terminal's %d: %q", w, tc.term.width, line)
-				}
-			}
+			clitest.Golden(t, "status-"+tc.name, got)
+			clitest.FitsTerminal(t, got, tc.term)
 		})
 	}
 	t.Run("NO_COLOR on a terminal", func(t *testing.T) {
-		c := newTestCommand(kube, "ovnk-system", clock, terminal{tty: true, width: 80})
+		c := newTestCommand(kube, "ovnk-system", clock, clitest.Terminal{TTY: true, Width: 80})
 		c.opts.f.Getenv = func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
 		if err := c.run(ctx); err != nil {
 			t.Fatal(err)
@@ -225,55 +190,16 @@ func TestGolden(t *testing.T) {
 	})
 }
 
-// visibleWidth is the number of columns line takes on a terminal.
-func visibleWidth(line string) int {
-	return len([]rune(stripEscapes(line)))
-}
-
-// stripEscapes removes SGR escape sequences (colours, bold).
-func stripEscapes(s string) string {
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && s[j] != 'm' {
-				j++
-			}
-			i = j
-			continue
-		}
-		out.WriteByte(s[i])
-	}
-	return out.String()
-}
-
-func compareGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 // TestJSONAndYAML prints goldenCluster's report as JSON and YAML: both parse back into
 // the same Report.
 func TestJSONAndYAML(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	goldenCluster(ctx, t, newClient(t, kube))
+	goldenCluster(ctx, t, clitest.NewClient(t, kube))
 	var reports []Report
 	for _, format := range []string{"json", "yaml"} {
-		c := newTestCommand(kube, "ovnk-system", func() time.Time { return now }, terminal{tty: true, width: 80})
+		c := newTestCommand(kube, "ovnk-system", func() time.Time { return now }, clitest.Terminal{TTY: true, Width: 80})
 		if err := c.run(ctx, "-o", format); err != nil {
 			t.Fatal(err)
 		}
@@ -317,11 +243,11 @@ func TestWaitUntilReady(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
 	create(ctx, t, c, nodeObject("status-w", ""))
 
-	cmd := newTestCommand(kube, ns, func() time.Time { return now }, terminal{tty: false, width: 80})
+	cmd := newTestCommand(kube, ns, func() time.Time { return now }, clitest.Terminal{TTY: false, Width: 80})
 	done := make(chan error, 1)
 	go func() { done <- cmd.run(ctx, "--wait", "--timeout", "50s") }()
 	err := testenv.Eventually(ctx, 20*time.Second, "a progress line naming the node without an agent", func(context.Context) error {
@@ -351,11 +277,11 @@ func TestWaitTimesOut(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
 	create(ctx, t, c, nodeObject("status-t", `{"cluster_udn_green":"no k8s.ovn.org/node-subnets yet"}`), layer3CUDN("green", "10.40.0.0/16"))
 
-	cmd := newTestCommand(kube, ns, func() time.Time { return now }, terminal{tty: true, width: 60})
+	cmd := newTestCommand(kube, ns, func() time.Time { return now }, clitest.Terminal{TTY: true, Width: 60})
 	err := cmd.run(ctx, "--wait", "--timeout", "300ms")
 	want := "timed out after 300ms; not ready: agent on status-t (no agent: no heartbeat Lease " + ns +
 		"/ovnk-agent-status-t); network cluster_udn_green on status-t"
@@ -386,11 +312,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--wait", "--timeout", "0s"}, "--timeout 0s is not positive"},
 		{[]string{"nodes"}, `unknown command "nodes"`},
 	} {
-		cmd := newTestCommand(kube, "ovnk-system", time.Now, terminal{})
-		err := cmd.run(context.Background(), tc.args...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("status %v: %v, want one line with %q", tc.args, err, tc.want)
-		}
+		cmd := newTestCommand(kube, "ovnk-system", time.Now, clitest.Terminal{})
+		clitest.OneLine(t, cmd.run(context.Background(), tc.args...), tc.want)
 	}
 }
 
@@ -406,11 +329,8 @@ current-context: c
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := newTestCommand(&testenv.Kube{Kubeconfig: kubeconfig}, "ovnk-system", time.Now, terminal{})
-	err := cmd.run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "cannot reach the API server at https://127.0.0.1:1") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("status against a closed port: %v, want one line naming the server", err)
-	}
+	cmd := newTestCommand(&testenv.Kube{Kubeconfig: kubeconfig}, "ovnk-system", time.Now, clitest.Terminal{})
+	clitest.OneLine(t, cmd.run(context.Background()), "cannot reach the API server at https://127.0.0.1:1")
 }
 
 // TestWithRealHeartbeat runs the agent's Heartbeat for a node: `status --wait` sees the
@@ -419,7 +339,7 @@ func TestWithRealHeartbeat(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t, kube)
+	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
 	create(ctx, t, c, nodeObject("status-hb", ""))
 	reconciled := time.Now()
@@ -439,7 +359,7 @@ func TestWithRealHeartbeat(t *testing.T) {
 		}
 	}()
 
-	cmd := newTestCommand(kube, ns, time.Now, terminal{})
+	cmd := newTestCommand(kube, ns, time.Now, clitest.Terminal{})
 	if err := cmd.run(ctx, "--wait", "--timeout", "30s", "-o", "json"); err != nil {
 		t.Fatalf("status --wait: %v", err)
 	}

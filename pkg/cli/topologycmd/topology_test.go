@@ -1,8 +1,7 @@
-package topologycmd
+package topologycmd_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -25,24 +25,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 
-// plain is a pipe of the default width: no colour.
-var plain = zoneviewtest.Terminal{Width: 80}
-
-// wide is a pipe wide enough that nothing wraps.
-var wide = zoneviewtest.Terminal{Width: 400}
-
 // topologyJSON runs `topology args… -o json` and decodes the view.
-func topologyJSON(t *testing.T, k *testenv.Kube, args ...string) View {
+func topologyJSON(t *testing.T, k *testenv.Kube, args ...string) topologycmd.View {
 	t.Helper()
-	out, err := zoneviewtest.Run(t, k, plain, nil, New, append(append([]string{"topology"}, args...), "-o", "json")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v View
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatalf("-o json is not a View: %v\n%s", err, out)
-	}
-	return v
+	return zoneviewtest.JSON[topologycmd.View](t, k, append([]string{"topology"}, args...)...)
 }
 
 // snapshot reads the NB through its own connection, as the truth the views must show.
@@ -84,7 +70,7 @@ func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 			if v.Node != "node1" || v.Network.OVNName != network || v.Network.Topology != "layer3" {
 				t.Errorf("view of %s: node %q, network %+v", network, v.Node, v.Network)
 			}
-			routers := map[string]Router{}
+			routers := map[string]topologycmd.Router{}
 			for _, r := range v.Routers {
 				routers[r.UUID] = r
 			}
@@ -120,7 +106,7 @@ func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 			if len(v.Routers) != want {
 				t.Errorf("%d routers shown, the NB has %d of the network", len(v.Routers), want)
 			}
-			shown := map[string]SwitchPort{}
+			shown := map[string]topologycmd.SwitchPort{}
 			for _, s := range v.Switches {
 				if ls := ix.Switch(s.Name); ls == nil || ls.UUID != s.UUID || ls.ExternalIDs[rows.NetworkKey] != network || len(ls.Ports) != len(s.Ports) {
 					t.Errorf("switch %s (%d ports) does not match the NB", s.Name, len(s.Ports))
@@ -158,7 +144,7 @@ func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 func TestTopologyOKEP5094Listings(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
-	out, err := zoneviewtest.Run(t, k, wide, nil, New, "topology", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint)
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,52 +190,18 @@ func TestTopologyGolden(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
 	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	for _, c := range []struct {
-		name string
-		nb   *testenv.NB
-		args []string
-	}{
-		{"okep5094-ovn-worker", okep, []string{"test12/namespace-scoped", "--node", "ovn-worker"}},
-		{"layer3-node1-blue", layer3, []string{"blue", "--node", "node1"}},
-		{"layer3-node1-default", layer3, nil},
-	} {
-		for _, width := range []int{80, 200} {
-			var plainOut string
-			for _, tty := range []bool{false, true} {
-				name := fmt.Sprintf("%s-%d", c.name, width)
-				if tty {
-					name += "-colour"
-				}
-				t.Run(name, func(t *testing.T) {
-					args := append(append([]string{"topology"}, c.args...), "--nb", c.nb.Endpoint)
-					out, err := zoneviewtest.Run(t, k, zoneviewtest.Terminal{TTY: tty, Width: width}, nil, New, args...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, l := range strings.Split(out, "\n") {
-						if w := ansi.StringWidth(l); w > width {
-							t.Errorf("line is %d columns wide, the terminal %d: %q", w, width, l)
-						}
-					}
-					if tty {
-						if !strings.Contains(out, "\x1b[") || ansi.Strip(out) != plainOut {
-							t.Errorf("the coloured output is not the plain output with colour:\n%s", out)
-						}
-					} else {
-						plainOut = out
-					}
-					zoneviewtest.Golden(t, "topology-"+name, out)
-				})
-			}
-		}
-	}
+	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+		{Name: "okep5094-ovn-worker", Args: []string{"topology", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", okep.Endpoint}},
+		{Name: "layer3-node1-blue", Args: []string{"topology", "blue", "--node", "node1", "--nb", layer3.Endpoint}},
+		{Name: "layer3-node1-default", Args: []string{"topology", "--nb", layer3.Endpoint}},
+	})
 }
 
 // TestTopologyNoColour: NO_COLOR and --no-color keep a terminal's output plain.
 func TestTopologyNoColour(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	tty := zoneviewtest.Terminal{TTY: true, Width: 80}
+	tty := clitest.Terminal{TTY: true, Width: 80}
 	for _, c := range []struct {
 		env  map[string]string
 		args []string
@@ -257,7 +209,7 @@ func TestTopologyNoColour(t *testing.T) {
 		{map[string]string{"NO_COLOR": "1"}, nil},
 		{nil, []string{"--no-color"}},
 	} {
-		out, err := zoneviewtest.Run(t, k, tty, c.env, New, append([]string{"topology", "--nb", nb.Endpoint}, c.args...)...)
+		out, err := zoneviewtest.Run(t, k, tty, c.env, append([]string{"topology", "--nb", nb.Endpoint}, c.args...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +224,7 @@ func TestTopologyNoColour(t *testing.T) {
 func TestTopologyDefaults(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	out, err := zoneviewtest.Run(t, k, wide, nil, New, "topology", "--nb", nb.Endpoint)
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "--nb", nb.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +233,7 @@ func TestTopologyDefaults(t *testing.T) {
 		"Showing node1, the first of 6 nodes by name; pick another with --node: node2, node3, ovn-control-plane, ovn-worker, ovn-worker2.",
 		"router ovn_cluster_router (cluster router)",
 	)
-	out, err = zoneviewtest.Run(t, k, wide, nil, New, "topology", "--nb", nb.Endpoint, "--node", "node1")
+	out, err = zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "--nb", nb.Endpoint, "--node", "node1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,18 +274,18 @@ func TestTopologyNetworkNames(t *testing.T) {
 func TestTopologyYAML(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	out, err := zoneviewtest.Run(t, k, plain, nil, New, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker", "-o", "yaml")
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v View
+	var v topologycmd.View
 	if err := yaml.UnmarshalStrict([]byte(out), &v); err != nil {
 		t.Fatalf("-o yaml is not a View: %v\n%s", err, out)
 	}
 	if len(v.Routers) != 2 || len(v.Switches) != 2 || v.Routers[1].Name != "test12_namespace.scoped_transit_router" || len(v.Routers[1].Ports) != 4 {
 		t.Errorf("yaml view: %+v", v)
 	}
-	out, err = zoneviewtest.Run(t, k, plain, nil, New, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker",
+	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker",
 		"-o", "jsonpath={.routers[*].ports[?(@.remote)].name}")
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +311,7 @@ func TestTopologyNodeFromSettings(t *testing.T) {
 		{"ovn-worker", "test12/namespace-scoped", "GR_test12_namespace.scoped_ovn-worker"},
 		{"node1", "blue", "GR_cluster_udn_blue_node1"},
 	} {
-		out, err := zoneviewtest.Run(t, k, wide, env, New, "topology", c.network, "--node", c.node)
+		out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, env, "topology", c.network, "--node", c.node)
 		if err != nil {
 			t.Fatalf("--node %s: %v", c.node, err)
 		}
@@ -392,8 +344,8 @@ func TestTopologyBadInput(t *testing.T) {
 		{[]string{"--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
 		{[]string{"--nb", nb.Endpoint, "-o", "wide"}, []string{`unknown output format "wide"`}},
 	} {
-		out, err := zoneviewtest.Run(t, k, plain, nil, New, append([]string{"topology"}, c.args...)...)
-		zoneviewtest.OneLine(t, err, c.want...)
+		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"topology"}, c.args...)...)
+		clitest.OneLine(t, err, c.want...)
 		if out != "" {
 			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
 		}
@@ -404,14 +356,14 @@ func TestTopologyBadInput(t *testing.T) {
 // and --node from its nodes.
 func TestTopologyCompletion(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
-	out, err := zoneviewtest.Run(t, k, plain, nil, New, "__complete", "topology", "")
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "test12/namespace-scoped"}) {
 		t.Errorf("network completions %v:\n%s", got, out)
 	}
-	out, err = zoneviewtest.Run(t, k, plain, nil, New, "__complete", "topology", "--node", "ovn-w")
+	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "--node", "ovn-w")
 	if err != nil {
 		t.Fatal(err)
 	}

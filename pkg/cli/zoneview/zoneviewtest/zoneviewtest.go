@@ -1,38 +1,38 @@
 // Package zoneviewtest runs the live views (topology, routes) in tests against real
 // servers: an NB ovsdb-server holding a compiled zone, and the package's test API server
-// with the nodes the zone names.
+// with the nodes the zone names. It runs the plugin's whole command tree, so the tests
+// that use it are external test packages (topologycmd_test, routescmd_test).
 package zoneviewtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output (review the diff before committing)")
 
 // ZoneNB starts an NB and writes into it the zone of node compiled from st, in one
 // transaction, as an agent's first reconcile would.
@@ -110,10 +110,7 @@ func Cluster(t *testing.T) *testenv.Kube {
 	k := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.New(k.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clitest.NewClient(t, k)
 	var objects []client.Object
 	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094()} {
 		for _, n := range st.Nodes {
@@ -161,74 +158,81 @@ func Annotate(t *testing.T, k *testenv.Kube, node, key, value string) {
 	})
 }
 
-// Terminal is where a run's output goes: a terminal (coloured) or not, of some width.
-type Terminal struct {
-	TTY   bool
-	Width int
-}
-
-// Run runs the command newCmd builds, as `kubectl ovnk <args>` would with the root's
-// flags and settings, against k. It returns standard output and the command's error.
-// env is the environment the command sees; settings files come only from it.
-func Run(t *testing.T, k *testenv.Kube, term Terminal, env map[string]string, newCmd func(*cmdutil.Factory) *cobra.Command, args ...string) (string, error) {
+// Run runs `kubectl ovnk <args>`, the plugin's whole command tree with its flags and
+// settings, against k on the terminal term. It returns what the command printed and its
+// error. env is the environment the command sees; settings files come only from it.
+func Run(t *testing.T, k *testenv.Kube, term clitest.Terminal, env map[string]string, args ...string) (string, error) {
 	t.Helper()
 	vars := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
-	for key, v := range env {
-		vars[key] = v
-	}
-	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	kube := genericclioptions.NewConfigFlags(true)
-	*kube.KubeConfig = k.Kubeconfig
-	f := &cmdutil.Factory{
-		IOStreams:     streams,
-		Kube:          kube,
-		Getenv:        func(key string) string { return vars[key] },
-		IsTerminal:    func(any) bool { return term.TTY },
-		TerminalWidth: func(any) int { return term.Width },
-	}
-	root := &cobra.Command{
-		Use:           "kubectl-ovnk",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			settings, err := cmdutil.LoadSettings(cmd.Flags(), f.Getenv)
-			if err != nil {
-				return err
-			}
-			f.Settings = settings
-			return nil
-		},
-	}
-	f.Kube.AddFlags(root.PersistentFlags())
-	cmdutil.AddSettingsFlags(root.PersistentFlags())
-	root.AddCommand(newCmd(f))
+	maps.Copy(vars, env)
+	var out bytes.Buffer
+	root := cli.NewRootCommandWith(clitest.NewFactory(k.Kubeconfig, term, vars, &out, io.Discard))
 	root.SetArgs(args)
-	root.SetOut(out)
-	root.SetErr(out)
+	root.SetOut(&out)
+	root.SetErr(&out)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	return out.String(), err
 }
 
-// Golden compares got with testdata/NAME.golden; with -update it rewrites the file.
-func Golden(t *testing.T, name, got string) {
+// Plain is a pipe of the default width: no colour. Wide is a pipe wide enough that
+// nothing wraps.
+var (
+	Plain = clitest.Terminal{Width: 80}
+	Wide  = clitest.Terminal{Width: 400}
+)
+
+// JSON runs `kubectl ovnk <args> -o json` on a Plain pipe and decodes what it prints
+// into a V.
+func JSON[V any](t *testing.T, k *testenv.Kube, args ...string) V {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
+	out, err := Run(t, k, Plain, nil, append(slices.Clip(args), "-o", "json")...)
 	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it, then review it)", err)
+		t.Fatal(err)
 	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (-update rewrites it; review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	var v V
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("-o json is not a %T: %v\n%s", v, err, out)
+	}
+	return v
+}
+
+// Golden is a command line whose output a golden file pins.
+type Golden struct {
+	Name string
+	Args []string
+}
+
+// Goldens runs each command line at 80 and 200 columns, plain and on a terminal, and
+// compares the output with testdata/PREFIX-NAME-WIDTH[-colour].golden. Every line fits
+// the terminal, and the coloured output is the plain one with colour.
+func Goldens(t *testing.T, k *testenv.Kube, prefix string, goldens []Golden) {
+	t.Helper()
+	for _, g := range goldens {
+		for _, width := range []int{80, 200} {
+			var plainOut string
+			for _, tty := range []bool{false, true} {
+				name := fmt.Sprintf("%s-%d", g.Name, width)
+				if tty {
+					name += "-colour"
+				}
+				t.Run(name, func(t *testing.T) {
+					term := clitest.Terminal{TTY: tty, Width: width}
+					out, err := Run(t, k, term, nil, g.Args...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					clitest.FitsTerminal(t, out, term)
+					if !tty {
+						plainOut = out
+					} else if ansi.Strip(out) != plainOut {
+						t.Errorf("the coloured output is not the plain output with colour:\n%s", out)
+					}
+					clitest.Golden(t, prefix+"-"+name, out)
+				})
+			}
+		}
 	}
 }
 
@@ -253,20 +257,3 @@ func RequireLines(t *testing.T, out string, lines ...string) {
 
 // Normalize collapses runs of white space, so table columns compare as words.
 func Normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// OneLine checks that err is a single line naming each of want.
-func OneLine(t *testing.T, err error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one naming %q", want)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("error is not one line:\n%s", msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("error %q does not name %q", msg, w)
-		}
-	}
-}

@@ -1,0 +1,125 @@
+// Package clitest is what the tests of the plugin's commands share: a Factory pointed at
+// a test API server and a chosen terminal, golden files, and the checks every command's
+// output and errors must pass. It does not import the command tree, so the tests inside
+// the command packages can use it.
+package clitest
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output (review the diff before committing)")
+
+// Terminal is what a command's output goes to: a terminal (coloured) or not, of some
+// width (0 when unknown).
+type Terminal struct {
+	TTY   bool
+	Width int
+}
+
+// NewFactory returns a Factory that talks to the API server of kubeconfig, writes to
+// out and errOut as the terminal term, and sees the environment env (nil for none). Its
+// Settings are left to the caller: the root command loads them, a test that runs a
+// subcommand alone sets them.
+func NewFactory(kubeconfig string, term Terminal, env map[string]string, out, errOut io.Writer) *cmdutil.Factory {
+	kube := genericclioptions.NewConfigFlags(true)
+	// A copy, so that a --kubeconfig flag does not change the caller's.
+	*kube.KubeConfig = kubeconfig
+	return &cmdutil.Factory{
+		IOStreams:     genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
+		Kube:          kube,
+		Getenv:        func(key string) string { return env[key] },
+		IsTerminal:    func(any) bool { return term.TTY },
+		TerminalWidth: func(any) int { return term.Width },
+	}
+}
+
+// NewClient is a client of k's API server that knows the plugin's types.
+func NewClient(t *testing.T, k *testenv.Kube) client.Client {
+	t.Helper()
+	c, err := client.New(k.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return c
+}
+
+// Golden compares got with testdata/NAME.golden; with -update it rewrites the file.
+func Golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it, then review it)", err)
+	}
+	if string(want) == got {
+		return
+	}
+	wantLines, gotLines := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := range max(len(wantLines), len(gotLines)) {
+		var w, g string
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if i < len(gotLines) {
+			g = gotLines[i]
+		}
+		if w != g {
+			t.Errorf("%s differs from line %d (run with -update and review the diff):\nwant: %q\ngot:  %q\nwhole output:\n%s", path, i+1, w, g, got)
+			return
+		}
+	}
+}
+
+// FitsTerminal checks output drawn for term: no line wider than the terminal, and
+// colour escapes on a terminal only.
+func FitsTerminal(t *testing.T, out string, term Terminal) {
+	t.Helper()
+	if coloured := strings.Contains(out, "\x1b["); coloured != term.TTY {
+		t.Errorf("escape sequences in the output: %t, want %t (colour only on a terminal)", coloured, term.TTY)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if w := ansi.StringWidth(line); w > term.Width {
+			t.Errorf("line of %d columns, wider than the terminal's %d: %q", w, term.Width, line)
+		}
+	}
+}
+
+// OneLine checks that err is a single line naming each of want.
+func OneLine(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one naming %q", want)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error is not one line:\n%s", msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not name %q", msg, w)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+// Package progress shows how a long wait is going in one line on standard error: on a
+// terminal the line is rewritten in place, elsewhere (a CI log, a file) each report is
+// a line of its own.
+package progress
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+)
+
+// Line is the progress line of one wait.
+type Line struct {
+	w        io.Writer
+	terminal bool
+	width    int
+	drawn    bool // a terminal line is on screen
+}
+
+// New is a progress line on f's standard error.
+func New(f *cmdutil.Factory) *Line {
+	isTerminal, width := cmdutil.IsTerminal, cmdutil.TerminalWidth
+	if f.IsTerminal != nil {
+		isTerminal = f.IsTerminal
+	}
+	if f.TerminalWidth != nil {
+		width = f.TerminalWidth
+	}
+	l := &Line{w: f.ErrOut, terminal: isTerminal(f.ErrOut), width: width(f.ErrOut)}
+	if l.width <= 0 {
+		l.width = cmdutil.DefaultWidth
+	}
+	return l
+}
+
+// Terminal reports whether the line is rewritten in place.
+func (l *Line) Terminal() bool { return l.terminal }
+
+// Show reports s: on a terminal in place of the last report, elsewhere on a new line.
+func (l *Line) Show(s string) {
+	if !l.terminal {
+		fmt.Fprintln(l.w, s)
+		return
+	}
+	// A line wider than the terminal would wrap, and \r would then rewrite only its
+	// last part.
+	fmt.Fprint(l.w, "\r\x1b[K"+ansi.Truncate(s, l.width-1, "…"))
+	l.drawn = true
+}
+
+// Finish clears the terminal line, so what follows starts on a clean line.
+func (l *Line) Finish() {
+	if l.drawn {
+		fmt.Fprint(l.w, "\r\x1b[K")
+	}
+}

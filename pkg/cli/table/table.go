@@ -1,0 +1,403 @@
+// Package table draws tables the way kubectl draws them (upper-case headers, columns
+// three spaces apart, no borders), laid out by tablewriter and made to fit a terminal.
+// When a table is too wide, the columns that may narrow (Column.MinWidth) fold their
+// cells, widest first and never below their minimum; when that is not enough, in turn:
+// cells holding several values put one value per line (Column.Stack); columns move
+// closer (Table.TightGap); and optional columns are left out, least useful first
+// (Column.Optional). A column folds its cells by wrapping them (nothing shown is cut)
+// or by cutting them short with "…".
+package table
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Gap is the spaces between columns, as in kubectl's tables.
+const Gap = 3
+
+// Column is a table column and how its cells give way when the table is too wide.
+type Column struct {
+	Header string
+	// Stack lets a cell of several values show one value per line.
+	Stack bool
+	// MinWidth is how narrow the column may become by folding its cells (never narrower
+	// than its header); 0 keeps it at its natural width.
+	MinWidth int
+	// Optional ranks the columns left out of a table too wide for the terminal: 1
+	// first, then 2, …; 0 is never left out.
+	Optional int
+	// Fold breaks a line wider than the column into lines that fit: Wrap, Fill or Cut;
+	// nil is Wrap("").
+	Fold func(line string, width int) []string
+}
+
+// Cell is one cell: its values (shown comma-separated, or stacked) and its style (nil
+// for none).
+type Cell struct {
+	Values []string
+	Style  *lipgloss.Style
+}
+
+// Text is a cell of one plain value.
+func Text(s string) Cell { return Cell{Values: []string{s}} }
+
+// Styled is a cell of one value drawn in st.
+func Styled(s string, st lipgloss.Style) Cell { return Cell{Values: []string{s}, Style: &st} }
+
+// List is a cell of several values; none shows as "<none>" in the none style, as in
+// kubectl.
+func List(values []string, none lipgloss.Style) Cell {
+	if len(values) == 0 {
+		return Styled("<none>", none)
+	}
+	return Cell{Values: values}
+}
+
+// Table is the columns, the rows (a cell per column) and how they are drawn.
+type Table struct {
+	Columns []Column
+	Rows    [][]Cell
+	// Header styles the column headers.
+	Header lipgloss.Style
+	// TightGap, when not 0, is the narrower gap the columns may close to before
+	// optional columns are left out.
+	TightGap int
+	// StyleAfterLayout lays the table out in plain text and styles each cell where it
+	// landed, so that a line holds no escape codes but the cells' own. Otherwise cells
+	// are styled before the layout, and tablewriter ends the padding of every styled
+	// cell with a reset.
+	StyleAfterLayout bool
+	// KeepFinalReset keeps, at the end of a line, the reset tablewriter puts after the
+	// padding of a styled last cell, and trims only the padding; otherwise the reset
+	// goes too. The two outputs differ only by that redundant reset.
+	KeepFinalReset bool
+}
+
+// Add appends a row.
+func (t *Table) Add(cells ...Cell) { t.Rows = append(t.Rows, cells) }
+
+// Render draws the table in at most width columns (wider only when the columns'
+// minimums do not fit).
+func (t *Table) Render(w io.Writer, width int) error {
+	l := t.fit(width)
+	var header []string
+	for i, c := range t.Columns {
+		if !l.hidden[i] {
+			header = append(header, c.Header)
+		}
+	}
+	rows := make([][]folded, len(t.Rows))
+	for r, row := range t.Rows {
+		for i, c := range row {
+			if !l.hidden[i] {
+				rows[r] = append(rows[r], folded{lines: c.fold(t.Columns[i], l.stacked && t.Columns[i].Stack, l.widths[i]), style: c.Style})
+			}
+		}
+	}
+	lines, err := t.draw(header, rows, l.gap)
+	if err != nil {
+		return fmt.Errorf("lay out table: %w", err)
+	}
+	if t.StyleAfterLayout {
+		if lines, err = t.styleLines(lines, header, rows); err != nil {
+			return fmt.Errorf("lay out table: %w", err)
+		}
+	}
+	_, err = io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// folded is a shown cell: its lines as they fit its column, and its style.
+type folded struct {
+	lines []string
+	style *lipgloss.Style
+}
+
+// layout is how the table is drawn: which columns, how far apart, stacked or not, and
+// at which width.
+type layout struct {
+	gap     int
+	stacked bool
+	hidden  []bool
+	widths  []int
+}
+
+func (l layout) total() int {
+	sum, shown := 0, 0
+	for i, w := range l.widths {
+		if !l.hidden[i] {
+			sum += w
+			shown++
+		}
+	}
+	return sum + l.gap*(shown-1)
+}
+
+// fit chooses the first layout, in the order the package comment gives, that is no
+// wider than width; if none is, the narrowest.
+func (t *Table) fit(width int) layout {
+	var l layout
+	for _, stacked := range []bool{false, true} {
+		if l = t.shrink(stacked, Gap, 0, width); l.total() <= width {
+			return l
+		}
+	}
+	gap := Gap
+	if t.TightGap > 0 {
+		gap = t.TightGap
+		if l = t.shrink(true, gap, 0, width); l.total() <= width {
+			return l
+		}
+	}
+	maxOptional := 0
+	for _, c := range t.Columns {
+		maxOptional = max(maxOptional, c.Optional)
+	}
+	for drop := 1; drop <= maxOptional; drop++ {
+		if l = t.shrink(true, gap, drop, width); l.total() <= width {
+			return l
+		}
+	}
+	return l
+}
+
+// shrink lays the table out, leaving out the optional columns ranked up to drop, and
+// narrows the widest columns that may narrow until the table fits width or every
+// column is at its minimum.
+func (t *Table) shrink(stacked bool, gap, drop, width int) layout {
+	l := layout{gap: gap, stacked: stacked, hidden: make([]bool, len(t.Columns)), widths: make([]int, len(t.Columns))}
+	for i, c := range t.Columns {
+		l.hidden[i] = c.Optional > 0 && c.Optional <= drop
+		l.widths[i] = ansi.StringWidth(c.Header)
+	}
+	for _, row := range t.Rows {
+		for i, c := range row {
+			for _, line := range c.lines(stacked && t.Columns[i].Stack) {
+				l.widths[i] = max(l.widths[i], ansi.StringWidth(line))
+			}
+		}
+	}
+	for excess := l.total() - width; excess > 0; excess-- {
+		widest := -1
+		for i, c := range t.Columns {
+			floor := max(c.MinWidth, ansi.StringWidth(c.Header))
+			if !l.hidden[i] && c.MinWidth > 0 && l.widths[i] > floor && (widest < 0 || l.widths[i] > l.widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		l.widths[widest]--
+	}
+	return l
+}
+
+func (c Cell) lines(stacked bool) []string {
+	if stacked {
+		return c.Values
+	}
+	return []string{strings.Join(c.Values, ",")}
+}
+
+// fold gives the cell's lines as they fit a column of the given width.
+func (c Cell) fold(col Column, stacked bool, width int) []string {
+	fold := col.Fold
+	if fold == nil {
+		fold = Wrap("")
+	}
+	var lines []string
+	for _, line := range c.lines(stacked) {
+		if ansi.StringWidth(line) > width {
+			lines = append(lines, fold(line, width)...)
+		} else {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// Wrap folds a line between words, and inside a word longer than a line after a
+// hyphen or a breakAt character (anywhere as a last resort): a word that fits a line
+// is never split. Runs of spaces become one.
+func Wrap(breakAt string) func(line string, width int) []string {
+	return func(s string, width int) []string {
+		var lines []string
+		line := ""
+		for _, word := range strings.Fields(s) {
+			for _, piece := range strings.Split(ansi.Wrap(word, width, breakAt), "\n") {
+				switch {
+				case line == "":
+					line = piece
+				case ansi.StringWidth(line)+1+ansi.StringWidth(piece) <= width:
+					line += " " + piece
+				default:
+					lines = append(lines, line)
+					line = piece
+				}
+			}
+		}
+		return append(lines, line)
+	}
+}
+
+// Fill folds a line by filling each line as far as it goes, breaking after a space, a
+// hyphen or a breakAt character, even inside a word that would fit the next line.
+func Fill(breakAt string) func(line string, width int) []string {
+	return func(s string, width int) []string {
+		return strings.Split(ansi.Wrap(s, width, breakAt), "\n")
+	}
+}
+
+// Cut folds a line by cutting it short with "…".
+func Cut(line string, width int) []string {
+	return []string{ansi.Truncate(line, width, "…")}
+}
+
+// draw lays out the header and the folded rows with tablewriter, columns gap apart,
+// and returns the lines without the padding that ends them.
+func (t *Table) draw(header []string, rows [][]folded, gap int) ([]string, error) {
+	cellConfig := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
+		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+		Padding:    tw.CellPadding{Global: tw.Padding{Right: strings.Repeat(" ", gap), Overwrite: true}},
+	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{Header: cellConfig, Row: cellConfig}),
+	)
+	if !t.StyleAfterLayout {
+		styled := make([]string, len(header))
+		for i, h := range header {
+			styled[i] = t.Header.Render(h)
+		}
+		header = styled
+	}
+	tbl.Header(header)
+	for _, row := range rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			lines := c.lines
+			if c.style != nil && !t.StyleAfterLayout {
+				// A style must not span the padding tablewriter puts between lines.
+				lines = renderEach(*c.style, lines)
+			}
+			cells[i] = strings.Join(lines, "\n")
+		}
+		if err := tbl.Append(cells); err != nil {
+			return nil, err
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	for i, line := range lines {
+		if t.KeepFinalReset {
+			lines[i] = trailingPaddingBeforeReset.ReplaceAllString(line, "$1")
+		} else {
+			lines[i] = trailingPadding.ReplaceAllString(line, "")
+		}
+	}
+	return lines, nil
+}
+
+// trailingPadding is what tablewriter leaves at the end of a line: the last column's
+// padding, and resets of styles that already ended. trailingPaddingBeforeReset is the
+// padding alone, and the reset after it that is kept.
+var (
+	trailingPadding            = regexp.MustCompile(`(?: +(?:\x1b\[0m)*)+$`)
+	trailingPaddingBeforeReset = regexp.MustCompile(` +(\x1b\[0m)?$`)
+)
+
+func renderEach(style lipgloss.Style, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, line := range lines {
+		out[i] = style.Render(line)
+	}
+	return out
+}
+
+// styleLines styles the plain lines drawn from header and rows: the header in the
+// header style, and each line of a row's cells in the cell's style.
+func (t *Table) styleLines(lines, header []string, rows [][]folded) ([]string, error) {
+	height := 1
+	for _, row := range rows {
+		height += rowHeight(row)
+	}
+	if len(lines) != height {
+		return nil, fmt.Errorf("%d lines drawn for %d expected", len(lines), height)
+	}
+	out := make([]string, 0, len(lines))
+	segments := make([]segment, len(header))
+	for i, h := range header {
+		segments[i] = segment{text: h, style: &t.Header}
+	}
+	out = append(out, styleSegments(lines[0], segments))
+	next := 1
+	for _, row := range rows {
+		for k := range rowHeight(row) {
+			segments := make([]segment, len(row))
+			for i, c := range row {
+				if k < len(c.lines) {
+					segments[i] = segment{text: c.lines[k], style: c.style}
+				}
+			}
+			out = append(out, styleSegments(lines[next], segments))
+			next++
+		}
+	}
+	return out, nil
+}
+
+// rowHeight is how many lines a row takes: its tallest cell's.
+func rowHeight(row []folded) int {
+	h := 1
+	for _, c := range row {
+		h = max(h, len(c.lines))
+	}
+	return h
+}
+
+// segment is the text of a cell on one drawn line, and its style.
+type segment struct {
+	text  string
+	style *lipgloss.Style
+}
+
+// styleSegments styles the segments of a drawn line: each segment's text is found
+// after the previous one's, left to right, and replaced by its styled form.
+func styleSegments(line string, segments []segment) string {
+	var out strings.Builder
+	rest := line
+	for _, s := range segments {
+		i := strings.Index(rest, s.text)
+		if s.text == "" || i < 0 {
+			continue
+		}
+		out.WriteString(rest[:i])
+		if s.style != nil {
+			out.WriteString(s.style.Render(s.text))
+		} else {
+			out.WriteString(s.text)
+		}
+		rest = rest[i+len(s.text):]
+	}
+	out.WriteString(rest)
+	return out.String()
+}
