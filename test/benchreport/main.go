@@ -84,6 +84,9 @@ func main() {
 	if r, ok := results["BenchmarkCompileZoneNodeAdded"]; ok {
 		row("compile the zone after a node joins", secs(r.nsPerOp), "")
 	}
+	if r, ok := results["BenchmarkNetworkList1000"]; ok {
+		row(fmt.Sprintf("kubectl ovnk network list (%.0f networks)", r.metrics["networks"]), secs(r.nsPerOp), "≤ 1 s at 1,000 networks")
+	}
 }
 
 func secs(ns float64) string { return fmt.Sprintf("%.3f s", ns/1e9) }

@@ -94,7 +94,7 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	d := &describer{w: &bytes.Buffer{}, p: newPalette(o.f, o.f.Out), width: o.f.Width(), now: o.now()}
 	d.network(n, nsLabels)
 	d.conditions(n.conditions())
-	d.nodes(readiness(nodes, n.ovnName()))
+	d.nodes(readiness(zoneReports(nodes), n.ovnName()))
 	d.connections(connectedBy(n, cncs, nsLabels))
 	d.events(events)
 	if d.err != nil {

@@ -125,12 +125,13 @@ func (o *listOptions) run(ctx context.Context) error {
 		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
 		table.Column{Header: "AGE", Optional: 2},
 	)
+	reports := zoneReports(nodes)
 	for _, n := range nets {
 		scope := n.namespace()
 		if n.cluster() {
 			scope = "cluster"
 		}
-		rs := readiness(nodes, n.ovnName())
+		rs := readiness(reports, n.ovnName())
 		ready := countReady(rs)
 		t.Add(
 			table.Text(n.name()),

@@ -21,21 +21,40 @@ type nodeReadiness struct {
 	reason string
 }
 
-// readiness reads every node's ovnk.io/zone-status report on the network named ovnName,
-// with the same reading (and wording) as the leader's NetworkReady condition: a node
-// without a report, or whose report does not name the network, is not ready.
-func readiness(nodes []corev1.Node, ovnName string) []nodeReadiness {
-	out := make([]nodeReadiness, 0, len(nodes))
+// zoneReport is one node's ovnk.io/zone-status annotation, read once for every network
+// a command shows (a cluster of many networks must not parse it once per network).
+type zoneReport struct {
+	node     string
+	report   map[string]string
+	reported bool
+	err      error
+}
+
+// zoneReports reads every node's report, sorted by node name.
+func zoneReports(nodes []corev1.Node) []zoneReport {
+	out := make([]zoneReport, 0, len(nodes))
 	for _, n := range nodes {
-		r := nodeReadiness{node: n.Name}
 		report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-		why, reported := report[ovnName]
+		out = append(out, zoneReport{node: n.Name, report: report, reported: ok, err: err})
+	}
+	slices.SortFunc(out, func(a, b zoneReport) int { return strings.Compare(a.node, b.node) })
+	return out
+}
+
+// readiness is every node's readiness for the network named ovnName, with the same
+// reading (and wording) as the leader's NetworkReady condition: a node without a
+// report, or whose report does not name the network, is not ready.
+func readiness(reports []zoneReport, ovnName string) []nodeReadiness {
+	out := make([]nodeReadiness, 0, len(reports))
+	for _, z := range reports {
+		r := nodeReadiness{node: z.node}
+		why, named := z.report[ovnName]
 		switch {
-		case err != nil:
-			r.reason = fmt.Sprintf("its %s annotation is unreadable: %v", cluster.AnnotationZoneStatus, err)
-		case !ok:
+		case z.err != nil:
+			r.reason = fmt.Sprintf("its %s annotation is unreadable: %v", cluster.AnnotationZoneStatus, z.err)
+		case !z.reported:
 			r.reason = "no zone report yet"
-		case !reported:
+		case !named:
 			r.reason = "the zone has not reported on the network yet"
 		case why != "":
 			r.reason = why
@@ -44,7 +63,6 @@ func readiness(nodes []corev1.Node, ovnName string) []nodeReadiness {
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b nodeReadiness) int { return strings.Compare(a.node, b.node) })
 	return out
 }
 
