@@ -22,12 +22,16 @@ import (
 
 const primaryLabel = "k8s.ovn.org/primary-user-defined-network"
 
+// create creates objects and deletes them when the test ends: the tests share one API
+// server, and a network left behind would count in the next test's cluster-wide views
+// (`kubectl ovnk status` waits for every network).
 func (ec *e2eCluster) create(ctx context.Context, objs ...ctrlclient.Object) {
 	ec.t.Helper()
 	for _, o := range objs {
 		if err := ec.c.Create(ctx, o); err != nil {
 			ec.t.Fatalf("create %T %s: %v", o, o.GetName(), err)
 		}
+		ec.t.Cleanup(func() { _ = ctrlclient.IgnoreNotFound(ec.c.Delete(context.Background(), o)) })
 	}
 }
 
