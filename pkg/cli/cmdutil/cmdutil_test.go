@@ -2,14 +2,20 @@ package cmdutil
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 )
 
@@ -173,5 +179,47 @@ func TestPrintDataFormats(t *testing.T) {
 	}
 	if _, err = printData(t, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "wide") {
 		t.Errorf("-o xml: %v", err)
+	}
+}
+
+// TestConnectNamesTheServer: Connect builds both clients from the kubeconfig without
+// contacting the server, and a request that cannot reach it is explained naming it.
+func TestConnectNamesTheServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + l.Addr().String()
+	if err := l.Close(); err != nil { // nothing listens there any more
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	config := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+		"\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kube := genericclioptions.NewConfigFlags(false)
+	kube.KubeConfig = &kubeconfig
+	conn, err := (&Factory{Kube: kube}).Connect()
+	if err != nil {
+		t.Fatalf("Connect contacted the server or failed otherwise: %v", err)
+	}
+	if conn.Host() != server {
+		t.Errorf("Host() = %q, want %q", conn.Host(), server)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for name, request := range map[string]func() error{
+		"Client":    func() error { return conn.Client.List(ctx, &corev1.NodeList{}) },
+		"Clientset": func() error { _, err := conn.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); return err },
+	} {
+		err := request()
+		if err == nil {
+			t.Fatalf("%s: listing nodes of a server that is not there succeeded", name)
+		}
+		if msg := conn.Explain(err).Error(); !strings.HasPrefix(msg, "cannot reach the API server at "+server+": ") {
+			t.Errorf("%s: explained as %q, want it to name %s", name, msg, server)
+		}
 	}
 }

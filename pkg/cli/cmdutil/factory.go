@@ -68,11 +68,7 @@ func (f *Factory) Client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(rc, client.Options{Scheme: Scheme})
-	if err != nil {
-		return nil, ExplainConnectionError(rc.Host, err)
-	}
-	return c, nil
+	return newClient(rc)
 }
 
 // Clientset is a client-go clientset, for what controller-runtime does not do (exec,
@@ -82,6 +78,50 @@ func (f *Factory) Clientset() (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newClientset(rc)
+}
+
+// Connection is a command's link to the API server: both kinds of client, built from
+// one REST config, which also names the server in errors about reaching it.
+type Connection struct {
+	Config    *rest.Config
+	Client    client.Client
+	Clientset kubernetes.Interface
+}
+
+// Connect builds the clients of the cluster kubectl's flags name. Neither contacts the
+// server yet.
+func (f *Factory) Connect() (*Connection, error) {
+	rc, err := f.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(rc)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := newClientset(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &Connection{Config: rc, Client: c, Clientset: cs}, nil
+}
+
+// Host is the API server's address.
+func (c *Connection) Host() string { return c.Config.Host }
+
+// Explain is ExplainConnectionError for this connection's API server.
+func (c *Connection) Explain(err error) error { return ExplainConnectionError(c.Config.Host, err) }
+
+func newClient(rc *rest.Config) (client.Client, error) {
+	c, err := client.New(rc, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, ExplainConnectionError(rc.Host, err)
+	}
+	return c, nil
+}
+
+func newClientset(rc *rest.Config) (kubernetes.Interface, error) {
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("create a client for %s: %w", rc.Host, err)

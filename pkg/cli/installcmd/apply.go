@@ -9,23 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
-
-// connect returns a client of the cluster and its API server's address, which errors
-// that may come from an unreachable cluster name.
-func connect(f *cmdutil.Factory) (client.Client, string, error) {
-	rc, err := f.RESTConfig()
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := f.Client()
-	if err != nil {
-		return nil, "", err
-	}
-	return c, rc.Host, nil
-}
 
 // Outcomes of applying one object, as kubectl words them.
 const (

@@ -109,15 +109,16 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, host, err := connect(o.f)
+	conn, err := o.f.Connect()
 	if err != nil {
 		return err
 	}
+	c := conn.Client
 	a := &applier{c: c, dryRun: o.DryRun, forceConflicts: o.ForceConflicts}
 	var applied []*unstructured.Unstructured
 	for _, crd := range crds {
 		if err := o.applyOne(ctx, a, crd); err != nil {
-			return cmdutil.ExplainConnectionError(host, err)
+			return conn.Explain(err)
 		}
 		applied = append(applied, crd)
 	}

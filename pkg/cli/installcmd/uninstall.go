@@ -66,14 +66,15 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, host, err := connect(o.f)
+	conn, err := o.f.Connect()
 	if err != nil {
 		return err
 	}
+	c := conn.Client
 	var doomed []string
 	if !o.KeepCRDs {
 		if doomed, err = customObjects(ctx, c, crds); err != nil {
-			return cmdutil.ExplainConnectionError(host, err)
+			return conn.Explain(err)
 		}
 		if len(doomed) > 0 && !o.Yes {
 			return fmt.Errorf("refusing to delete the CRDs, which would delete %s (%s): pass --yes to delete them, or --keep-crds to remove only the agent",
@@ -83,7 +84,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	slices.Reverse(agent) // the namespace last: deleting it deletes what it holds
 	for _, obj := range agent {
 		if err := o.delete(ctx, c, obj); err != nil {
-			return cmdutil.ExplainConnectionError(host, err)
+			return conn.Explain(err)
 		}
 	}
 	if o.KeepCRDs {

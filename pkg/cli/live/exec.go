@@ -61,17 +61,13 @@ func (s *ExecSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rc, err := s.Factory.RESTConfig()
+	conn, err := s.Factory.Connect()
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.Factory.Clientset()
+	pod, err := agentPod(ctx, conn.Clientset, s.Factory.Settings.AgentNamespace, node)
 	if err != nil {
-		return nil, err
-	}
-	pod, err := agentPod(ctx, cs, s.Factory.Settings.AgentNamespace, node)
-	if err != nil {
-		return nil, cmdutil.ExplainConnectionError(rc.Host, err)
+		return nil, conn.Explain(err)
 	}
 	container, err := agentContainer(pod)
 	if err != nil {
@@ -80,7 +76,7 @@ func (s *ExecSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
 	argv := []string{agentCommand(container), "dump", "--nb-address", nbAddress(container), "--node-name", node}
 	stdout := cappedBuffer{max: maxDumpBytes}
 	stderr := tailBuffer{max: stderrTailBytes}
-	if err := execIn(ctx, rc, cs, pod, container.Name, argv, &stdout, &stderr); err != nil {
+	if err := execIn(ctx, conn.Config, conn.Clientset, pod, container.Name, argv, &stdout, &stderr); err != nil {
 		return nil, execError(pod, strings.Join(argv[:2], " "), err, stderr.lastLines(stderrTailLines))
 	}
 	if stdout.overflow {

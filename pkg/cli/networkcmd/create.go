@@ -152,7 +152,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 		opts = append(opts, client.DryRunAll)
 	}
 	n := networkOf(obj)
-	if err := s.client.Create(ctx, obj, opts...); err != nil {
+	if err := s.Client.Create(ctx, obj, opts...); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s %q already exists%s: pick another NAME, or delete it first", n.resourceType(), n.name(), inNamespace(n))
 		}

@@ -73,7 +73,7 @@ func (o *deleteOptions) run(ctx context.Context, arg string) error {
 			return fmt.Errorf("network %s is in use by %s: delete them first, or pass --force to delete the network anyway", n.ref(), podList(pods))
 		}
 	}
-	err = s.client.Delete(ctx, n.object(), client.Preconditions{UID: ptr(n.object().GetUID())})
+	err = s.Client.Delete(ctx, n.object(), client.Preconditions{UID: ptr(n.object().GetUID())})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("network %s was deleted by someone else meanwhile", n.ref())
 	}
@@ -132,7 +132,7 @@ func (s *session) podsUsing(ctx context.Context, n network) ([]string, error) {
 		listNS = n.namespace()
 	}
 	var pods corev1.PodList
-	if err := s.client.List(ctx, &pods, client.InNamespace(listNS)); err != nil {
+	if err := s.Client.List(ctx, &pods, client.InNamespace(listNS)); err != nil {
 		return nil, s.explain(err, "list pods")
 	}
 	var out []string
@@ -159,7 +159,7 @@ func (s *session) usage(ctx context.Context, n network, served map[string]bool) 
 	shadowed := map[string]bool{}
 	if n.cluster() {
 		var udns ovnkv1.UserDefinedNetworkList
-		err := s.client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", n.name())})
+		err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", n.name())})
 		if err != nil {
 			return nil, s.explain(err, "list UserDefinedNetworks named "+n.name())
 		}

@@ -108,7 +108,7 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 // cluster-scoped object may be in any namespace, usually "default"), oldest first.
 func (s *session) events(ctx context.Context, n network) ([]eventsv1.Event, error) {
 	sel := fields.OneTermEqualSelector("regarding.uid", string(n.object().GetUID())).String()
-	list, err := s.clientset.EventsV1().Events(n.namespace()).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	list, err := s.Clientset.EventsV1().Events(n.namespace()).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		return nil, s.explain(err, "list events about "+n.ref())
 	}

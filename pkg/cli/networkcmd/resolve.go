@@ -88,14 +88,14 @@ func (s *session) resolve(ctx context.Context, t target) (network, error) {
 	}
 	var candidates []network
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
-	switch err := s.client.Get(ctx, client.ObjectKey{Name: t.arg}, cudn); {
+	switch err := s.Client.Get(ctx, client.ObjectKey{Name: t.arg}, cudn); {
 	case err == nil:
 		candidates = append(candidates, network{cudn: cudn})
 	case !apierrors.IsNotFound(err) || isResourceMissing(err):
 		return network{}, s.explain(err, "get ClusterUserDefinedNetwork "+t.arg)
 	}
 	var udns ovnkv1.UserDefinedNetworkList
-	err := s.client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", t.arg)})
+	err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", t.arg)})
 	if err != nil {
 		return network{}, s.explain(err, "list UserDefinedNetworks named "+t.arg)
 	}
@@ -122,7 +122,7 @@ func (s *session) resolve(ctx context.Context, t target) (network, error) {
 
 func (s *session) cudn(ctx context.Context, name string) (network, error) {
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
-	err := s.client.Get(ctx, client.ObjectKey{Name: name}, cudn)
+	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, cudn)
 	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
 		return network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
 	}
@@ -134,7 +134,7 @@ func (s *session) cudn(ctx context.Context, name string) (network, error) {
 
 func (s *session) udn(ctx context.Context, ns, name string) (network, error) {
 	udn := &ovnkv1.UserDefinedNetwork{}
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, udn)
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, udn)
 	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
 		if _, nsErr := s.namespace(ctx, ns); nsErr != nil {
 			return network{}, nsErr

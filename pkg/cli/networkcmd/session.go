@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -22,25 +21,15 @@ const requestTimeout = 30 * time.Second
 
 // session is one command's connection to the API server.
 type session struct {
-	client    client.Client
-	clientset kubernetes.Interface
-	host      string
+	*cmdutil.Connection
 }
 
 func connect(f *cmdutil.Factory) (*session, error) {
-	rc, err := f.RESTConfig()
+	conn, err := f.Connect()
 	if err != nil {
 		return nil, err
 	}
-	c, err := f.Client()
-	if err != nil {
-		return nil, err
-	}
-	cs, err := f.Clientset()
-	if err != nil {
-		return nil, err
-	}
-	return &session{client: c, clientset: cs, host: rc.Host}, nil
+	return &session{conn}, nil
 }
 
 // explain turns a failed request into one line that says what was being done and,
@@ -52,11 +41,11 @@ func (s *session) explain(err error, doing string) error {
 	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) && isResourceMissing(err) {
 		return fmt.Errorf("%s: the cluster does not serve %s networks; install ovnk's CRDs with `kubectl ovnk install`", doing, ovnkv1.GroupName)
 	}
-	if explained := cmdutil.ExplainConnectionError(s.host, err); explained != err {
+	if explained := s.Explain(err); explained != err {
 		return explained
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: the API server at %s did not answer within %s", doing, s.host, requestTimeout)
+		return fmt.Errorf("%s: the API server at %s did not answer within %s", doing, s.Host(), requestTimeout)
 	}
 	return fmt.Errorf("%s: %w", doing, err)
 }
@@ -72,11 +61,11 @@ func isResourceMissing(err error) bool {
 // of every namespace when ns is "", sorted as sortNetworks does.
 func (s *session) networks(ctx context.Context, ns string) ([]network, error) {
 	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	if err := s.client.List(ctx, &cudns); err != nil {
+	if err := s.Client.List(ctx, &cudns); err != nil {
 		return nil, s.explain(err, "list ClusterUserDefinedNetworks")
 	}
 	var udns ovnkv1.UserDefinedNetworkList
-	if err := s.client.List(ctx, &udns, client.InNamespace(ns)); err != nil {
+	if err := s.Client.List(ctx, &udns, client.InNamespace(ns)); err != nil {
 		return nil, s.explain(err, "list UserDefinedNetworks")
 	}
 	nets := make([]network, 0, len(cudns.Items)+len(udns.Items))
@@ -92,7 +81,7 @@ func (s *session) networks(ctx context.Context, ns string) ([]network, error) {
 
 func (s *session) nodes(ctx context.Context) ([]corev1.Node, error) {
 	var nodes corev1.NodeList
-	if err := s.client.List(ctx, &nodes); err != nil {
+	if err := s.Client.List(ctx, &nodes); err != nil {
 		return nil, s.explain(err, "list nodes")
 	}
 	return nodes.Items, nil
@@ -100,7 +89,7 @@ func (s *session) nodes(ctx context.Context) ([]corev1.Node, error) {
 
 func (s *session) connects(ctx context.Context) ([]ovnkv1.ClusterNetworkConnect, error) {
 	var cncs ovnkv1.ClusterNetworkConnectList
-	if err := s.client.List(ctx, &cncs); err != nil {
+	if err := s.Client.List(ctx, &cncs); err != nil {
 		return nil, s.explain(err, "list ClusterNetworkConnects")
 	}
 	return cncs.Items, nil
@@ -109,7 +98,7 @@ func (s *session) connects(ctx context.Context) ([]ovnkv1.ClusterNetworkConnect,
 // namespaceLabels maps every namespace to its labels.
 func (s *session) namespaceLabels(ctx context.Context) (map[string]map[string]string, error) {
 	var list corev1.NamespaceList
-	if err := s.client.List(ctx, &list); err != nil {
+	if err := s.Client.List(ctx, &list); err != nil {
 		return nil, s.explain(err, "list namespaces")
 	}
 	out := make(map[string]map[string]string, len(list.Items))
@@ -122,7 +111,7 @@ func (s *session) namespaceLabels(ctx context.Context) (map[string]map[string]st
 // namespace gets a namespace, with a one-line error when it does not exist.
 func (s *session) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	var ns corev1.Namespace
-	err := s.client.Get(ctx, client.ObjectKey{Name: name}, &ns)
+	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, &ns)
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("namespace %q not found: check the name (kubectl get namespaces lists them) or create it with `kubectl create namespace %s`", name, name)
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,7 +192,7 @@ func (t *tableWriter) table(header []string, rows [][]string) {
 	if t.err != nil {
 		return
 	}
-	tb := &table.Table{Header: t.st.heading, KeepFinalReset: true}
+	tb := &table.Table{Header: t.st.heading}
 	var shown []int
 	for i, h := range header {
 		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
@@ -271,11 +270,7 @@ func (t *tableWriter) policies(policies []Policy) {
 	t.println(t.st.section.Render("Routing Policies"))
 	var rows [][]string
 	for _, p := range policies {
-		var opts []string
-		for _, k := range slices.Sorted(maps.Keys(p.Options)) {
-			opts = append(opts, k+"="+p.Options[k])
-		}
-		rows = append(rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")})
+		rows = append(rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(p.listedOptions, ",")})
 	}
 	t.table([]string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}, rows)
 }

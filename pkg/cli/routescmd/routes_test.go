@@ -2,10 +2,8 @@ package routescmd_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,23 +71,28 @@ func nbctlNATRow(n zoneview.NAT) string {
 	return words(append(row, n.LogicalIP)...)
 }
 
-// nbctlNATKeys are the sort keys of ovn-nbctl lr-nat-list's rows: type, gateway port
-// and external IP, which it prints as the first 58 columns of each row.
-func nbctlNATKeys(t *testing.T, nb *testenv.NB, router string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := nb.NBCtl(ctx, "lr-nat-list", router)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if l != "" && !strings.HasPrefix(l, "TYPE ") {
-			keys = append(keys, zoneviewtest.Normalize(l[:min(58, len(l))]))
+// tableRows are the route and policy rows our table prints for each router, with runs
+// of spaces collapsed: the lines of a router's block that are not headings, up to its
+// NAT section, whose columns differ from ovn-nbctl's.
+func tableRows(out string) map[string][]string {
+	rows := map[string][]string{}
+	router, inNAT := "", false
+	for _, l := range strings.Split(out, "\n") {
+		l = zoneviewtest.Normalize(l)
+		switch {
+		case strings.HasPrefix(l, "Router "):
+			router, _, _ = strings.Cut(strings.TrimPrefix(l, "Router "), " ")
+			inNAT = false
+		case l == "NAT":
+			inNAT = true
+		case router == "" || inNAT || l == "" || strings.HasSuffix(l, " Routes") || strings.HasPrefix(l, "Route Table ") ||
+			l == "Routing Policies" || strings.HasPrefix(l, "PREFIX ") || strings.HasPrefix(l, "PRIORITY ") || strings.HasPrefix(l, "No "):
+			// the title, a NAT row, or a heading: not a row to compare
+		default:
+			rows[router] = append(rows[router], l)
 		}
 	}
-	return keys
+	return rows
 }
 
 // requireSameRows compares our rows with ovn-nbctl's, in order, and returns how many
@@ -102,31 +105,68 @@ func requireSameRows(t *testing.T, what string, got, want []string) int {
 	return len(want)
 }
 
+// nbctlEdits add to the Layer3 zone's cluster router what ovn-nbctl lists its own way,
+// through its generic commands where lr-route-add and lr-policy-add would tidy the
+// values up first: ECMP paths, another route table, a src-ip route, a route through its
+// output port alone, prefixes and next hops with host bits, /32, /128 and IPv6 not in
+// canonical form, policies with options and with the deprecated nexthop column, and
+// NAT rules tied on type, gateway port and external IP.
+var nbctlEdits = [][]string{
+	{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.3"},
+	{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.4"},
+	{"--route-table=blue", "lr-route-add", "ovn_cluster_router", "10.0.0.0/8", "100.88.0.5"},
+	{"--policy=src-ip", "lr-route-add", "ovn_cluster_router", "10.244.9.0/24", "100.88.0.6", "rtots-node1"},
+	addRoute("ip_prefix=10.99.0.0/24", "output_port=rtots-node1"),
+	addRoute("ip_prefix=10.98.0.5/24", `nexthop="100.88.0.7/32"`),
+	addRoute(`ip_prefix="10.97.0.1/32"`, "nexthop=100.88.0.8"),
+	addRoute(`ip_prefix="fd00:0:0:0::1:0/112"`, `nexthop="FD97:0:0::0:9"`),
+	addRoute(`ip_prefix="fd00:0::1:5/128"`, `nexthop="::102:304"`),
+	{"--id=@p", "create", "Logical_Router_Policy", "priority=2000", `match="ip4.src == 10.0.0.0/8"`, "action=reroute",
+		`nexthops=["100.88.0.9/32","100.88.0.10","fd97:0::a"]`, "options:pkt_mark=100", "options:a=1", "options:zz=2", "options:m=3", "options:jump=4",
+		"--", "add", "Logical_Router", "ovn_cluster_router", "policies", "@p"},
+	{"--id=@p", "create", "Logical_Router_Policy", "priority=1999", `match="ip4.src == 10.1.0.0/16"`, "action=reroute", "nexthop=100.88.0.11",
+		"--", "add", "Logical_Router", "ovn_cluster_router", "policies", "@p"},
+	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.1.0/24"},
+	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.2.0/24"},
+	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.3.0/24"},
+	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.4.0/24"},
+	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.5.0/24"},
+}
+
+// addRoute is the ovn-nbctl command that adds a static route of these columns to the
+// cluster router as they are written.
+func addRoute(columns ...string) []string {
+	args := append([]string{"--id=@r", "create", "Logical_Router_Static_Route"}, columns...)
+	return append(args, "--", "add", "Logical_Router", "ovn_cluster_router", "static_routes", "@r")
+}
+
 // TestRoutesMatchOVNNBCtl compares every router's routes, policies and NAT of each
-// network of a Layer3 zone, as -o json lists them, with what the real ovn-nbctl lists
-// from the same NB, row by row and in the same order. Routes ovn-nbctl adds itself
-// (ECMP paths, another route table) are listed too.
+// network of a Layer3 zone with what the real ovn-nbctl lists from the same NB, row by
+// row and in the same order: the routes and NAT as -o json lists them, the routes and
+// policies as the table prints them. nbctlEdits adds the rows ovn-nbctl lists its own
+// way.
 func TestRoutesMatchOVNNBCtl(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, args := range [][]string{
-		{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.3"},
-		{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.4"},
-		{"--route-table=blue", "lr-route-add", "ovn_cluster_router", "10.0.0.0/8", "100.88.0.5"},
-		{"--policy=src-ip", "lr-route-add", "ovn_cluster_router", "10.244.9.0/24", "100.88.0.6", "rtots-node1"},
-	} {
+	for _, args := range nbctlEdits {
 		if _, err := nb.NBCtl(ctx, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	routers, compared := 0, map[string]int{}
 	for _, network := range []string{"default", "blue"} {
-		v := routesJSON(t, k, network, "--node", "node1", "--nb", nb.Endpoint, "--policies", "--nat")
+		args := []string{network, "--node", "node1", "--nb", nb.Endpoint, "--policies", "--nat"}
+		v := routesJSON(t, k, args...)
+		out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, append([]string{"routes"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table := tableRows(out)
 		for _, r := range v.Routers {
 			routers++
-			var routes, policies, nats, natKeys []string
+			var routes, nats []string
 			for _, rt := range r.Routes {
 				ecmp := ""
 				if rt.ECMP {
@@ -134,25 +174,13 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 				}
 				routes = append(routes, words(rt.Prefix, rt.Nexthop, rt.Policy, rt.OutputPort, ecmp))
 			}
-			for _, p := range r.Policies {
-				var opts []string
-				for k, v := range p.Options {
-					opts = append(opts, k+"="+v)
-				}
-				policies = append(policies, words(fmt.Sprint(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(opts, ",")))
-			}
 			for _, n := range r.NAT {
 				nats = append(nats, nbctlNATRow(n))
-				natKeys = append(natKeys, words(n.Type, n.GatewayPort, n.ExternalIP[:min(15, len(n.ExternalIP))]))
 			}
-			compared["routes"] += requireSameRows(t, "routes of "+r.Name, routes, nbctlLines(t, nb, "lr-route-list", r.Name))
-			compared["policies"] += requireSameRows(t, "policies of "+r.Name, policies, nbctlLines(t, nb, "lr-policy-list", r.Name))
-			// ovn-nbctl sorts NAT rules by type, gateway port and external IP only, so
-			// rules sharing those come in no particular order: compare those keys in
-			// order, and the rows as sets.
-			compared["NAT rules"] += requireSameRows(t, "NAT keys of "+r.Name, natKeys, nbctlNATKeys(t, nb, r.Name))
-			want := nbctlLines(t, nb, "lr-nat-list", r.Name)
-			requireSameRows(t, "NAT of "+r.Name, slices.Sorted(slices.Values(nats)), slices.Sorted(slices.Values(want)))
+			nbctlRoutes, nbctlPolicies := nbctlLines(t, nb, "lr-route-list", r.Name), nbctlLines(t, nb, "lr-policy-list", r.Name)
+			compared["routes"] += requireSameRows(t, "routes of "+r.Name, routes, nbctlRoutes)
+			compared["NAT rules"] += requireSameRows(t, "NAT of "+r.Name, nats, nbctlLines(t, nb, "lr-nat-list", r.Name))
+			compared["policies"] += requireSameRows(t, "table of "+r.Name, table[r.Name], append(nbctlRoutes, nbctlPolicies...)) - len(nbctlRoutes)
 		}
 	}
 	if routers != 4 {
@@ -164,7 +192,7 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 		}
 	}
 
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint)
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint, "--policies")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +202,12 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 		"192.168.0.0/24 100.88.0.3 dst-ip ecmp",
 		"192.168.0.0/24 100.88.0.4 dst-ip ecmp",
 		"10.244.9.0/24 100.88.0.6 src-ip rtots-node1",
+		"10.99.0.0/24 dst-ip rtots-node1",
+		"10.98.0.0/24 100.88.0.7 dst-ip",
+		"10.97.0.1 100.88.0.8 dst-ip",
+		"fd00::1:0/112 fd97::9 dst-ip",
+		"fd00::1:5 ::1.2.3.4 dst-ip",
+		"1999 ip4.src == 10.1.0.0/16 reroute",
 		"Route Table blue:",
 		"10.0.0.0/8 100.88.0.5 dst-ip",
 	)

@@ -1,12 +1,8 @@
 package routescmd
 
 import (
-	"cmp"
-	"net/netip"
-	"slices"
-	"strings"
-
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
@@ -36,14 +32,16 @@ type Router struct {
 	NAT []zoneview.NAT `json:"nat,omitempty"`
 }
 
-// Route is a static route.
+// Route is a static route, its addresses written as ovn-nbctl prints them: host bits
+// cleared, no /32 or /128, IPv6 in canonical form.
 type Route struct {
 	// Family is IPv4 or IPv6.
 	Family string `json:"family"`
 	// RouteTable is the route table the route belongs to, "" for the main one.
 	RouteTable string `json:"routeTable,omitempty"`
 	Prefix     string `json:"prefix"`
-	// Nexthop is the next hop's address, or "discard" for a route that drops.
+	// Nexthop is the next hop's address, "discard" for a route that drops, or "" for a
+	// route through its output port alone (or a next hop OVN cannot parse).
 	Nexthop string `json:"nexthop"`
 	// Policy is dst-ip or src-ip: whether Prefix matches the destination or the source.
 	Policy     string `json:"policy"`
@@ -60,10 +58,15 @@ type Policy struct {
 	Match    string `json:"match"`
 	// Action is allow, drop, reroute or jump.
 	Action string `json:"action"`
-	// Nexthops are where reroute sends the packet.
+	// Nexthops are where reroute sends the packet, sorted and written as ovn-nbctl
+	// prints them.
 	Nexthops []string          `json:"nexthops,omitempty"`
 	Options  map[string]string `json:"options,omitempty"`
 	UUID     string            `json:"uuid"`
+
+	// listedOptions are Options as "key=value" in the order ovn-nbctl prints them,
+	// which a map cannot keep, for the table.
+	listedOptions []string
 }
 
 // The families routes are listed under, in ovn-nbctl's order.
@@ -72,100 +75,44 @@ const (
 	ipv6 = "IPv6"
 )
 
-// routes lists a router's static routes in `ovn-nbctl lr-route-list` order.
+// routes lists a router's static routes as `ovn-nbctl lr-route-list` does.
 func routes(z *zoneview.Zone, lr *nbdb.LogicalRouter) []Route {
-	out := []Route{}
+	var static []*nbdb.LogicalRouterStaticRoute
 	for _, key := range lr.StaticRoutes {
-		r := z.Index.Routes[key]
-		if r == nil {
-			continue
+		if r := z.Index.Routes[key]; r != nil {
+			static = append(static, r)
 		}
-		route := Route{Family: ipv4, RouteTable: r.RouteTable, Prefix: r.IPPrefix, Nexthop: r.Nexthop, Policy: string(nbdb.LogicalRouterStaticRoutePolicyDstIP), UUID: r.UUID}
-		if strings.Contains(r.IPPrefix, ":") {
+	}
+	out := []Route{}
+	for _, l := range nbctl.SortRoutes(static) {
+		r := l.Route
+		route := Route{Family: ipv4, RouteTable: r.RouteTable, Prefix: l.Prefix, Nexthop: l.Nexthop, Policy: nbdb.LogicalRouterStaticRoutePolicyDstIP, ECMP: l.ECMP, UUID: r.UUID}
+		if l.IPv6 {
 			route.Family = ipv6
 		}
-		if route.Nexthop == "" {
-			route.Nexthop = "discard"
-		}
 		if r.Policy != nil {
-			route.Policy = string(*r.Policy)
+			route.Policy = *r.Policy
 		}
 		if r.OutputPort != nil {
 			route.OutputPort = *r.OutputPort
 		}
 		out = append(out, route)
 	}
-	slices.SortFunc(out, func(a, b Route) int {
-		return cmp.Or(cmp.Compare(a.Family, b.Family), compareRoutes(a, b), cmp.Compare(a.Nexthop, b.Nexthop), compareOutputPorts(a, b))
-	})
-	// Routes that only their next hops tell apart are the paths of one ECMP route.
-	for i := range out {
-		out[i].ECMP = i > 0 && out[i].Family == out[i-1].Family && compareRoutes(out[i], out[i-1]) == 0 ||
-			i+1 < len(out) && out[i].Family == out[i+1].Family && compareRoutes(out[i], out[i+1]) == 0
-	}
 	return out
 }
 
-// compareRoutes orders two routes of one family as ovn-nbctl does: by route table,
-// then longest prefix first — a dst-ip route before a src-ip route of the same length,
-// as OVN's priority 2·length+1 for dst-ip and 2·length for src-ip says — then by
-// address.
-func compareRoutes(a, b Route) int {
-	pa, pb := prefixOf(a.Prefix), prefixOf(b.Prefix)
-	return cmp.Or(
-		cmp.Compare(a.RouteTable, b.RouteTable),
-		cmp.Compare(routePriority(pb, b.Policy), routePriority(pa, a.Policy)),
-		pa.Addr().Compare(pb.Addr()),
-	)
-}
-
-func routePriority(p netip.Prefix, policy string) int {
-	if policy == string(nbdb.LogicalRouterStaticRoutePolicySrcIP) {
-		return 2 * p.Bits()
-	}
-	return 2*p.Bits() + 1
-}
-
-// compareOutputPorts puts a route without an output port before one with.
-func compareOutputPorts(a, b Route) int {
-	switch {
-	case a.OutputPort == "" && b.OutputPort != "":
-		return -1
-	case a.OutputPort != "" && b.OutputPort == "":
-		return 1
-	}
-	return cmp.Compare(a.OutputPort, b.OutputPort)
-}
-
-// prefixOf parses a route's prefix, which OVN also accepts as a bare address (a host
-// route).
-func prefixOf(s string) netip.Prefix {
-	if p, err := netip.ParsePrefix(s); err == nil {
-		return p
-	}
-	if a, err := netip.ParseAddr(s); err == nil {
-		return netip.PrefixFrom(a, a.BitLen())
-	}
-	return netip.Prefix{}
-}
-
-// policies lists a router's policies in `ovn-nbctl lr-policy-list` order.
+// policies lists a router's policies as `ovn-nbctl lr-policy-list` does.
 func policies(z *zoneview.Zone, lr *nbdb.LogicalRouter) []Policy {
-	out := []Policy{}
+	var all []*nbdb.LogicalRouterPolicy
 	for _, key := range lr.Policies {
-		p := z.Index.Policies[key]
-		if p == nil {
-			continue
+		if p := z.Index.Policies[key]; p != nil {
+			all = append(all, p)
 		}
-		nexthops := slices.Clone(p.Nexthops)
-		if len(nexthops) == 0 && p.Nexthop != nil {
-			nexthops = []string{*p.Nexthop}
-		}
-		slices.Sort(nexthops)
-		out = append(out, Policy{Priority: p.Priority, Match: p.Match, Action: string(p.Action), Nexthops: nexthops, Options: p.Options, UUID: p.UUID})
 	}
-	slices.SortFunc(out, func(a, b Policy) int {
-		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Match, b.Match))
-	})
+	out := []Policy{}
+	for _, l := range nbctl.SortPolicies(all) {
+		p := l.Policy
+		out = append(out, Policy{Priority: p.Priority, Match: p.Match, Action: p.Action, Nexthops: l.Nexthops, Options: p.Options, UUID: p.UUID, listedOptions: l.Options})
+	}
 	return out
 }

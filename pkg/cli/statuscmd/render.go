@@ -128,7 +128,7 @@ func (v *view) summary(out *bytes.Buffer, r Report) {
 // text) so that lines fit the view's width. The table is laid out from plain text and
 // coloured afterwards.
 func (v *view) table(out *bytes.Buffer, header []string, rows [][]table.Cell) error {
-	t := &table.Table{Rows: rows, Header: v.bold, StyleAfterLayout: true}
+	t := &table.Table{Rows: rows, Header: v.bold}
 	for _, h := range header {
 		t.Columns = append(t.Columns, table.Column{Header: h})
 	}

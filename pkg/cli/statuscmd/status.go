@@ -90,19 +90,15 @@ func (o *Options) Validate() error {
 
 // Run shows the status once, or with --wait until all is ready or the timeout.
 func (o *Options) Run(ctx context.Context) error {
-	rc, err := o.f.RESTConfig()
-	if err != nil {
-		return err
-	}
-	c, err := o.f.Client()
+	conn, err := o.f.Connect()
 	if err != nil {
 		return err
 	}
 	namespace := o.f.Settings.AgentNamespace
 	look := func(ctx context.Context) (Report, error) {
-		in, err := gather(ctx, c, namespace)
+		in, err := gather(ctx, conn.Client, namespace)
 		if err != nil {
-			return Report{}, cmdutil.ExplainConnectionError(rc.Host, err)
+			return Report{}, conn.Explain(err)
 		}
 		return build(in, o.Now()), nil
 	}

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -72,22 +71,15 @@ type Table struct {
 	// TightGap, when not 0, is the narrower gap the columns may close to before
 	// optional columns are left out.
 	TightGap int
-	// StyleAfterLayout lays the table out in plain text and styles each cell where it
-	// landed, so that a line holds no escape codes but the cells' own. Otherwise cells
-	// are styled before the layout, and tablewriter ends the padding of every styled
-	// cell with a reset.
-	StyleAfterLayout bool
-	// KeepFinalReset keeps, at the end of a line, the reset tablewriter puts after the
-	// padding of a styled last cell, and trims only the padding; otherwise the reset
-	// goes too. The two outputs differ only by that redundant reset.
-	KeepFinalReset bool
 }
 
 // Add appends a row.
 func (t *Table) Add(cells ...Cell) { t.Rows = append(t.Rows, cells) }
 
 // Render draws the table in at most width columns (wider only when the columns'
-// minimums do not fit).
+// minimums do not fit). The table is laid out in plain text and each cell styled where
+// it landed: styled before the layout, tablewriter would end the padding of every
+// styled cell with a reset of its own.
 func (t *Table) Render(w io.Writer, width int) error {
 	l := t.fit(width)
 	var header []string
@@ -104,14 +96,12 @@ func (t *Table) Render(w io.Writer, width int) error {
 			}
 		}
 	}
-	lines, err := t.draw(header, rows, l.gap)
+	lines, err := draw(header, rows, l.gap)
 	if err != nil {
 		return fmt.Errorf("lay out table: %w", err)
 	}
-	if t.StyleAfterLayout {
-		if lines, err = t.styleLines(lines, header, rows); err != nil {
-			return fmt.Errorf("lay out table: %w", err)
-		}
+	if lines, err = t.styleLines(lines, header, rows); err != nil {
+		return fmt.Errorf("lay out table: %w", err)
 	}
 	_, err = io.WriteString(w, strings.Join(lines, "\n")+"\n")
 	return err
@@ -264,9 +254,9 @@ func Cut(line string, width int) []string {
 	return []string{ansi.Truncate(line, width, "…")}
 }
 
-// draw lays out the header and the folded rows with tablewriter, columns gap apart,
-// and returns the lines without the padding that ends them.
-func (t *Table) draw(header []string, rows [][]folded, gap int) ([]string, error) {
+// draw lays out the header and the folded rows in plain text with tablewriter, columns
+// gap apart, and returns the lines without the padding that ends them.
+func draw(header []string, rows [][]folded, gap int) ([]string, error) {
 	cellConfig := tw.CellConfig{
 		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
 		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
@@ -281,23 +271,11 @@ func (t *Table) draw(header []string, rows [][]folded, gap int) ([]string, error
 		})),
 		tablewriter.WithConfig(tablewriter.Config{Header: cellConfig, Row: cellConfig}),
 	)
-	if !t.StyleAfterLayout {
-		styled := make([]string, len(header))
-		for i, h := range header {
-			styled[i] = t.Header.Render(h)
-		}
-		header = styled
-	}
 	tbl.Header(header)
 	for _, row := range rows {
 		cells := make([]string, len(row))
 		for i, c := range row {
-			lines := c.lines
-			if c.style != nil && !t.StyleAfterLayout {
-				// A style must not span the padding tablewriter puts between lines.
-				lines = renderEach(*c.style, lines)
-			}
-			cells[i] = strings.Join(lines, "\n")
+			cells[i] = strings.Join(c.lines, "\n")
 		}
 		if err := tbl.Append(cells); err != nil {
 			return nil, err
@@ -308,29 +286,9 @@ func (t *Table) draw(header []string, rows [][]folded, gap int) ([]string, error
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	for i, line := range lines {
-		if t.KeepFinalReset {
-			lines[i] = trailingPaddingBeforeReset.ReplaceAllString(line, "$1")
-		} else {
-			lines[i] = trailingPadding.ReplaceAllString(line, "")
-		}
+		lines[i] = strings.TrimRight(line, " ")
 	}
 	return lines, nil
-}
-
-// trailingPadding is what tablewriter leaves at the end of a line: the last column's
-// padding, and resets of styles that already ended. trailingPaddingBeforeReset is the
-// padding alone, and the reset after it that is kept.
-var (
-	trailingPadding            = regexp.MustCompile(`(?: +(?:\x1b\[0m)*)+$`)
-	trailingPaddingBeforeReset = regexp.MustCompile(` +(\x1b\[0m)?$`)
-)
-
-func renderEach(style lipgloss.Style, lines []string) []string {
-	out := make([]string, len(lines))
-	for i, line := range lines {
-		out[i] = style.Render(line)
-	}
-	return out
 }
 
 // styleLines styles the plain lines drawn from header and rows: the header in the

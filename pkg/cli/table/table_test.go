@@ -79,31 +79,25 @@ func TestCutAndFill(t *testing.T) {
 	}
 }
 
-// TestStyles checks where escape codes go: styled before the layout, tablewriter ends
-// a styled cell's padding with a reset; styled after it, a line holds only the cells'
-// own codes.
+// TestStyles checks where escape codes go: the table is laid out in plain text and each
+// header and cell line styled where it landed, so that padding carries no codes and a
+// line ends with its last cell's own reset.
 func TestStyles(t *testing.T) {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(termenv.ANSI)
 	bold, red := r.NewStyle().Bold(true), r.NewStyle().Foreground(lipgloss.Color("1"))
-	cases := []struct {
-		name         string
-		after, reset bool
-		want         string
-	}{
-		{"before", false, false, "\x1b[1mA\x1b[0m   \x1b[0m\x1b[1mB\x1b[0m\nx   \x1b[31myes\x1b[0m\n"},
-		{"before, final reset kept", false, true, "\x1b[1mA\x1b[0m   \x1b[0m\x1b[1mB\x1b[0m\x1b[0m\nx   \x1b[31myes\x1b[0m\x1b[0m\n"},
-		{"after", true, false, "\x1b[1mA\x1b[0m   \x1b[1mB\x1b[0m\nx   \x1b[31myes\x1b[0m\n"},
+	tb := &Table{Columns: []Column{{Header: "A"}, {Header: "B", MinWidth: 3}}, Header: bold}
+	tb.Add(Styled("no", red), Text("x"))
+	tb.Add(Text("x"), Styled("yes sir", red))
+	var buf bytes.Buffer
+	if err := tb.Render(&buf, 9); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		tb := &Table{Columns: []Column{{Header: "A"}, {Header: "B"}}, Header: bold, StyleAfterLayout: tc.after, KeepFinalReset: tc.reset}
-		tb.Add(Text("x"), Styled("yes", red))
-		var buf bytes.Buffer
-		if err := tb.Render(&buf, 80); err != nil {
-			t.Fatal(err)
-		}
-		if buf.String() != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, buf.String(), tc.want)
-		}
+	want := "\x1b[1mA\x1b[0m    \x1b[1mB\x1b[0m\n" +
+		"\x1b[31mno\x1b[0m   x\n" +
+		"x    \x1b[31myes\x1b[0m\n" +
+		"     \x1b[31msir\x1b[0m\n"
+	if buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
 	}
 }

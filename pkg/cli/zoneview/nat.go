@@ -1,9 +1,7 @@
 package zoneview
 
 import (
-	"cmp"
-	"slices"
-
+	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
@@ -27,31 +25,23 @@ type NAT struct {
 }
 
 // NATs are a router's NAT rules in `ovn-nbctl lr-nat-list` order: by type, gateway
-// port, external IP, then logical IP.
+// port and external IP, and rules tied on those in the order ovn-nbctl leaves them.
 func (z *Zone) NATs(lr *nbdb.LogicalRouter) []NAT {
-	var out []NAT
+	var nats []*nbdb.NAT
 	for _, key := range lr.Nat {
-		nat := z.Index.NATs[key]
-		if nat == nil {
-			continue
+		if nat := z.Index.NATs[key]; nat != nil {
+			nats = append(nats, nat)
 		}
-		n := NAT{
-			Type: string(nat.Type), ExternalIP: nat.ExternalIP, ExternalPortRange: nat.ExternalPortRange,
-			LogicalIP: nat.LogicalIP, ExternalMAC: deref(nat.ExternalMAC), LogicalPort: deref(nat.LogicalPort),
-			Match: nat.Match, UUID: nat.UUID,
-		}
-		if nat.GatewayPort != nil {
-			n.GatewayPort = *nat.GatewayPort
-			if lrp := z.Index.RouterPorts[*nat.GatewayPort]; lrp != nil {
-				n.GatewayPort = lrp.Name
-			}
-		}
-		out = append(out, n)
 	}
-	slices.SortFunc(out, func(a, b NAT) int {
-		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.GatewayPort, b.GatewayPort),
-			cmp.Compare(a.ExternalIP, b.ExternalIP), cmp.Compare(a.LogicalIP, b.LogicalIP))
-	})
+	var out []NAT
+	for _, l := range nbctl.SortNATs(nats, z.Index) {
+		nat := l.NAT
+		out = append(out, NAT{
+			Type: nat.Type, ExternalIP: nat.ExternalIP, ExternalPortRange: nat.ExternalPortRange,
+			LogicalIP: nat.LogicalIP, ExternalMAC: deref(nat.ExternalMAC), LogicalPort: deref(nat.LogicalPort),
+			GatewayPort: l.GatewayPort, Match: nat.Match, UUID: nat.UUID,
+		})
+	}
 	return out
 }
 

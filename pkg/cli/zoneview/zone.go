@@ -72,17 +72,13 @@ func Read(ctx context.Context, f *cmdutil.Factory, nb, node string) (*Zone, erro
 
 // listNodes lists the cluster's nodes sorted by name, and refuses a cluster with none.
 func listNodes(ctx context.Context, f *cmdutil.Factory) ([]corev1.Node, error) {
-	c, err := f.Client()
+	conn, err := f.Connect()
 	if err != nil {
 		return nil, err
 	}
 	var list corev1.NodeList
-	if err := c.List(ctx, &list); err != nil {
-		rc, rcErr := f.RESTConfig()
-		if rcErr != nil {
-			return nil, rcErr
-		}
-		return nil, cmdutil.ExplainConnectionError(rc.Host, fmt.Errorf("list nodes: %w", err))
+	if err := conn.Client.List(ctx, &list); err != nil {
+		return nil, conn.Explain(fmt.Errorf("list nodes: %w", err))
 	}
 	if len(list.Items) == 0 {
 		return nil, errors.New("the cluster has no nodes, so there is no zone to show: add a node (or run `make demo` for a sandbox with three)")

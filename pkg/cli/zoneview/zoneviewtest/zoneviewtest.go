@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/google/uuid"
+	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,13 +31,14 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // ZoneNB starts an NB and writes into it the zone of node compiled from st, in one
-// transaction, as an agent's first reconcile would.
+// transaction, as an agent's first reconcile would, with UUIDs the same in every run.
 func ZoneNB(t *testing.T, st *cluster.State, node string) *testenv.NB {
 	t.Helper()
 	res, err := topology.Compile(st, node)
@@ -57,10 +60,33 @@ func ZoneNB(t *testing.T, st *cluster.State, node string) *testenv.NB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := fixUUIDs(ops); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ovn.Transact(ctx, c, ops); err != nil {
 		t.Fatalf("write zone %s: %v", node, err)
 	}
 	return nb
+}
+
+// fixUUIDs makes the NB give each inserted row a UUID derived from its table and
+// identity, the same in every run. ovn-nbctl leaves rows it sorts as equal (NAT rules
+// with one type, gateway port and external IP) in an order that follows from their
+// UUIDs, and so do the views: the golden files can pin that order only if the UUIDs
+// stay the same.
+func fixUUIDs(ops []ovsdb.Operation) error {
+	for i, op := range ops {
+		if op.Op != ovsdb.OperationInsert {
+			continue
+		}
+		ids, _ := op.Row["external_ids"].(ovsdb.OvsMap)
+		id, _ := ids.GoMap[rows.IDKey].(string)
+		if id == "" {
+			return fmt.Errorf("a %s row to insert has no external_ids:%s to derive its UUID from: %v", op.Table, rows.IDKey, op.Row)
+		}
+		ops[i].UUID = uuid.NewSHA1(uuid.NameSpaceOID, []byte(op.Table+"/"+id)).String()
+	}
+	return nil
 }
 
 // The networks of the fixtures as the API server holds them: the CUDN blue of
