@@ -11,6 +11,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
+	"github.com/ovnk/ovnk/pkg/cli/connectcmd"
 	"github.com/ovnk/ovnk/pkg/cli/installcmd"
 	"github.com/ovnk/ovnk/pkg/cli/networkcmd"
 	"github.com/ovnk/ovnk/pkg/cli/routescmd"
@@ -67,6 +68,9 @@ live OVN topology and route tables of every node.`,
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
 		networkcmd.New(f),
+		connectcmd.NewConnect(f),
+		connectcmd.NewDisconnect(f),
+		connectcmd.NewConnections(f),
 		statuscmd.New(f),
 		topologycmd.New(f),
 		routescmd.New(f),

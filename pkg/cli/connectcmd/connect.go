@@ -1,0 +1,267 @@
+package connectcmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+)
+
+// Values of --dry-run, as kubectl has them.
+const (
+	dryRunNone   = "none"
+	dryRunClient = "client"
+	dryRunServer = "server"
+)
+
+// connectivityWord is a value of --connectivity and what it requests.
+type connectivityWord struct {
+	word string
+	api  ovnkv1.ConnectivityType
+}
+
+// connectivityWords are --connectivity's values.
+var connectivityWords = []connectivityWord{
+	{"pod", ovnkv1.ConnectivityPodNetwork},
+	{"service", ovnkv1.ConnectivityClusterIPServiceNetwork},
+}
+
+// servicesNotProgrammed is said wherever ClusterIPServiceNetwork was requested: the API
+// accepts it, but the agent does not program services yet.
+const servicesNotProgrammed = "only pod connectivity is programmed: ovnk does not program ClusterIP services between connected networks yet"
+
+// connectOptions are the flags and dependencies of `connect`.
+type connectOptions struct {
+	f      *cmdutil.Factory
+	cmd    *cobra.Command
+	output *cmdutil.Output
+
+	name          string
+	subnets       []string
+	networkPrefix int
+	connectivity  []string
+	serviceCIDRs  []string
+	dryRun        string
+}
+
+func newConnectCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &connectOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "connect NETWORK NETWORK [NETWORK…]",
+		Short: "Connect networks so that their pods reach each other (a ClusterNetworkConnect)",
+		Long: `Connect two or more primary networks: OVN-Kubernetes joins their routers through a
+connect router, so pods of each network reach pods of the others, both ways. A
+network is named NAME for a ClusterUserDefinedNetwork and NAMESPACE/NAME for a
+UserDefinedNetwork. Connecting is not transitive: networks in two different connects
+do not reach each other through a network they share.
+
+The ClusterNetworkConnect created selects exactly the named networks: the
+UserDefinedNetworks through their namespaces' names, the ClusterUserDefinedNetworks
+through the label ` + NetworkNameLabel + `=NAME, which connect adds to each of them that
+lacks it (and leaves in place afterwards: it only names the network).
+
+The links between the connect router and the networks' routers take their
+addresses from --subnet: each network gets a block of it (--network-prefix long),
+and a Layer3 network uses two addresses of its block per node, a Layer2 network
+two in all. The default is 192.168.0.0/16 with a /24 per network, and for networks
+with IPv6 also fd00:10::/112 with a /120 per network (the same number of links).
+
+Before anything is created, connect refuses, in one line naming the values and the
+fix: an unknown, secondary or no-overlay network; networks whose subnets overlap; a
+connect subnet overlapping a network, join, transit, service (--service-cidr) or
+masquerade subnet, or the connect subnet of another connect of the same network; a
+connect subnet too small for the networks and the cluster's nodes; and a name taken.`,
+		Example: `  # Connect two cluster networks; the connect is called blue-green
+  kubectl ovnk connect blue green
+
+  # A cluster network and a namespace's network, with a name and a smaller range
+  kubectl ovnk connect blue tenant-a/web --name blue-web --subnet 172.31.0.0/20 --network-prefix 26
+
+  # Dual-stack networks with your own ranges
+  kubectl ovnk connect blue green --subnet 172.31.0.0/16,fd00:31::/112
+
+  # See the ClusterNetworkConnect without creating it
+  kubectl ovnk connect blue green --dry-run`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return fmt.Errorf("%s takes at least two networks to connect (got %d): name a ClusterUserDefinedNetwork as NAME and a UserDefinedNetwork as NAMESPACE/NAME, e.g. kubectl ovnk connect blue tenant-a/web", cmd.CommandPath(), len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: completeNetworkArgs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args)
+		},
+	}
+	o.cmd = cmd
+	fl := cmd.Flags()
+	fl.StringVar(&o.name, "name", "", "the ClusterNetworkConnect's name (default: the networks' names joined by '-', e.g. blue-green)")
+	fl.StringSliceVar(&o.subnets, "subnet", nil, "the links' address space, CIDR or CIDR,CIDRv6 (default 192.168.0.0/16, with fd00:10::/112 for networks with IPv6)")
+	fl.IntVar(&o.networkPrefix, "network-prefix", defaultNetworkPrefix, "the prefix length of each network's block of --subnet; the IPv6 one is 96 longer (a length above 32 is an IPv6 one)")
+	fl.StringSliceVar(&o.connectivity, "connectivity", []string{"pod"}, "what the networks reach of each other: pod, service or pod,service (ovnk programs pod connectivity only)")
+	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", defaultServiceSubnets, "the cluster's service CIDRs, which the connect subnet must not overlap (one per IP family)")
+	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
+	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("connectivity", cobra.FixedCompletions([]string{"pod", "service", "pod,service"}, cobra.ShellCompDirectiveNoFileComp))
+	o.output = cmdutil.AddOutputFlag(cmd)
+	out := cmd.Flag("output")
+	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the connect created; yaml with --dry-run)", 1)
+	return cmd
+}
+
+func (o *connectOptions) run(ctx context.Context, args []string) error {
+	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
+		// A dry run is for seeing the object: YAML unless -o says otherwise.
+		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
+			return err
+		}
+	}
+	if err := o.output.Validate(); err != nil {
+		return err
+	}
+	req, err := o.request(args)
+	if err != nil {
+		return err
+	}
+	s, err := open(o.f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	snap, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := req.planConnect(snap)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(req.connectivity, ovnkv1.ConnectivityClusterIPServiceNetwork) {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s requested, but %s\n", ovnkv1.ConnectivityClusterIPServiceNetwork, servicesNotProgrammed)
+	}
+	if o.dryRun == dryRunClient {
+		for _, n := range p.label {
+			fmt.Fprintf(o.f.ErrOut, "clusteruserdefinednetwork.%s/%s labeled %s=%s (dry run)\n", ovnkv1.GroupName, n.cudn.Name, NetworkNameLabel, n.cudn.Name)
+		}
+		return o.output.PrintObject(p.connect, o.f.Out)
+	}
+	return o.apply(ctx, s, p)
+}
+
+// apply labels the ClusterUserDefinedNetworks, then creates the connect, so that the
+// connect selects every one of its networks from the start.
+func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
+	var opts []client.PatchOption
+	var createOpts []client.CreateOption
+	suffix := ""
+	if o.dryRun == dryRunServer {
+		opts, createOpts, suffix = append(opts, client.DryRunAll), append(createOpts, client.DryRunAll), " (server dry run)"
+	}
+	var done []string
+	for _, n := range p.label {
+		before := n.cudn.DeepCopy()
+		if n.cudn.Labels == nil {
+			n.cudn.Labels = map[string]string{}
+		}
+		n.cudn.Labels[NetworkNameLabel] = n.cudn.Name
+		// Optimistic locking: a network relabelled meanwhile is checked again by a rerun.
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if err := s.client.Patch(ctx, n.cudn, patch, opts...); err != nil {
+			return s.explain(err, fmt.Sprintf("label ClusterUserDefinedNetwork %s %s=%s", n.cudn.Name, NetworkNameLabel, n.cudn.Name))
+		}
+		done = append(done, fmt.Sprintf("clusteruserdefinednetwork.%s/%s labeled%s", ovnkv1.GroupName, n.cudn.Name, suffix))
+	}
+	cnc := p.connect
+	if err := s.client.Create(ctx, cnc, createOpts...); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("connect %s was created by someone else meanwhile: run the command again, or choose another --name", cnc.Name)
+		}
+		return s.explain(err, "create ClusterNetworkConnect "+cnc.Name)
+	}
+	if !o.output.Human() {
+		cnc.SetGroupVersionKind(ovnkv1.SchemeGroupVersion.WithKind("ClusterNetworkConnect"))
+		return o.output.PrintObject(cnc, o.f.Out)
+	}
+	done = append(done, fmt.Sprintf("clusternetworkconnect.%s/%s created%s", ovnkv1.GroupName, cnc.Name, suffix))
+	_, err := fmt.Fprintln(o.f.Out, strings.Join(done, "\n"))
+	return err
+}
+
+// request reads the arguments and flags, refusing mistakes before the cluster is asked.
+func (o *connectOptions) request(args []string) (*request, error) {
+	switch o.dryRun {
+	case dryRunNone, dryRunClient, dryRunServer:
+	default:
+		return nil, fmt.Errorf("--dry-run=%s: use --dry-run (or =client) to print the connect without creating it, or --dry-run=server to have the API server check it", o.dryRun)
+	}
+	if _, explicit, err := o.f.Namespace(); err != nil {
+		return nil, err
+	} else if explicit {
+		return nil, fmt.Errorf("-n does not apply to connect: name a UserDefinedNetwork as NAMESPACE/NAME, e.g. kubectl ovnk connect blue tenant-a/web")
+	}
+	for i, arg := range args {
+		if err := checkRef(arg); err != nil {
+			return nil, err
+		}
+		if slices.Contains(args[:i], arg) {
+			return nil, fmt.Errorf("network %s is named twice: name each network once", arg)
+		}
+	}
+	r := &request{args: args, name: o.name, networkPrefix: o.networkPrefix}
+	if o.name != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
+			return nil, fmt.Errorf("--name %q: %s", o.name, msgs[0])
+		}
+	}
+	var err error
+	if o.cmd.Flags().Changed("subnet") {
+		if r.subnets, err = parseCIDRs("subnet", o.subnets); err != nil {
+			return nil, err
+		}
+		if len(r.subnets) == 0 {
+			return nil, fmt.Errorf("--subnet is empty: give a CIDR such as 192.168.0.0/16, or leave the flag out for the default")
+		}
+	}
+	if r.services, err = parseCIDRs("service-cidr", o.serviceCIDRs); err != nil {
+		return nil, err
+	}
+	if o.networkPrefix < 1 || o.networkPrefix > 127 {
+		return nil, fmt.Errorf("--network-prefix %d: give the prefix length of each network's block, e.g. 24 (IPv4) or 120 (IPv6)", o.networkPrefix)
+	}
+	if r.connectivity, err = parseConnectivity(o.connectivity); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseConnectivity reads --connectivity: pod and service, or the API's PodNetwork and
+// ClusterIPServiceNetwork, in any case, each once.
+func parseConnectivity(values []string) ([]ovnkv1.ConnectivityType, error) {
+	if len(values) == 0 {
+		return nil, fmt.Errorf("--connectivity is empty: use pod, service or pod,service")
+	}
+	var out []ovnkv1.ConnectivityType
+	for _, v := range values {
+		i := slices.IndexFunc(connectivityWords, func(w connectivityWord) bool {
+			return strings.EqualFold(v, w.word) || strings.EqualFold(v, string(w.api))
+		})
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("--connectivity %s: %q is not a kind of connectivity; use pod, service or pod,service", strings.Join(values, ","), v)
+		case slices.Contains(out, connectivityWords[i].api):
+			return nil, fmt.Errorf("--connectivity %s: %s is given twice; give each once", strings.Join(values, ","), connectivityWords[i].word)
+		}
+		out = append(out, connectivityWords[i].api)
+	}
+	return out, nil
+}

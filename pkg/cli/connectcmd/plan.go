@@ -1,0 +1,322 @@
+package connectcmd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// request is what `connect` was asked, read from its arguments and flags and checked
+// without the cluster.
+type request struct {
+	// args name the networks, as typed.
+	args []string
+	// name is --name; "" derives one from the networks.
+	name string
+	// subnets is --subnet; nil takes the defaults for the networks' IP families.
+	subnets []netip.Prefix
+	// networkPrefix is --network-prefix (see blockPrefix).
+	networkPrefix int
+	connectivity  []ovnkv1.ConnectivityType
+	// services are the cluster's service subnets (--service-cidr).
+	services []netip.Prefix
+}
+
+// plan is what connect does once the request passed every check: label the
+// ClusterUserDefinedNetworks that lack NetworkNameLabel, then create the connect.
+type plan struct {
+	connect *ovnkv1.ClusterNetworkConnect
+	label   []network
+}
+
+// planConnect checks the request against the cluster and returns the plan, or the
+// first reason to refuse it, in one line naming the values and the fix.
+func (r *request) planConnect(snap *snapshot) (*plan, error) {
+	var nets []network
+	for _, arg := range r.args {
+		n, err := resolve(snap.networks, arg)
+		if err != nil {
+			return nil, err
+		}
+		nets = append(nets, n)
+	}
+	for _, n := range nets {
+		if err := connectable(n); err != nil {
+			return nil, err
+		}
+	}
+	if err := overlappingNetworks(nets); err != nil {
+		return nil, err
+	}
+	subnets, err := r.connectSubnets(nets)
+	if err != nil {
+		return nil, err
+	}
+	reserved := reservedRanges(snap, r.services)
+	for _, s := range subnets {
+		for _, res := range reserved {
+			if s.cidr.Overlaps(res.prefix) {
+				return nil, fmt.Errorf("%s overlaps %s: a connect subnet must stay out of every network, join, transit, service and masquerade subnet, so choose another with --subnet", s.origin, res.what)
+			}
+		}
+	}
+	if err := r.otherConnects(snap, nets, subnets); err != nil {
+		return nil, err
+	}
+	slots, slotsText := nodeSlots(snap)
+	for _, s := range subnets {
+		if err := checkCapacity(s, r.networkPrefix, nets, slots, slotsText); err != nil {
+			return nil, err
+		}
+	}
+	toLabel, err := labelsToAdd(snap, nets)
+	if err != nil {
+		return nil, err
+	}
+	name, err := r.connectName(snap, nets)
+	if err != nil {
+		return nil, err
+	}
+	cnc := &ovnkv1.ClusterNetworkConnect{
+		TypeMeta:   metav1.TypeMeta{APIVersion: ovnkv1.SchemeGroupVersion.String(), Kind: "ClusterNetworkConnect"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: ovnkv1.ClusterNetworkConnectSpec{
+			NetworkSelectors: selectorsFor(nets),
+			Connectivity:     r.connectivity,
+		},
+	}
+	for _, s := range subnets {
+		cnc.Spec.ConnectSubnets = append(cnc.Spec.ConnectSubnets, s.api())
+	}
+	return &plan{connect: cnc, label: toLabel}, nil
+}
+
+// connectable refuses a network that has no router to connect.
+func connectable(n network) error {
+	switch {
+	case n.role() != ovnkv1.NetworkRolePrimary:
+		return fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.ref(), strings.ToLower(string(n.role())))
+	case n.transport() == ovnkv1.TransportOptionNoOverlay:
+		return fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.ref())
+	}
+	return nil
+}
+
+// overlappingNetworks refuses networks whose pod subnets overlap: once connected, an
+// address would name a pod in each.
+func overlappingNetworks(nets []network) error {
+	for i, a := range nets {
+		for _, b := range nets[i+1:] {
+			for _, pa := range a.subnets() {
+				for _, pb := range b.subnets() {
+					if pa.Overlaps(pb) {
+						return fmt.Errorf("networks %s (%s) and %s (%s) overlap: connected networks need distinct pod addresses, so connect only networks whose subnets do not overlap", a.ref(), pa, b.ref(), pb)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// connectSubnets are --subnet, or the defaults, for the IP families of the networks:
+// one per family some network has, and none of a family no network has.
+func (r *request) connectSubnets(nets []network) ([]connectSubnet, error) {
+	var out []connectSubnet
+	for _, v4 := range []bool{true, false} {
+		family := "IPv4"
+		if !v4 {
+			family = "IPv6"
+		}
+		var users []string
+		for _, n := range nets {
+			if n.hasFamily(v4) {
+				users = append(users, n.ref())
+			}
+		}
+		idx := slices.IndexFunc(r.subnets, func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })
+		s := connectSubnet{blockPrefix: blockPrefix(r.networkPrefix, v4)}
+		switch {
+		case r.subnets == nil && len(users) == 0:
+			continue
+		case r.subnets == nil:
+			s.cidr = defaultSubnetIPv4
+			if !v4 {
+				s.cidr = defaultSubnetIPv6
+			}
+			s.origin = "the default connect subnet " + s.cidr.String()
+		case idx < 0 && len(users) > 0:
+			return nil, fmt.Errorf("--subnet %s: network%s %s %s %s, so give an %s connect subnet too, e.g. --subnet %s,%s",
+				joinPrefixes(r.subnets), plural(len(users)), andList(users), haveS(len(users)), family, family, joinPrefixes(r.subnets), defaultFor(v4))
+		case idx < 0:
+			continue
+		case len(users) == 0:
+			return nil, fmt.Errorf("--subnet %s: no network to connect has %s, so leave %s out", joinPrefixes(r.subnets), family, r.subnets[idx])
+		default:
+			s.cidr = r.subnets[idx]
+			s.origin = "--subnet " + s.cidr.String()
+		}
+		if err := checkBlockPrefix(s, r.networkPrefix); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func haveS(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+func defaultFor(v4 bool) netip.Prefix {
+	if v4 {
+		return defaultSubnetIPv4
+	}
+	return defaultSubnetIPv6
+}
+
+func joinPrefixes(ps []netip.Prefix) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ",")
+}
+
+// otherConnects refuses connecting networks that a connect already connects exactly, and
+// connect subnets that overlap those of a connect sharing a network: both routers would
+// hand out the same link addresses on that network's router (the leader would refuse
+// the later connect).
+func (r *request) otherConnects(snap *snapshot, nets []network, subnets []connectSubnet) error {
+	for i := range snap.connects {
+		other := &snap.connects[i]
+		theirs := selected(other, snap.networks, snap.nsLabels).all()
+		if sameNetworks(theirs, nets) {
+			return fmt.Errorf("%s are already connected by connect %s (`kubectl ovnk connections describe %s` shows it)", describeNetworks(nets), other.Name, other.Name)
+		}
+		common := shared(nets, theirs)
+		if len(common) == 0 {
+			continue
+		}
+		for _, cs := range other.Spec.ConnectSubnets {
+			p, err := netip.ParsePrefix(string(cs.CIDR))
+			if err != nil {
+				continue
+			}
+			for _, s := range subnets {
+				if s.cidr.Overlaps(p) {
+					return fmt.Errorf("%s overlaps connect subnet %s of connect %s, which also connects %s: connects sharing a network need distinct connect subnets, so choose another with --subnet",
+						s.origin, p, other.Name, andList(common))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// nodeSlots is how many links a Layer3 network's block must hold: one per node, and at
+// least up to the highest node id, since a node's link sits at twice its id. The text
+// says so in messages.
+func nodeSlots(snap *snapshot) (int, string) {
+	maxID := -1
+	for _, n := range snap.nodes {
+		id, ok, err := cluster.NodeIDCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		if err == nil && ok {
+			maxID = max(maxID, id)
+		}
+	}
+	count := len(snap.nodes)
+	switch {
+	case maxID+1 > count:
+		return maxID + 1, fmt.Sprintf("for node ids up to %d", maxID)
+	case count == 0:
+		return 1, "for a first node"
+	case count == 1:
+		return 1, "for the cluster's node"
+	}
+	return count, fmt.Sprintf("for the cluster's %d nodes", count)
+}
+
+// labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,
+// after refusing labels that would make the selector pick another network or miss one.
+func labelsToAdd(snap *snapshot, nets []network) ([]network, error) {
+	var names []string
+	var out []network
+	for _, n := range nets {
+		if !n.cluster() {
+			continue
+		}
+		name := n.cudn.Name
+		names = append(names, name)
+		if msgs := validation.IsValidLabelValue(name); len(msgs) > 0 {
+			return nil, fmt.Errorf("network %s cannot be selected by name: a label value holds its name only up to 63 characters; select it with a label of your own in a ClusterNetworkConnect written by hand", name)
+		}
+		switch v, ok := n.cudn.Labels[NetworkNameLabel]; {
+		case !ok:
+			out = append(out, n)
+		case v != name:
+			return nil, fmt.Errorf("network %s has label %s=%s, which names another network: connect selects networks by that label, so fix it with `kubectl label clusteruserdefinednetwork %s %s=%s --overwrite`",
+				name, NetworkNameLabel, v, name, NetworkNameLabel, name)
+		}
+	}
+	for _, n := range snap.networks {
+		if !n.cluster() {
+			continue
+		}
+		if v, ok := n.cudn.Labels[NetworkNameLabel]; ok && v != n.cudn.Name && slices.Contains(names, v) {
+			return nil, fmt.Errorf("ClusterUserDefinedNetwork %s has label %s=%s, so a connect of %s would select it too: remove the label with `kubectl label clusteruserdefinednetwork %s %s-`",
+				n.cudn.Name, NetworkNameLabel, v, v, n.cudn.Name, NetworkNameLabel)
+		}
+	}
+	return out, nil
+}
+
+// maxNameLength keeps derived names DNS labels.
+const maxNameLength = validation.DNS1123LabelMaxLength
+
+// connectName is --name, checked to be free, or a free name derived from the networks:
+// "blue-green" for blue and green, "ns-tenant-blue" for ns/tenant and blue.
+func (r *request) connectName(snap *snapshot, nets []network) (string, error) {
+	if r.name != "" {
+		if c := snap.connect(r.name); c != nil {
+			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(selected(c, snap.networks, snap.nsLabels).all())))
+		}
+		return r.name, nil
+	}
+	parts := make([]string, len(nets))
+	for i, n := range nets {
+		parts[i] = strings.NewReplacer("/", "-", ".", "-").Replace(n.ref())
+	}
+	base := strings.Join(parts, "-")
+	if len(base) > maxNameLength-3 {
+		// Long names keep their start and get a digest of the whole, so that two long
+		// lists of networks do not end up with the same name.
+		sum := sha256.Sum256([]byte(base))
+		base = strings.TrimRight(base[:maxNameLength-3-9], "-") + "-" + hex.EncodeToString(sum[:])[:8]
+	}
+	name := base
+	for i := 2; snap.connect(name) != nil; i++ {
+		name = base + "-" + strconv.Itoa(i)
+	}
+	return name, nil
+}
+
+func networksOrNone(s string) string {
+	if s == "" {
+		return "no network"
+	}
+	return s
+}

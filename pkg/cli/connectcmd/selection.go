@@ -1,0 +1,157 @@
+package connectcmd
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+)
+
+// selectorsFor returns network selectors that select exactly nets: the
+// ClusterUserDefinedNetworks by NetworkNameLabel, the UserDefinedNetworks (all primary)
+// by their namespaces' names, since a namespace has at most one primary network.
+func selectorsFor(nets []network) ovnkv1.NetworkSelectors {
+	var cudns, namespaces []string
+	for _, n := range nets {
+		if n.cluster() {
+			cudns = append(cudns, n.cudn.Name)
+		} else {
+			namespaces = append(namespaces, n.udn.Namespace)
+		}
+	}
+	var out ovnkv1.NetworkSelectors
+	if len(cudns) > 0 {
+		out = append(out, ovnkv1.NetworkSelector{
+			NetworkSelectionType: ovnkv1.ClusterUserDefinedNetworks,
+			ClusterUserDefinedNetworkSelector: &ovnkv1.ClusterUserDefinedNetworkSelector{
+				NetworkSelector: inSelector(NetworkNameLabel, cudns),
+			},
+		})
+	}
+	if len(namespaces) > 0 {
+		out = append(out, ovnkv1.NetworkSelector{
+			NetworkSelectionType: ovnkv1.PrimaryUserDefinedNetworks,
+			PrimaryUserDefinedNetworkSelector: &ovnkv1.PrimaryUserDefinedNetworkSelector{
+				NamespaceSelector: inSelector(corev1.LabelMetadataName, namespaces),
+			},
+		})
+	}
+	return out
+}
+
+func inSelector(key string, values []string) metav1.LabelSelector {
+	return metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: key, Operator: metav1.LabelSelectorOpIn, Values: slices.Sorted(slices.Values(values)),
+	}}}
+}
+
+// selection is what a connect's selectors pick, as pkg/cluster reads them: the
+// networks that can be connected, and those that cannot, with the reason.
+type selection struct {
+	connected []network // sorted by ref
+	refused   []refusedNetwork
+}
+
+type refusedNetwork struct {
+	network network
+	reason  string
+}
+
+// all is every selected network, connectable or not, sorted by ref.
+func (s selection) all() []network {
+	out := slices.Clone(s.connected)
+	for _, r := range s.refused {
+		out = append(out, r.network)
+	}
+	sortNetworks(out)
+	return out
+}
+
+// selected reads the networks cnc selects among nets (nsLabels maps namespaces to their
+// labels): ClusterUserDefinedNetworks by their labels, and the Primary
+// UserDefinedNetwork of each namespace its namespace selector matches. A selector that
+// does not parse selects nothing, as the leader reads it.
+func selected(cnc *ovnkv1.ClusterNetworkConnect, nets []network, nsLabels map[string]map[string]string) selection {
+	var sel selection
+	for _, n := range nets {
+		if !slices.ContainsFunc(cnc.Spec.NetworkSelectors, func(s ovnkv1.NetworkSelector) bool { return selects(s, n, nsLabels) }) {
+			continue
+		}
+		if why := n.refusal(); why != "" {
+			sel.refused = append(sel.refused, refusedNetwork{network: n, reason: why})
+		} else {
+			sel.connected = append(sel.connected, n)
+		}
+	}
+	return sel
+}
+
+func selects(s ovnkv1.NetworkSelector, n network, nsLabels map[string]map[string]string) bool {
+	switch {
+	case s.NetworkSelectionType == ovnkv1.ClusterUserDefinedNetworks && s.ClusterUserDefinedNetworkSelector != nil && n.cluster():
+		return matches(&s.ClusterUserDefinedNetworkSelector.NetworkSelector, n.cudn.Labels)
+	case s.NetworkSelectionType == ovnkv1.PrimaryUserDefinedNetworks && s.PrimaryUserDefinedNetworkSelector != nil && !n.cluster():
+		ns, known := nsLabels[n.udn.Namespace]
+		return known && n.role() == ovnkv1.NetworkRolePrimary && matches(&s.PrimaryUserDefinedNetworkSelector.NamespaceSelector, ns)
+	}
+	return false
+}
+
+func matches(sel *metav1.LabelSelector, set map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	return err == nil && s.Matches(labels.Set(set))
+}
+
+// selectorText shows a connect's selectors the way kubectl shows label selectors.
+func selectorText(cnc *ovnkv1.ClusterNetworkConnect) []string {
+	var out []string
+	for _, s := range cnc.Spec.NetworkSelectors {
+		var sel *metav1.LabelSelector
+		var what string
+		switch {
+		case s.ClusterUserDefinedNetworkSelector != nil:
+			sel, what = &s.ClusterUserDefinedNetworkSelector.NetworkSelector, "ClusterUserDefinedNetworks labelled"
+		case s.PrimaryUserDefinedNetworkSelector != nil:
+			sel, what = &s.PrimaryUserDefinedNetworkSelector.NamespaceSelector, "the Primary UserDefinedNetworks of namespaces labelled"
+		default:
+			out = append(out, string(s.NetworkSelectionType)+" (not connectable)")
+			continue
+		}
+		text := "<every one>"
+		if parsed, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+			text = fmt.Sprintf("<invalid: %v>", err)
+		} else if s := parsed.String(); s != "" {
+			text = s
+		}
+		out = append(out, what+" "+text)
+	}
+	return out
+}
+
+// sameNetworks reports whether two network lists hold the same networks.
+func sameNetworks(a, b []network) bool {
+	ra, rb := refs(a), refs(b)
+	slices.Sort(ra)
+	slices.Sort(rb)
+	return slices.Equal(ra, rb)
+}
+
+// shared lists the networks of a that b also holds, by ref.
+func shared(a, b []network) []string {
+	var out []string
+	for _, n := range a {
+		if slices.ContainsFunc(b, func(m network) bool { return m.ref() == n.ref() }) {
+			out = append(out, n.ref())
+		}
+	}
+	return out
+}
+
+// describeNetworks names networks as "blue and ns/green" for messages.
+func describeNetworks(nets []network) string {
+	return andList(refs(nets))
+}

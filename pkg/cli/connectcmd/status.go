@@ -1,0 +1,171 @@
+package connectcmd
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// conditionReady is the leader's condition saying every zone programmed the connect;
+// ovnkv1.ConditionAccepted says whether the leader accepted it at all.
+const conditionReady = "Ready"
+
+// routerName is the connect router's name in OVN. Each node's agent reports the
+// connect in its zone report (the ovnk.io/zone-status annotation) under this name,
+// beside its networks: no network name has the form (Kubernetes names have no "_").
+func routerName(cnc string) string { return "connect_router_" + cnc }
+
+// health ranks a status for colour.
+type health int
+
+const (
+	healthUnknown health = iota
+	healthGood
+	healthPending
+	healthBad
+)
+
+// statusOf sums a connect's status up in a word and its health: the reason of the
+// first condition that is False (Accepted before Ready), else Ready, else the
+// status field, else Pending while the leader has not written any.
+func statusOf(cnc *ovnkv1.ClusterNetworkConnect) (string, health) {
+	conds := cnc.Status.Conditions
+	failed := cnc.Status.Status == ovnkv1.ConnectStatusFailure
+	for _, t := range []string{ovnkv1.ConditionAccepted, conditionReady} {
+		if c := meta.FindStatusCondition(conds, t); c != nil && c.Status == metav1.ConditionFalse {
+			h := healthPending
+			if failed || t == ovnkv1.ConditionAccepted {
+				h = healthBad
+			}
+			return orWord(c.Reason, "Not"+t), h
+		}
+	}
+	for _, c := range conds {
+		if c.Status == metav1.ConditionFalse {
+			return orWord(c.Reason, "Not"+c.Type), healthBad
+		}
+	}
+	switch {
+	case failed:
+		return string(ovnkv1.ConnectStatusFailure), healthBad
+	case meta.IsStatusConditionTrue(conds, conditionReady):
+		return conditionReady, healthGood
+	case cnc.Status.Status == ovnkv1.ConnectStatusSuccess:
+		return string(ovnkv1.ConnectStatusSuccess), healthGood
+	}
+	return "Pending", healthPending
+}
+
+func orWord(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// nodeReadiness is one node's report on a connect.
+type nodeReadiness struct {
+	node  string
+	ready bool
+	// reason says why the node's zone has not programmed the connect.
+	reason string
+}
+
+// readiness reads every node's zone report on the connect named cnc.
+func readiness(nodes []corev1.Node, cnc string) []nodeReadiness {
+	key := routerName(cnc)
+	out := make([]nodeReadiness, 0, len(nodes))
+	for _, n := range nodes {
+		r := nodeReadiness{node: n.Name}
+		report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		why, reported := report[key]
+		switch {
+		case err != nil:
+			r.reason = fmt.Sprintf("its %s annotation is unreadable: %v", cluster.AnnotationZoneStatus, err)
+		case !ok:
+			r.reason = "no zone report yet"
+		case !reported:
+			r.reason = "the zone has not reported on the connect yet"
+		case why != "":
+			r.reason = why
+		default:
+			r.ready = true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func countReady(rs []nodeReadiness) int {
+	n := 0
+	for _, r := range rs {
+		if r.ready {
+			n++
+		}
+	}
+	return n
+}
+
+// allocation is what the leader recorded on a connect: its router's tunnel key (0 until
+// allocated) and each network's blocks, by the network's owner key.
+type allocation struct {
+	tunnelKey int
+	blocks    map[string][]netip.Prefix
+	// problem says why an annotation could not be read, "" when both could.
+	problem string
+}
+
+func allocationOf(cnc *ovnkv1.ClusterNetworkConnect) allocation {
+	ref := cluster.ObjectRef{Kind: "ClusterNetworkConnect", Name: cnc.Name}
+	var a allocation
+	var problems []string
+	if k, ok, err := cluster.ConnectTunnelKeyCodec.Lookup(ref, cnc.Annotations); err != nil {
+		problems = append(problems, err.Error())
+	} else if ok {
+		a.tunnelKey = k
+	}
+	if b, _, err := cluster.ConnectSubnetsCodec.Lookup(ref, cnc.Annotations); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		a.blocks = b
+	}
+	if len(problems) > 0 {
+		a.problem = andList(problems)
+	}
+	return a
+}
+
+// blocksOf are the network's blocks, nil until the leader allocated them.
+func (a allocation) blocksOf(n network) []netip.Prefix {
+	key := n.ownerKey()
+	if key == "" {
+		return nil
+	}
+	return slices.Clone(a.blocks[key])
+}
+
+// connectivityWordsOf shows spec.connectivity in --connectivity's words.
+func connectivityWordsOf(cnc *ovnkv1.ClusterNetworkConnect) []string {
+	var out []string
+	for _, t := range cnc.Spec.Connectivity {
+		word := string(t)
+		for _, w := range connectivityWords {
+			if w.api == t {
+				word = w.word
+			}
+		}
+		out = append(out, word)
+	}
+	return out
+}
+
+func requests(cnc *ovnkv1.ClusterNetworkConnect, t ovnkv1.ConnectivityType) bool {
+	return slices.Contains(cnc.Spec.Connectivity, t)
+}

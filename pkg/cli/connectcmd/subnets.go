@@ -1,0 +1,223 @@
+package connectcmd
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"strings"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// A connect's address space by default, as OVN-Kubernetes' own examples have it: an
+// IPv4 /16 cut into a /24 per network and, for networks with IPv6, an IPv6 /112 cut
+// into /120s, which hold as many addresses (and links) as the /24s. (DESIGN's
+// 192.168.0.0/10 has host bits set, so it is no connect subnet.)
+var (
+	defaultSubnetIPv4 = netip.MustParsePrefix("192.168.0.0/16")
+	defaultSubnetIPv6 = netip.MustParsePrefix("fd00:10::/112")
+)
+
+const defaultNetworkPrefix = 24
+
+// ipv6PrefixOffset turns an IPv4 prefix length into the IPv6 one with as many host
+// bits: the API requires 32 - IPv4 networkPrefix == 128 - IPv6 networkPrefix.
+const ipv6PrefixOffset = 128 - 32
+
+// The cluster's own ranges a connect subnet must stay out of: OVN-Kubernetes' defaults,
+// which ovnk's agent uses too (docs/agent-config.md). Each is IPv4 then IPv6.
+var (
+	udnJoinSubnets        = mustPrefixes("100.65.0.0/16", "fd99::/64")
+	defaultJoinSubnets    = mustPrefixes("100.64.0.0/16", "fd98::/64")
+	transitSubnets        = mustPrefixes("100.88.0.0/16", "fd97::/64")
+	masqueradeSubnets     = mustPrefixes("169.254.0.0/17", "fd69::/112")
+	defaultServiceSubnets = []string{"10.96.0.0/16"}
+)
+
+func mustPrefixes(cidrs ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(cidrs))
+	for i, c := range cidrs {
+		out[i] = netip.MustParsePrefix(c)
+	}
+	return out
+}
+
+// connectSubnet is one family's connect address space and each network's block size,
+// with how the user gave it, for messages.
+type connectSubnet struct {
+	cidr        netip.Prefix
+	blockPrefix int
+	// origin names the value in messages: "--subnet 10.0.0.0/16" or "the default
+	// connect subnet 192.168.0.0/16".
+	origin string
+}
+
+func (s connectSubnet) api() ovnkv1.ConnectSubnet {
+	return ovnkv1.ConnectSubnet{CIDR: ovnkv1.ConnectCIDR(s.cidr.String()), NetworkPrefix: int32(s.blockPrefix)}
+}
+
+// parseCIDRs reads a flag of one CIDR per IP family, such as --subnet and
+// --service-cidr: each a network address, at most one IPv4 and one IPv6.
+func parseCIDRs(flag string, values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		p, err := netip.ParsePrefix(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("--%s %s: not a CIDR; write it as 192.168.0.0/16 or fd00:10::/112", flag, v)
+		case p != p.Masked():
+			return nil, fmt.Errorf("--%s %s: host bits set; did you mean %s?", flag, v, p.Masked())
+		}
+		for _, q := range out {
+			if q.Addr().Is4() == p.Addr().Is4() {
+				return nil, fmt.Errorf("--%s %s: give at most one IPv4 and one IPv6 CIDR", flag, strings.Join(values, ","))
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// blockPrefix is a network's block length in a family for --network-prefix n: n is an
+// IPv4 length (IPv6 blocks are ipv6PrefixOffset longer, so both hold as many links),
+// or, above 32, an IPv6 length (IPv4 blocks are ipv6PrefixOffset shorter).
+func blockPrefix(n int, v4 bool) int {
+	switch {
+	case n <= 32 && !v4:
+		return n + ipv6PrefixOffset
+	case n > 32 && v4:
+		return n - ipv6PrefixOffset
+	}
+	return n
+}
+
+// checkBlockPrefix checks that a network's block is a part of the subnet that holds a
+// link (two addresses).
+func checkBlockPrefix(s connectSubnet, n int) error {
+	bitLen := s.cidr.Addr().BitLen()
+	if s.blockPrefix > s.cidr.Bits() && s.blockPrefix < bitLen {
+		return nil
+	}
+	lo, hi := s.cidr.Bits()+1, bitLen-1
+	family := "IPv4"
+	if !s.cidr.Addr().Is4() {
+		family = "IPv6"
+	}
+	if s.blockPrefix < 1 {
+		return fmt.Errorf("--network-prefix %d is an IPv6 prefix length (it is above 32), and IPv4 has none %d shorter for %s: give the IPv4 length instead, e.g. %d, and IPv6 blocks are %d longer",
+			n, ipv6PrefixOffset, s.origin, defaultNetworkPrefix, ipv6PrefixOffset)
+	}
+	if s.blockPrefix != n {
+		return fmt.Errorf("--network-prefix %d: that gives %s blocks of /%d, which do not fit %s: a block must be smaller than the subnet and hold a link of two addresses, so give an %s prefix from %d to %d (or the %s one, %d apart)",
+			n, family, s.blockPrefix, s.origin, family, lo, hi, otherFamily(family), ipv6PrefixOffset)
+	}
+	return fmt.Errorf("--network-prefix %d does not fit %s: each network's block must be smaller than the subnet and hold a link of two addresses, so use a prefix from %d to %d",
+		n, s.origin, lo, hi)
+}
+
+func otherFamily(family string) string {
+	if family == "IPv4" {
+		return "IPv6"
+	}
+	return "IPv4"
+}
+
+// pow2 is 2^n, saturated where it would overflow: such a count is more than enough.
+func pow2(n int) uint64 {
+	if n >= 62 {
+		return 1 << 62
+	}
+	return 1 << n
+}
+
+// log2Ceil is the least n with 2^n >= v.
+func log2Ceil(v uint64) int {
+	if v <= 1 {
+		return 0
+	}
+	return bits.Len64(v - 1)
+}
+
+// checkCapacity checks that the subnet holds a block for each network, and each block
+// a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
+// at twice its node id) or one link for a Layer2 network.
+func checkCapacity(s connectSubnet, flagPrefix int, nets []network, nodeSlots int, slotsText string) error {
+	bitLen := s.cidr.Addr().BitLen()
+	blockSize := pow2(bitLen - s.blockPrefix)
+	var layer3 []string
+	for _, n := range nets {
+		if n.topology() == ovnkv1.NetworkTopologyLayer3 {
+			layer3 = append(layer3, n.ref())
+		}
+	}
+	need := uint64(2)
+	if len(layer3) > 0 {
+		need = 2 * uint64(nodeSlots)
+	}
+	if blockSize < need {
+		longest := bitLen - log2Ceil(need)
+		if s.cidr.Addr().Is4() != (flagPrefix <= 32) {
+			longest = blockPrefix(longest, flagPrefix <= 32)
+		}
+		return fmt.Errorf("--network-prefix %d gives each network a block of %d addresses in %s, but Layer3 network%s %s need%s 2 per node, %d %s: use --network-prefix %d or less",
+			flagPrefix, blockSize, s.origin, plural(len(layer3)), andList(layer3), verbS(len(layer3)), need, slotsText, longest)
+	}
+	blocks := pow2(s.blockPrefix - s.cidr.Bits())
+	if blocks < uint64(len(nets)) {
+		widest := s.blockPrefix - log2Ceil(uint64(len(nets)))
+		return fmt.Errorf("%s holds %d blocks of /%d, but the %d networks need one each, %d addresses: use a /%d or larger, or a longer --network-prefix",
+			s.origin, blocks, s.blockPrefix, len(nets), uint64(len(nets))*blockSize, widest)
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// verbS is the "s" of a verb whose subject is n things: "needs" for one.
+func verbS(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// reservedRange is a range a connect subnet must not overlap, and how to name it.
+type reservedRange struct {
+	prefix netip.Prefix
+	what   string
+}
+
+// reservedRanges are every range a connect subnet must stay out of: the subnets and
+// join subnets of every network of the cluster, the default join, transit and
+// masquerade subnets, the service subnets, and the default network's node subnets
+// (its cluster subnets are not in any object, but each node's share of them is).
+func reservedRanges(snap *snapshot, services []netip.Prefix) []reservedRange {
+	var out []reservedRange
+	add := func(ps []netip.Prefix, format string, args ...any) {
+		for _, p := range ps {
+			out = append(out, reservedRange{prefix: p, what: fmt.Sprintf(format, append([]any{p}, args...)...)})
+		}
+	}
+	for _, n := range snap.networks {
+		add(n.subnets(), "subnet %s of network %s", n.ref())
+		add(n.joinSubnets(), "join subnet %s of network %s", n.ref())
+	}
+	add(udnJoinSubnets, "the default join subnet %s of user-defined networks")
+	add(defaultJoinSubnets, "the default network's join subnet %s")
+	add(transitSubnets, "the transit subnet %s")
+	add(masqueradeSubnets, "the masquerade subnet %s")
+	add(services, "the service subnet %s (--service-cidr)")
+	for _, node := range snap.nodes {
+		subnets, _, err := cluster.NodeSubnetsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
+		if err == nil {
+			add(subnets[cluster.DefaultNetworkName], "subnet %s of the default network on node %s", node.Name)
+		}
+	}
+	return out
+}
