@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -57,7 +59,20 @@ type ConnectSubnet struct {
 // NetworkOwnerKey names a network in k8s.ovn.org/network-connect-subnet:
 // "<topology>_<network id>", e.g. "layer3_1".
 func NetworkOwnerKey(n *Network) string {
-	return strings.ToLower(string(n.Topology)) + "_" + strconv.Itoa(n.ID)
+	return NetworkOwnerKeyOf(n.Topology, n.ID)
+}
+
+// NetworkOwnerKeyOf is NetworkOwnerKey of a network with topology t and id id, for
+// callers that know the id before a Network carries it (the leader).
+func NetworkOwnerKeyOf(t Topology, id int) string {
+	return strings.ToLower(string(t)) + "_" + strconv.Itoa(id)
+}
+
+// ConnectZoneStatusKey is a connect's entry in a node's ovnk.io/zone-status:
+// "ClusterNetworkConnect/<name>". The "/" keeps it apart from every network name, which
+// never has one.
+func ConnectZoneStatusKey(cnc string) string {
+	return "ClusterNetworkConnect/" + cnc
 }
 
 // ConnectBlock is one network's entry of k8s.ovn.org/network-connect-subnet.
@@ -116,8 +131,17 @@ func formatConnectSubnets(m map[string][]netip.Prefix) (string, error) {
 		if owner == "" {
 			return "", fmt.Errorf("a network key is empty")
 		}
+		if len(blocks) == 0 {
+			return "", fmt.Errorf("network %q has no block", owner)
+		}
+		if err := onePerFamily(fmt.Sprintf("network %q", owner), blocks); err != nil {
+			return "", err
+		}
 		var b ConnectBlock
 		for _, p := range blocks {
+			if p != p.Masked() {
+				return "", fmt.Errorf("network %q: block %s has host bits set; the block is %s", owner, p, p.Masked())
+			}
 			if p.Addr().Is4() {
 				b.IPv4 = p.String()
 			} else {
@@ -153,7 +177,11 @@ func (b *builder) connects(cncs []*ovnkv1.ClusterNetworkConnect, namespaces []*c
 		ref := ObjectRef{Kind: "ClusterNetworkConnect", Name: cnc.Name}
 		c, err := b.connect(cnc, namespaces, cudns)
 		if err != nil {
-			b.errs = append(b.errs, &ObjectError{Object: ref, Err: err})
+			var oe *ObjectError // the annotation codecs name the object already
+			if !errors.As(err, &oe) {
+				err = &ObjectError{Object: ref, Err: err}
+			}
+			b.errs = append(b.errs, err)
 			continue
 		}
 		out = append(out, c)
@@ -161,13 +189,56 @@ func (b *builder) connects(cncs []*ovnkv1.ClusterNetworkConnect, namespaces []*c
 	return out
 }
 
+// connect reads one connect: its spec, then the leader's allocations.
 func (b *builder) connect(cnc *ovnkv1.ClusterNetworkConnect, namespaces []*corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) (*Connect, error) {
 	ref := ObjectRef{Kind: "ClusterNetworkConnect", Name: cnc.Name}
-	c := &Connect{Name: cnc.Name, Refused: map[string]string{}}
+	c, err := connectSpec(cnc, b.networks, namespaces, cudns)
+	if err != nil {
+		return nil, err
+	}
+	if k, ok, err := ConnectTunnelKeyCodec.Lookup(ref, cnc.Annotations); err != nil {
+		return nil, err
+	} else if ok {
+		c.TunnelKey = k
+	}
+	blocks, _, err := ConnectSubnetsCodec.Lookup(ref, cnc.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range c.Networks {
+		if bl, ok := blocks[NetworkOwnerKey(b.networks[name])]; ok {
+			c.Blocks[name] = bl
+		}
+	}
+	return c, nil
+}
+
+// ConnectSpec reads what a ClusterNetworkConnect asks for, from its spec alone: its
+// subnets and connectivity, and the networks its selectors pick among networks, split
+// into the connectable ones and the Refused ones. It does not read the leader's
+// annotations: TunnelKey is 0 and Blocks is empty. networks are the cluster's networks
+// (SpecNetworks' or Build's); namespaces resolve PrimaryUserDefinedNetworks selectors,
+// and cudns' labels ClusterUserDefinedNetworks selectors. A selected network missing
+// from networks (invalid, or not built) is left out. It is the leader's view, which
+// allocates before Build can read any allocation.
+func ConnectSpec(cnc *ovnkv1.ClusterNetworkConnect, networks []*Network, namespaces []corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) (*Connect, error) {
+	byName := make(map[string]*Network, len(networks))
+	for _, n := range networks {
+		byName[n.Name] = n
+	}
+	nsPtrs := make([]*corev1.Namespace, len(namespaces))
+	for i := range namespaces {
+		nsPtrs[i] = &namespaces[i]
+	}
+	return connectSpec(cnc, byName, nsPtrs, cudns)
+}
+
+func connectSpec(cnc *ovnkv1.ClusterNetworkConnect, networks map[string]*Network, namespaces []*corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) (*Connect, error) {
+	c := &Connect{Name: cnc.Name, Refused: map[string]string{}, Blocks: map[string][]netip.Prefix{}}
 	for _, s := range cnc.Spec.ConnectSubnets {
 		p, err := netip.ParsePrefix(string(s.CIDR))
-		if err != nil {
-			return nil, fmt.Errorf("connect subnet %s: %w", quote(string(s.CIDR)), err)
+		if err != nil || p != p.Masked() {
+			return nil, fmt.Errorf("connect subnet %s is not a network address in CIDR notation such as 192.168.0.0/16", quote(string(s.CIDR)))
 		}
 		c.Subnets = append(c.Subnets, ConnectSubnet{CIDR: p, NetworkPrefix: int(s.NetworkPrefix)})
 	}
@@ -179,15 +250,13 @@ func (b *builder) connect(cnc *ovnkv1.ClusterNetworkConnect, namespaces []*corev
 			c.ServiceNetwork = true
 		}
 	}
-	selected, err := b.selectNetworks(cnc.Spec.NetworkSelectors, namespaces, cudns)
+	selected, err := selectNetworks(cnc.Spec.NetworkSelectors, networks, namespaces, cudns)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range selected {
-		n := b.networks[name]
+		n := networks[name]
 		switch {
-		case n == nil:
-			continue // left out with its own error
 		case n.Role != Primary:
 			c.Refused[name] = "a secondary network cannot be connected; only primary networks can"
 		case n.Transport == NoOverlay:
@@ -196,26 +265,12 @@ func (b *builder) connect(cnc *ovnkv1.ClusterNetworkConnect, namespaces []*corev
 			c.Networks = append(c.Networks, name)
 		}
 	}
-	if k, ok, err := ConnectTunnelKeyCodec.Lookup(ref, cnc.Annotations); err != nil {
-		return nil, err
-	} else if ok {
-		c.TunnelKey = k
-	}
-	blocks, _, err := ConnectSubnetsCodec.Lookup(ref, cnc.Annotations)
-	if err != nil {
-		return nil, err
-	}
-	c.Blocks = map[string][]netip.Prefix{}
-	for _, name := range c.Networks {
-		if bl, ok := blocks[NetworkOwnerKey(b.networks[name])]; ok {
-			c.Blocks[name] = bl
-		}
-	}
 	return c, nil
 }
 
-// selectNetworks names the networks the selectors pick, sorted and without repeats.
-func (b *builder) selectNetworks(selectors ovnkv1.NetworkSelectors, namespaces []*corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) ([]string, error) {
+// selectNetworks names the networks the selectors pick among networks, sorted and
+// without repeats.
+func selectNetworks(selectors ovnkv1.NetworkSelectors, networks map[string]*Network, namespaces []*corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) ([]string, error) {
 	picked := map[string]bool{}
 	for _, s := range selectors {
 		switch s.NetworkSelectionType {
@@ -228,8 +283,8 @@ func (b *builder) selectNetworks(selectors ovnkv1.NetworkSelectors, namespaces [
 				return nil, err
 			}
 			for _, cudn := range cudns {
-				if sel.Matches(labels.Set(cudn.Labels)) {
-					picked[CUDNNetworkName(cudn.Name)] = true
+				if name := CUDNNetworkName(cudn.Name); networks[name] != nil && sel.Matches(labels.Set(cudn.Labels)) {
+					picked[name] = true
 				}
 			}
 		case ovnkv1.PrimaryUserDefinedNetworks:
@@ -240,26 +295,29 @@ func (b *builder) selectNetworks(selectors ovnkv1.NetworkSelectors, namespaces [
 			if err != nil {
 				return nil, err
 			}
+			primaryUDNs := primaryUDNsByNamespace(networks)
 			for _, ns := range namespaces {
-				if !sel.Matches(labels.Set(ns.Labels)) {
-					continue
-				}
-				// The namespace's primary UDN, whatever its name: at most one exists.
-				for name, n := range b.networks {
-					if n.Owner.Kind == "UserDefinedNetwork" && n.Owner.Namespace == ns.Name && n.Role == Primary {
+				if sel.Matches(labels.Set(ns.Labels)) {
+					// The namespace's primary UDN, whatever its name: at most one is valid.
+					for _, name := range primaryUDNs[ns.Name] {
 						picked[name] = true
 					}
 				}
 			}
 		}
 	}
-	return slices.Sorted(func(yield func(string) bool) {
-		for name := range picked {
-			if !yield(name) {
-				return
-			}
+	return slices.Sorted(maps.Keys(picked)), nil
+}
+
+// primaryUDNsByNamespace names the primary UserDefinedNetworks of each namespace.
+func primaryUDNsByNamespace(networks map[string]*Network) map[string][]string {
+	out := map[string][]string{}
+	for name, n := range networks {
+		if n.Owner.Kind == "UserDefinedNetwork" && n.Role == Primary {
+			out[n.Owner.Namespace] = append(out[n.Owner.Namespace], name)
 		}
-	}), nil
+	}
+	return out
 }
 
 func selectorOf(s metav1.LabelSelector) (labels.Selector, error) {

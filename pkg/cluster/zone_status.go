@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // AnnotationZoneStatus is ovnk's own node annotation (upstream has no such thing): the
@@ -52,4 +55,53 @@ func formatZoneStatus(m map[string]string) (string, error) {
 		return "{}", nil
 	}
 	return encodeJSON(m), nil // encoding/json sorts the keys
+}
+
+// ZoneReport is one node's ovnk.io/zone-status annotation, read once for every network
+// and connect a view shows.
+type ZoneReport struct {
+	Node string
+	// Report is the parsed annotation; Reported is false when the node has none.
+	Report   map[string]string
+	Reported bool
+	// Err says why the annotation could not be read.
+	Err error
+}
+
+// ReadZoneReports reads every node's report, sorted by node name.
+func ReadZoneReports(nodes []corev1.Node) []ZoneReport {
+	out := make([]ZoneReport, 0, len(nodes))
+	for _, n := range nodes {
+		report, ok, err := ZoneStatusCodec.Lookup(ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		out = append(out, ZoneReport{Node: n.Name, Report: report, Reported: ok, Err: err})
+	}
+	slices.SortFunc(out, func(a, b ZoneReport) int { return strings.Compare(a.Node, b.Node) })
+	return out
+}
+
+// NodeReadiness says whether a node's zone programmed something, and why not.
+type NodeReadiness struct {
+	Node   string
+	Ready  bool
+	Reason string
+}
+
+// Readiness reads the report's entry key (a network name, or ConnectZoneStatusKey)
+// with the leader's wording; what ("network", "connect") names the thing in reasons.
+func (z ZoneReport) Readiness(key, what string) NodeReadiness {
+	r := NodeReadiness{Node: z.Node}
+	why, named := z.Report[key]
+	switch {
+	case z.Err != nil:
+		r.Reason = fmt.Sprintf("its %s annotation is unreadable: %v", AnnotationZoneStatus, z.Err)
+	case !z.Reported:
+		r.Reason = "no zone report yet"
+	case !named:
+		r.Reason = "the zone has not reported on the " + what + " yet"
+	case why != "":
+		r.Reason = why
+	default:
+		r.Ready = true
+	}
+	return r
 }

@@ -113,6 +113,9 @@ func (s *snapshot) objects() []client.Object {
 	for _, p := range s.pods {
 		out = append(out, p)
 	}
+	for _, c := range s.cncs {
+		out = append(out, c)
+	}
 	return out
 }
 
@@ -139,6 +142,9 @@ func (s *snapshot) apply(pl *plan) {
 			conds = &o.Status.Conditions
 		case *ovnkv1.UserDefinedNetwork:
 			conds = &o.Status.Conditions
+		case *ovnkv1.ClusterNetworkConnect:
+			conds = &o.Status.Conditions
+			o.Status.Status = st.connectStatus
 		}
 		for _, c := range st.conditions {
 			meta.SetStatusCondition(conds, c)
@@ -165,7 +171,8 @@ func converge(t *testing.T, p *planner, s *snapshot) *plan {
 // kind/name key=value ..., sorted by key.
 func leaderAnnotations(s *snapshot) string {
 	owned := []string{cluster.AnnotationNodeID, cluster.AnnotationNodeTransitSwitchPortIfAddr, cluster.AnnotationNodeSubnets,
-		cluster.AnnotationNetworkID, cluster.AnnotationTunnelKeys, cluster.AnnotationPodNetworks}
+		cluster.AnnotationNetworkID, cluster.AnnotationTunnelKeys, cluster.AnnotationPodNetworks,
+		cluster.AnnotationConnectSubnets, cluster.AnnotationConnectRouterTunnelKey}
 	var lines []string
 	for _, obj := range s.objects() {
 		var parts []string

@@ -1,6 +1,7 @@
 // Package leader is the cluster-wide work of the elected ovnk-agent replica: it
-// allocates node ids, node subnets, network ids, tunnel keys and pod addresses, persists
-// every allocation in the annotations OVN-Kubernetes uses, and reports each network's
+// allocates node ids, node subnets, network ids, tunnel keys, pod addresses and the
+// blocks and router keys of ClusterNetworkConnects, persists every allocation in the
+// annotations OVN-Kubernetes uses, and reports each network's and connect's
 // conditions. docs/leader.md describes what it writes and how a new leader resumes.
 //
 // The work is one level-triggered pass over the informers' objects: every event
@@ -78,6 +79,7 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 		Watches(&ovnkv1.ClusterUserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
 		Watches(&ovnkv1.UserDefinedNetwork{}, pass, builder.WithPredicates(networkPredicate)).
 		Watches(&ovnkv1.RouteAdvertisements{}, pass).
+		Watches(&ovnkv1.ClusterNetworkConnect{}, pass, builder.WithPredicates(connectPredicate)).
 		// The planner is used by one pass at a time, whatever the manager's default.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(r)
@@ -93,6 +95,10 @@ var passRequest = reconcile.Request{}
 // networkPredicate passes changes of a network's spec, annotations and labels (which
 // RouteAdvertisements select), but not the leader's own status writes.
 var networkPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+
+// connectPredicate passes changes of a ClusterNetworkConnect's spec and annotations,
+// but not the leader's own status writes.
+var connectPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 
 // podPredicate passes the pod changes the leader acts on: scheduling, finishing, and
 // its k8s.ovn.org/pod-networks annotation.
@@ -136,8 +142,9 @@ func (r *reconciler) snapshot(ctx context.Context) (*snapshot, error) {
 		cudns      ovnkv1.ClusterUserDefinedNetworkList
 		udns       ovnkv1.UserDefinedNetworkList
 		ras        ovnkv1.RouteAdvertisementsList
+		cncs       ovnkv1.ClusterNetworkConnectList
 	)
-	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns, &ras} {
+	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns, &ras, &cncs} {
 		if err := r.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("list %T from the cache: %w", l, err)
 		}
@@ -149,6 +156,7 @@ func (r *reconciler) snapshot(ctx context.Context) (*snapshot, error) {
 		cudns:      sortedPtrs(cudns.Items),
 		udns:       sortedPtrs(udns.Items),
 		ras:        sortedPtrs(ras.Items),
+		cncs:       sortedPtrs(cncs.Items),
 	}, nil
 }
 

@@ -123,6 +123,9 @@ func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
 			p.reserveNetwork(e)
 		}
 	}
+	// Connect routers' keys come from the same pool: reserve them before any key is
+	// allocated, so that a new leader gives none of them to a network.
+	p.reserveConnectKeys(s.cncs)
 	p.validate(nets.entries)
 	for _, e := range nets.entries {
 		if e.problem != nil {
@@ -211,7 +214,7 @@ func (p *planner) allocateNetwork(e *netEntry) (annotationWrite, bool) {
 	if e.persisted {
 		return annotationWrite{}, false
 	}
-	return annotationWrite{obj: e.obj, changes: changes, network: e.name}, true
+	return annotationWrite{obj: e.obj, changes: changes, owner: e.name}, true
 }
 
 // seniority orders entries (sorted by name) for conflicts: those for which holds is

@@ -22,12 +22,14 @@ type snapshot struct {
 	cudns      []*ovnkv1.ClusterUserDefinedNetwork
 	udns       []*ovnkv1.UserDefinedNetwork
 	ras        []*ovnkv1.RouteAdvertisements
+	cncs       []*ovnkv1.ClusterNetworkConnect
 }
 
 // plan is what one pass decided to write, in the order it must be written: networks'
 // ids and keys before the node subnets of those networks, nodes' subnets before the
 // pod addresses in them (each of those only plans on what is already persisted, so a
-// value is written before anything uses it), and statuses last.
+// value is written before anything uses it), connects' blocks and keys, and statuses
+// last.
 type plan struct {
 	annotations []annotationWrite
 	statuses    []statusWrite
@@ -39,15 +41,19 @@ type plan struct {
 type annotationWrite struct {
 	obj     client.Object
 	changes map[string]*string
-	// network is set for a network's id and keys, whose status waits for this write.
-	network string
+	// owner is set for the allocations whose status waits for this write: a network's
+	// id and keys (the network name), or a connect's blocks and key (connectOwner).
+	owner string
 }
 
-// statusWrite sets conditions of a ClusterUserDefinedNetwork or UserDefinedNetwork.
+// statusWrite sets conditions of a ClusterUserDefinedNetwork, UserDefinedNetwork or
+// ClusterNetworkConnect.
 type statusWrite struct {
 	obj        client.Object
-	network    string
+	owner      string // as in annotationWrite
 	conditions []metav1.Condition
+	// connectStatus is a ClusterNetworkConnect's status.status; "" removes it.
+	connectStatus ovnkv1.ConnectStatus
 }
 
 // warning is a problem worth a Warning event on an object.
@@ -94,6 +100,9 @@ type planner struct {
 	// Layer3 primary network, by network name.
 	subnets map[string]*networkSubnets
 	pods    *podPools
+	// connects are the ClusterNetworkConnects' blocks, by name; their router keys are
+	// in tunnelKeys.
+	connects map[string]*heldConnect
 
 	// heldNodes and heldNetworks are the owners holding node and network ids and keys,
 	// so that the ones gone are released.
@@ -115,6 +124,7 @@ func newPlanner(s Settings) (*planner, error) {
 		tunnelKeys:   alloc.NewTunnelKeyAllocator(),
 		subnets:      map[string]*networkSubnets{},
 		pods:         newPodPools(),
+		connects:     map[string]*heldConnect{},
 		heldNodes:    map[string]bool{},
 		heldNetworks: map[string]bool{},
 	}
@@ -139,6 +149,7 @@ func (p *planner) plan(s *snapshot) *plan {
 	nets := p.planNetworks(s, out)
 	p.planNodes(s, nets, out)
 	p.planPods(s, nets, out)
+	p.planConnects(s, nets, out)
 	p.planStatuses(s, nets, out)
 	return out
 }

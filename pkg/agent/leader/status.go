@@ -40,7 +40,7 @@ func (p *planner) planStatuses(s *snapshot, nets *networks, out *plan) {
 	for _, e := range nets.entries {
 		conds := networkConditions(e, s)
 		if conditionsChanged(conditionsOf(e.obj), conds) {
-			out.statuses = append(out.statuses, statusWrite{obj: e.obj, network: e.name, conditions: conds})
+			out.statuses = append(out.statuses, statusWrite{obj: e.obj, owner: e.name, conditions: conds})
 		}
 	}
 }
@@ -56,7 +56,7 @@ func networkConditions(e *netEntry, s *snapshot) []metav1.Condition {
 	ready := metav1.Condition{Type: ConditionNetworkReady, ObservedGeneration: gen, Status: metav1.ConditionFalse,
 		Reason: ReasonNotCreated, Message: "the network is not created: see condition " + ovnkv1.ConditionNetworkCreated}
 	if created.Status == metav1.ConditionTrue {
-		ready.Status, ready.Reason, ready.Message = zoneReadiness(e.name, s.nodes)
+		ready.Status, ready.Reason, ready.Message = zoneReadiness(e.name, "network", s.nodes)
 	}
 	conds := []metav1.Condition{created, ready}
 	if e.cudn != nil {
@@ -95,15 +95,16 @@ func allocatedMessage(e *netEntry) string {
 	return msg
 }
 
-// zoneReadiness aggregates the nodes' ovnk.io/zone-status reports on a network.
-func zoneReadiness(network string, nodes []*corev1.Node) (metav1.ConditionStatus, string, string) {
+// zoneReadiness aggregates the nodes' ovnk.io/zone-status reports on the entry key, a
+// network or a connect (what says which, for messages).
+func zoneReadiness(key, what string, nodes []*corev1.Node) (metav1.ConditionStatus, string, string) {
 	if len(nodes) == 0 {
-		return metav1.ConditionFalse, ReasonPending, "no nodes report on the network: the cluster has no nodes"
+		return metav1.ConditionFalse, ReasonPending, fmt.Sprintf("no nodes report on the %s: the cluster has no nodes", what)
 	}
 	ready := 0
 	var pending []string
 	for _, n := range nodes {
-		why := zoneReason(n, network)
+		why := zoneReason(n, key, what)
 		if why == "" {
 			ready++
 			continue
@@ -120,8 +121,8 @@ func zoneReadiness(network string, nodes []*corev1.Node) (metav1.ConditionStatus
 	return metav1.ConditionFalse, ReasonPending, msg
 }
 
-// zoneReason is why the node's zone has not programmed the network, "" if it has.
-func zoneReason(n *corev1.Node, network string) string {
+// zoneReason is why the node's zone has not programmed the entry key, "" if it has.
+func zoneReason(n *corev1.Node, key, what string) string {
 	report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
 	switch {
 	case err != nil:
@@ -129,9 +130,9 @@ func zoneReason(n *corev1.Node, network string) string {
 	case !ok:
 		return "no zone report yet"
 	}
-	why, reported := report[network]
+	why, reported := report[key]
 	if !reported {
-		return "the zone has not reported on the network yet"
+		return fmt.Sprintf("the zone has not reported on the %s yet", what)
 	}
 	return why
 }
@@ -189,16 +190,26 @@ func advertisesPodNetwork(ra *ovnkv1.RouteAdvertisements, c *ovnkv1.ClusterUserD
 	return false
 }
 
-// conditionsOf returns the conditions of a ClusterUserDefinedNetwork or
-// UserDefinedNetwork.
+// conditionsOf returns the conditions of a ClusterUserDefinedNetwork,
+// UserDefinedNetwork or ClusterNetworkConnect.
 func conditionsOf(obj client.Object) []metav1.Condition {
 	switch o := obj.(type) {
 	case *ovnkv1.ClusterUserDefinedNetwork:
 		return o.Status.Conditions
 	case *ovnkv1.UserDefinedNetwork:
 		return o.Status.Conditions
+	case *ovnkv1.ClusterNetworkConnect:
+		return o.Status.Conditions
 	}
 	return nil
+}
+
+// statusChanged reports whether writing s would change obj's status.
+func statusChanged(obj client.Object, s statusWrite) bool {
+	if c, ok := obj.(*ovnkv1.ClusterNetworkConnect); ok && c.Status.Status != s.connectStatus {
+		return true
+	}
+	return conditionsChanged(conditionsOf(obj), s.conditions)
 }
 
 // conditionsChanged reports whether setting want on have would change anything but

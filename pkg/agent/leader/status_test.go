@@ -46,7 +46,7 @@ func TestZoneReadiness(t *testing.T) {
 		status: metav1.ConditionFalse, want: "Pending: no nodes report on the network: the cluster has no nodes",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, reason, msg := zoneReadiness("net", tc.nodes)
+			status, reason, msg := zoneReadiness("net", "network", tc.nodes)
 			if status != tc.status || reason+": "+msg != tc.want {
 				t.Fatalf("got %s %s: %s\nwant %s %s", status, reason, msg, tc.status, tc.want)
 			}

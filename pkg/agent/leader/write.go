@@ -35,28 +35,29 @@ type writer struct {
 }
 
 // apply writes the plan: every write is attempted even when others fail, except the
-// status of a network whose id and keys could not be written. It returns the failures.
+// status of a network or connect whose allocations could not be written. It returns the
+// failures.
 func (w *writer) apply(ctx context.Context, pl *plan) error {
 	var errs []error
 	unwritten := map[string]bool{}
-	written := map[string]client.Object{} // networks, as their annotation write returned them
+	written := map[string]client.Object{} // by owner, as their annotation write returned them
 	for _, a := range pl.annotations {
 		obj, err := w.patchAnnotations(ctx, a)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
-			if a.network != "" {
-				unwritten[a.network] = true
+			if a.owner != "" {
+				unwritten[a.owner] = true
 			}
-		case a.network != "":
-			written[a.network] = obj
+		case a.owner != "":
+			written[a.owner] = obj
 		}
 	}
 	for _, s := range pl.statuses {
-		if unwritten[s.network] {
+		if unwritten[s.owner] {
 			continue
 		}
-		if obj := written[s.network]; obj != nil && obj.GetResourceVersion() != "" {
+		if obj := written[s.owner]; obj != nil && obj.GetResourceVersion() != "" {
 			s.obj = obj // its resourceVersion is newer than the cache's
 		}
 		if err := w.patchStatus(ctx, s); err != nil {
@@ -130,23 +131,31 @@ func stillNeeded(changes map[string]*string, annotations map[string]string) map[
 	return out
 }
 
-// patchStatus sets the leader's conditions on a network, keeping other writers' ones,
-// and reports a Warning event when NetworkCreated turns False or its message changes.
+// patchStatus sets the leader's conditions on a network or connect, keeping other
+// writers' ones (and a connect's status.status), and reports a Warning event when the
+// failure condition (see failureCondition) turns False or its message changes.
 func (w *writer) patchStatus(ctx context.Context, s statusWrite) error {
 	obj := s.obj
 	var before []metav1.Condition
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		before = conditionsOf(obj)
-		if !conditionsChanged(before, s.conditions) {
+		if !statusChanged(obj, s) {
 			return nil
 		}
 		merged := append([]metav1.Condition(nil), before...)
 		for _, c := range s.conditions {
 			meta.SetStatusCondition(&merged, c)
 		}
+		status := map[string]any{"conditions": merged}
+		if _, ok := obj.(*ovnkv1.ClusterNetworkConnect); ok {
+			status["status"] = nil // merge patch: remove it
+			if s.connectStatus != "" {
+				status["status"] = s.connectStatus
+			}
+		}
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
-			"status":   map[string]any{"conditions": merged},
+			"status":   status,
 		})
 		if err != nil {
 			return err
@@ -168,22 +177,32 @@ func (w *writer) patchStatus(ctx context.Context, s statusWrite) error {
 	if err != nil {
 		return fmt.Errorf("write status of %s: %w", describe(s.obj), err)
 	}
-	w.reportCreated(s.obj, before, s.conditions)
+	w.reportFailure(s.obj, before, s.conditions)
 	return nil
 }
 
-// reportCreated emits a Warning event when the NetworkCreated condition written is
-// False and differs from the one before.
-func (w *writer) reportCreated(obj client.Object, before, after []metav1.Condition) {
-	now := meta.FindStatusCondition(after, ovnkv1.ConditionNetworkCreated)
+// failureCondition is the condition whose turning False is reported as a Warning event
+// on obj, and the event's action: NetworkCreated on networks, Accepted on connects.
+func failureCondition(obj client.Object) (conditionType, action string) {
+	if _, ok := obj.(*ovnkv1.ClusterNetworkConnect); ok {
+		return ConditionConnectAccepted, "ConnectNetworks"
+	}
+	return ovnkv1.ConditionNetworkCreated, "CreateNetwork"
+}
+
+// reportFailure emits a Warning event when the failure condition written is False and
+// differs from the one before.
+func (w *writer) reportFailure(obj client.Object, before, after []metav1.Condition) {
+	conditionType, action := failureCondition(obj)
+	now := meta.FindStatusCondition(after, conditionType)
 	if now == nil || now.Status != metav1.ConditionFalse {
 		return
 	}
-	if old := meta.FindStatusCondition(before, ovnkv1.ConditionNetworkCreated); old != nil &&
+	if old := meta.FindStatusCondition(before, conditionType); old != nil &&
 		old.Status == now.Status && old.Reason == now.Reason && old.Message == now.Message {
 		return
 	}
-	w.recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "CreateNetwork", "%s", now.Message)
+	w.recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, action, "%s", now.Message)
 }
 
 // warn emits a Warning event for each warning whose message differs from the last pass.

@@ -15,6 +15,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // connectionsOptions are the flags and dependencies of `connections`.
@@ -95,6 +96,7 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 		table.Column{Header: "NODES"},
 		table.Column{Header: "AGE", Optional: 1},
 	)
+	reports := cluster.ReadZoneReports(snap.nodes)
 	for i := range snap.connects {
 		c := &snap.connects[i]
 		var subnets []string
@@ -102,7 +104,7 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 			subnets = append(subnets, string(s.CIDR))
 		}
 		status, h := statusOf(c)
-		rs := readiness(snap.nodes, c.Name)
+		rs := readiness(reports, c.Name)
 		ready := countReady(rs)
 		t.Add(
 			table.Text(c.Name),

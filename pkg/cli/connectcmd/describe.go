@@ -19,6 +19,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // maxEvents is how many of the most recent events describe shows.
@@ -85,7 +86,7 @@ func (o *describeOptions) run(ctx context.Context, name string) error {
 	d.networks(sel, alloc)
 	d.refused(sel)
 	d.conditions(cnc.Status.Conditions)
-	d.nodes(readiness(snap.nodes, cnc.Name))
+	d.nodes(readiness(cluster.ReadZoneReports(snap.nodes), cnc.Name))
 	d.events(events)
 	if d.err != nil {
 		return d.err
@@ -462,13 +463,13 @@ func (d *describer) conditions(conds []metav1.Condition) {
 	d.section("Conditions", "", t)
 }
 
-func (d *describer) nodes(rs []nodeReadiness) {
+func (d *describer) nodes(rs []cluster.NodeReadiness) {
 	t := newTable(d.p, table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
 	for _, r := range rs {
-		if r.ready {
-			t.Add(table.Text(r.node), table.Styled("yes", d.p.good), table.Text(""))
+		if r.Ready {
+			t.Add(table.Text(r.Node), table.Styled("yes", d.p.good), table.Text(""))
 		} else {
-			t.Add(table.Text(r.node), table.Styled("no", d.p.bad), table.Text(r.reason))
+			t.Add(table.Text(r.Node), table.Styled("no", d.p.bad), table.Text(r.Reason))
 		}
 	}
 	ready := countReady(rs)

@@ -33,8 +33,8 @@ func goldenCluster(h *harness) func() time.Time {
 		name   string
 		report map[string]string
 	}{
-		{"golden-node-a", map[string]string{routerName("golden-colors"): "", routerName("golden-green-golden-yellow"): ""}},
-		{"golden-node-b", map[string]string{routerName("golden-colors"): "network golden-web_web is not programmed yet", routerName("golden-green-golden-yellow"): ""}},
+		{"golden-node-a", map[string]string{cluster.ConnectZoneStatusKey("golden-colors"): "", cluster.ConnectZoneStatusKey("golden-green-golden-yellow"): ""}},
+		{"golden-node-b", map[string]string{cluster.ConnectZoneStatusKey("golden-colors"): "network golden-web_web is not programmed yet", cluster.ConnectZoneStatusKey("golden-green-golden-yellow"): ""}},
 		{"golden-node-c", nil},
 	} {
 		var annotations map[string]string

@@ -1,11 +1,9 @@
 package connectcmd
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,9 +15,7 @@ import (
 // ovnkv1.ConditionAccepted says whether the leader accepted it at all.
 const conditionReady = "Ready"
 
-// routerName is the connect router's name in OVN. Each node's agent reports the
-// connect in its zone report (the ovnk.io/zone-status annotation) under this name,
-// beside its networks: no network name has the form (Kubernetes names have no "_").
+// routerName is the connect router's name in OVN.
 func routerName(cnc string) string { return "connect_router_" + cnc }
 
 // health ranks a status for colour.
@@ -70,43 +66,20 @@ func orWord(s, fallback string) string {
 	return s
 }
 
-// nodeReadiness is one node's report on a connect.
-type nodeReadiness struct {
-	node  string
-	ready bool
-	// reason says why the node's zone has not programmed the connect.
-	reason string
-}
-
-// readiness reads every node's zone report on the connect named cnc.
-func readiness(nodes []corev1.Node, cnc string) []nodeReadiness {
-	key := routerName(cnc)
-	out := make([]nodeReadiness, 0, len(nodes))
-	for _, n := range nodes {
-		r := nodeReadiness{node: n.Name}
-		report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-		why, reported := report[key]
-		switch {
-		case err != nil:
-			r.reason = fmt.Sprintf("its %s annotation is unreadable: %v", cluster.AnnotationZoneStatus, err)
-		case !ok:
-			r.reason = "no zone report yet"
-		case !reported:
-			r.reason = "the zone has not reported on the connect yet"
-		case why != "":
-			r.reason = why
-		default:
-			r.ready = true
-		}
-		out = append(out, r)
+// readiness is every node's readiness for the connect named cnc: agents report a
+// connect in their zone report under cluster.ConnectZoneStatusKey.
+func readiness(reports []cluster.ZoneReport, cnc string) []cluster.NodeReadiness {
+	out := make([]cluster.NodeReadiness, 0, len(reports))
+	for _, z := range reports {
+		out = append(out, z.Readiness(cluster.ConnectZoneStatusKey(cnc), "connect"))
 	}
 	return out
 }
 
-func countReady(rs []nodeReadiness) int {
+func countReady(rs []cluster.NodeReadiness) int {
 	n := 0
 	for _, r := range rs {
-		if r.ready {
+		if r.Ready {
 			n++
 		}
 	}

@@ -94,7 +94,7 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	d := &describer{w: &bytes.Buffer{}, p: newPalette(o.f, o.f.Out), width: o.f.Width(), now: o.now()}
 	d.network(n, nsLabels)
 	d.conditions(n.conditions())
-	d.nodes(readiness(zoneReports(nodes), n.ovnName()))
+	d.nodes(readiness(cluster.ReadZoneReports(nodes), n.ovnName()))
 	d.connections(connectedBy(n, cncs, nsLabels))
 	d.events(events)
 	if d.err != nil {
@@ -344,13 +344,13 @@ func (d *describer) conditions(conds []metav1.Condition) {
 	d.section("Conditions", "", t)
 }
 
-func (d *describer) nodes(rs []nodeReadiness) {
+func (d *describer) nodes(rs []cluster.NodeReadiness) {
 	t := newTable(d.p, table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
 	for _, r := range rs {
-		if r.ready {
-			t.Add(table.Text(r.node), table.Styled("yes", d.p.good), table.Text(""))
+		if r.Ready {
+			t.Add(table.Text(r.Node), table.Styled("yes", d.p.good), table.Text(""))
 		} else {
-			t.Add(table.Text(r.node), table.Styled("no", d.p.bad), table.Text(r.reason))
+			t.Add(table.Text(r.Node), table.Styled("no", d.p.bad), table.Text(r.Reason))
 		}
 	}
 	ready := countReady(rs)

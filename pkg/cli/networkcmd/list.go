@@ -14,6 +14,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // listOptions are the flags and dependencies of `network list`.
@@ -125,7 +126,7 @@ func (o *listOptions) run(ctx context.Context) error {
 		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
 		table.Column{Header: "AGE", Optional: 2},
 	)
-	reports := zoneReports(nodes)
+	reports := cluster.ReadZoneReports(nodes)
 	for _, n := range nets {
 		scope := n.namespace()
 		if n.cluster() {

@@ -1,11 +1,9 @@
 package networkcmd
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -13,63 +11,20 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
-// nodeReadiness is one node's report on a network.
-type nodeReadiness struct {
-	node  string
-	ready bool
-	// reason says why the node's zone has not programmed the network.
-	reason string
-}
-
-// zoneReport is one node's ovnk.io/zone-status annotation, read once for every network
-// a command shows (a cluster of many networks must not parse it once per network).
-type zoneReport struct {
-	node     string
-	report   map[string]string
-	reported bool
-	err      error
-}
-
-// zoneReports reads every node's report, sorted by node name.
-func zoneReports(nodes []corev1.Node) []zoneReport {
-	out := make([]zoneReport, 0, len(nodes))
-	for _, n := range nodes {
-		report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-		out = append(out, zoneReport{node: n.Name, report: report, reported: ok, err: err})
-	}
-	slices.SortFunc(out, func(a, b zoneReport) int { return strings.Compare(a.node, b.node) })
-	return out
-}
-
-// readiness is every node's readiness for the network named ovnName, with the same
-// reading (and wording) as the leader's NetworkReady condition: a node without a
-// report, or whose report does not name the network, is not ready.
-func readiness(reports []zoneReport, ovnName string) []nodeReadiness {
-	out := make([]nodeReadiness, 0, len(reports))
+// readiness is every node's readiness for the network named ovnName, in the leader's
+// words.
+func readiness(reports []cluster.ZoneReport, ovnName string) []cluster.NodeReadiness {
+	out := make([]cluster.NodeReadiness, 0, len(reports))
 	for _, z := range reports {
-		r := nodeReadiness{node: z.node}
-		why, named := z.report[ovnName]
-		switch {
-		case z.err != nil:
-			r.reason = fmt.Sprintf("its %s annotation is unreadable: %v", cluster.AnnotationZoneStatus, z.err)
-		case !z.reported:
-			r.reason = "no zone report yet"
-		case !named:
-			r.reason = "the zone has not reported on the network yet"
-		case why != "":
-			r.reason = why
-		default:
-			r.ready = true
-		}
-		out = append(out, r)
+		out = append(out, z.Readiness(ovnName, "network"))
 	}
 	return out
 }
 
-func countReady(rs []nodeReadiness) int {
+func countReady(rs []cluster.NodeReadiness) int {
 	n := 0
 	for _, r := range rs {
-		if r.ready {
+		if r.Ready {
 			n++
 		}
 	}
