@@ -12,7 +12,8 @@ import (
 )
 
 // AnnotationZoneStatus is ovnk's own node annotation (upstream has no such thing): the
-// node's agent reports, for every network, whether its zone programmed it. The leader
+// node's agent reports, for every network and every connect (under
+// ConnectZoneStatusKey), whether its zone programmed it. The leader
 // aggregates the reports of all nodes into each network's NetworkReady condition.
 const AnnotationZoneStatus = "ovnk.io/zone-status"
 

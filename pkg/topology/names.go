@@ -36,4 +36,6 @@ const (
 	routerToTransitRouter = "rtotr-"
 	transitRouterToSwitch = "trtos-"
 	switchToTransitRouter = "stotr-"
+	connectRouterToRouter = "crtor-"
+	routerToConnectRouter = "rtocr-"
 )

@@ -4,7 +4,8 @@
 //
 // One file per concern: layer3.go (the default network and Layer3 user-defined
 // networks), layer2.go (Layer2 networks with a transit router, OKEP-5094), gateway.go
-// (the gateway router and external switch both share), policies.go, pods.go.
+// (the gateway router and external switch both share), policies.go, pods.go, and
+// connect.go (ClusterNetworkConnects, OKEP-5224).
 package topology
 
 import (
@@ -28,6 +29,11 @@ type Result struct {
 	// absent from Rows; the reconciler must leave such a network's existing rows alone
 	// rather than delete them, so one bad network never disturbs what already works.
 	NotCompiled map[string]error
+	// Connects names every ClusterNetworkConnect of the state with what this zone left
+	// out of it: nil when all of it is compiled, else why not (no tunnel key yet, a
+	// network without its block of the connect subnets, a node without a link). What is
+	// left out is absent from Rows.
+	Connects map[string]error
 	// Warnings report what was left out without failing a network: a remote node still
 	// waiting for its subnet, a pod whose annotation lacks a tunnel id.
 	Warnings []string
@@ -54,7 +60,7 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
 	}
-	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}}
+	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}}
 	for _, n := range st.Networks {
 		e := newEmitter(n)
 		if err := c.network(e, n); err != nil {
@@ -64,6 +70,7 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 		merge(res.Rows, &e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 	}
+	c.connects(res)
 	return res, nil
 }
 

@@ -117,7 +117,7 @@ func TestZonesAgreeOnTransitRouter(t *testing.T) {
 }
 
 func TestCompileIsDeterministic(t *testing.T) {
-	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094()} {
+	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094(), topologytest.OKEP5224(), topologytest.MixedConnect()} {
 		for _, n := range st.Nodes {
 			var first string
 			for i := 0; i < 5; i++ {

@@ -84,6 +84,19 @@ func main() {
 	if r, ok := results["BenchmarkCompileZoneNodeAdded"]; ok {
 		row("compile the zone after a node joins", secs(r.nsPerOp), "")
 	}
+	if r, ok := results["BenchmarkConnect/Compile"]; ok {
+		row(fmt.Sprintf("connected networks: compile one zone (%.0f rows, %.0f connect routes)", r.metrics["rows"], r.metrics["connect-routes"]), secs(r.nsPerOp), "")
+	}
+	if apply, raw := results["BenchmarkConnect/Apply"], results["BenchmarkConnect/PeerRaw"]; apply.nsPerOp > 0 && raw.nsPerOp > 0 {
+		row("  apply / the same rows as one raw transaction", fmt.Sprintf("%s / %s = %.2f×", secs(apply.nsPerOp), secs(raw.nsPerOp), apply.nsPerOp/raw.nsPerOp), "≤ 1.5×")
+		row("  peak RSS of the process", fmt.Sprintf("%.0f MiB", apply.metrics["peak-RSS-MiB"]), "≤ 1024 MiB")
+	}
+	if r, ok := results["BenchmarkConnect/Resync"]; ok {
+		row(fmt.Sprintf("  resync with nothing changed (%.0f owned rows)", r.metrics["owned-rows"]), secs(r.nsPerOp)+", "+fmt.Sprint(r.metrics["write-ops"])+" write ops", "0 ops")
+	}
+	if r, ok := results["BenchmarkConnect/Connected"]; ok {
+		row("  the connects created: reconcile", secs(r.nsPerOp)+fmt.Sprintf(", %.0f txn", r.metrics["transactions"]), "")
+	}
 	if r, ok := results["BenchmarkNetworkList1000"]; ok {
 		row(fmt.Sprintf("kubectl ovnk network list (%.0f networks)", r.metrics["networks"]), secs(r.nsPerOp), "≤ 1 s at 1,000 networks")
 	}

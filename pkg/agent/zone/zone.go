@@ -1,7 +1,8 @@
 // Package zone is the part of the agent every node runs: it turns the cluster's intent
-// into this node's OVN zone. Any change to a Node, Namespace, Pod or network recompiles
-// the whole zone (level-triggered: the zone's state is a function of the cluster's, not
-// of the events that led to it) and the reconciler writes only the difference.
+// into this node's OVN zone. Any change to a Node, Namespace, Pod, network or
+// ClusterNetworkConnect recompiles the whole zone (level-triggered: the zone's state is
+// a function of the cluster's, not of the events that led to it) and the reconciler
+// writes only the difference.
 package zone
 
 import (
@@ -93,6 +94,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, all).
 		Watches(&ovnkv1.ClusterUserDefinedNetwork{}, all).
 		Watches(&ovnkv1.UserDefinedNetwork{}, all).
+		Watches(&ovnkv1.ClusterNetworkConnect{}, all).
 		Complete(c)
 }
 
@@ -104,7 +106,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	c.last = time.Now()
 	logger := log.FromContext(ctx)
 	start := time.Now()
-	stats, st, notCompiled, err := c.reconcile(ctx)
+	stats, st, res, err := c.reconcile(ctx)
 	if errors.Is(err, topology.ErrNodeNotReady) {
 		// Expected until the leader allocates this node's id: wait, without an error.
 		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
@@ -112,21 +114,22 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	c.Metrics.observe(time.Since(start), stats, err)
 	if err == nil {
-		err = c.reportStatus(ctx, st, notCompiled)
+		err = c.reportStatus(ctx, st, res)
 	}
 	c.recordOutcome(err)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	c.ready.Store(true)
-	if stats.Operations > 0 || len(notCompiled) > 0 {
+	if incomplete := connectsIncomplete(res); stats.Operations > 0 || len(res.NotCompiled) > 0 || incomplete > 0 {
 		logger.Info("zone reconciled", "operations", stats.Operations, "transactions", stats.Transactions,
-			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes, "notCompiled", len(notCompiled))
+			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes,
+			"notCompiled", len(res.NotCompiled), "connectsIncomplete", incomplete)
 	}
 	return reconcile.Result{RequeueAfter: c.Resync}, nil
 }
 
-func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, map[string]error, error) {
+func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, *topology.Result, error) {
 	in, err := c.inputs(ctx)
 	if err != nil {
 		return ovn.Stats{}, nil, nil, err
@@ -137,17 +140,44 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, 
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
 		return ovn.Stats{}, nil, nil, fmt.Errorf("compile zone: %w", err)
 	}
-	// A network the builder refused (say, a malformed annotation) is missing from the
-	// state; its rows must stay, like a network that did not compile.
-	keep := networksIn(buildErrs)
-	for name := range res.NotCompiled {
-		keep[name] = true
-	}
-	stats, err := c.NB.Reconcile(ctx, res.Rows, func(ids map[string]string) bool { return keep[ids[rows.NetworkKey]] })
+	stats, err := c.NB.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
 	if err != nil {
 		return stats, nil, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
 	}
-	return stats, st, res.NotCompiled, nil
+	return stats, st, res, nil
+}
+
+// Keep says which owned rows the reconciler must leave alone although the zone no
+// longer wants them: those of a network that did not compile, or that the builder left
+// out (say, for a malformed annotation), so one bad network never disturbs what already
+// works; and those of a ClusterNetworkConnect the builder left out, or that lead to
+// such a network. Every other row that is not wanted is deleted: the rows of a deleted
+// ClusterNetworkConnect, or of a network it no longer selects, disappear from every
+// zone.
+func Keep(buildErrs []error, notCompiled map[string]error) func(externalIDs map[string]string) bool {
+	networks, connects := map[string]bool{}, map[string]bool{}
+	for _, err := range buildErrs {
+		var oe *cluster.ObjectError
+		if !errors.As(err, &oe) {
+			continue
+		}
+		if name := cluster.NetworkNameOf(oe.Object); name != "" {
+			networks[name] = true
+		}
+		if oe.Object.Kind == "ClusterNetworkConnect" {
+			connects[oe.Object.Name] = true
+		}
+	}
+	for name := range notCompiled {
+		networks[name] = true
+	}
+	return func(ids map[string]string) bool {
+		if networks[ids[rows.NetworkKey]] {
+			return true
+		}
+		cnc, ok := topology.ConnectOf(ids)
+		return ok && (connects[cnc] || networks[ids[topology.DestinationNetworkKey]])
+	}
 }
 
 func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
@@ -156,15 +186,16 @@ func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
 	return in, err
 }
 
-// ListInputs lists the objects cluster.Build reads: Nodes, Namespaces, Pods, CUDNs and
-// UDNs. The caller fills in the configuration.
+// ListInputs lists the objects cluster.Build reads: Nodes, Namespaces, Pods, CUDNs,
+// UDNs and ClusterNetworkConnects. The caller fills in the configuration.
 func ListInputs(ctx context.Context, r client.Reader, opts ...client.ListOption) (cluster.Inputs, error) {
 	var nodes corev1.NodeList
 	var namespaces corev1.NamespaceList
 	var pods corev1.PodList
 	var cudns ovnkv1.ClusterUserDefinedNetworkList
 	var udns ovnkv1.UserDefinedNetworkList
-	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns} {
+	var cncs ovnkv1.ClusterNetworkConnectList
+	for _, l := range []client.ObjectList{&nodes, &namespaces, &pods, &cudns, &udns, &cncs} {
 		if err := r.List(ctx, l, opts...); err != nil {
 			return cluster.Inputs{}, fmt.Errorf("list %T: %w", l, err)
 		}
@@ -176,27 +207,27 @@ func ListInputs(ctx context.Context, r client.Reader, opts ...client.ListOption)
 	for i := range udns.Items {
 		in.UDNs = append(in.UDNs, &udns.Items[i])
 	}
+	for i := range cncs.Items {
+		in.CNCs = append(in.CNCs, &cncs.Items[i])
+	}
 	return in, nil
 }
 
-// networksIn names the networks of the objects the builder reported errors for.
-func networksIn(errs []error) map[string]bool {
-	out := map[string]bool{}
-	for _, err := range errs {
-		var oe *cluster.ObjectError
-		if !errors.As(err, &oe) {
-			continue
-		}
-		if name := cluster.NetworkNameOf(oe.Object); name != "" {
-			out[name] = true
+// connectsIncomplete counts the connects the zone did not program in full.
+func connectsIncomplete(res *topology.Result) int {
+	n := 0
+	for _, err := range res.Connects {
+		if err != nil {
+			n++
 		}
 	}
-	return out
+	return n
 }
 
-// reportStatus publishes, on this node, which networks the zone programmed and why the
-// others are not: the leader aggregates every node's report into network status.
-func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, notCompiled map[string]error) error {
+// reportStatus publishes, on this node, which networks and ClusterNetworkConnects the
+// zone programmed and why the others are not: the leader aggregates every node's
+// report into their status.
+func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, res *topology.Result) error {
 	var node corev1.Node
 	if err := c.Client.Get(ctx, types.NamespacedName{Name: c.NodeName}, &node); err != nil {
 		return fmt.Errorf("get node %s: %w", c.NodeName, err)
@@ -204,8 +235,14 @@ func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, notCom
 	report := map[string]string{}
 	for _, n := range st.Networks {
 		report[n.Name] = ""
-		if err := notCompiled[n.Name]; err != nil {
+		if err := res.NotCompiled[n.Name]; err != nil {
 			report[n.Name] = err.Error()
+		}
+	}
+	for name, err := range res.Connects {
+		report[cluster.ConnectZoneStatusKey(name)] = ""
+		if err != nil {
+			report[cluster.ConnectZoneStatusKey(name)] = err.Error()
 		}
 	}
 	value, err := cluster.ZoneStatusCodec.Format(report)

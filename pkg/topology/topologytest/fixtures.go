@@ -213,3 +213,193 @@ func ExtraNode(st *cluster.State, i int) *cluster.Node {
 	}
 	return n
 }
+
+// udn is a primary user-defined network of namespace ns named name, as OVN-Kubernetes
+// names it: network "<ns>_<name>".
+func udn(ns, name string, topology cluster.Topology, id int, subnets ...cluster.Subnet) *cluster.Network {
+	return &cluster.Network{
+		Name:       cluster.UDNNetworkName(ns, name),
+		Topology:   topology,
+		Role:       cluster.Primary,
+		Subnets:    subnets,
+		MTU:        1400,
+		Transport:  cluster.Geneve,
+		ID:         id,
+		Namespaces: []string{ns},
+		Owner:      cluster.ObjectRef{Kind: "UserDefinedNetwork", Namespace: ns, Name: name},
+	}
+}
+
+// OKEP5224 is OKEP-5224's blue/green example: the Layer3 primary UDNs blue-network in
+// namespace blue (100.10.0.0/16) and green-network in namespace green (200.10.0.0/16),
+// IPv4 only, on three nodes, joined by the ClusterNetworkConnect colored-enterprise
+// with connect subnet 192.168.0.0/16 cut into /24 blocks. Node subnets and ids (ovn-worker
+// 2, ovn-worker2 3, ovn-control-plane 4) are chosen so that green, connected first and so
+// holding block 192.168.0.0/24, has exactly the OKEP's green policy and routes; blue's
+// block is the next one, so its lines differ from the OKEP's in the third octet only
+// (docs/connect.md explains why no block allocation can give both). A pod of each
+// network runs on ovn-worker.
+func OKEP5224() *cluster.State {
+	nodes := []*cluster.Node{
+		kindNode("ovn-control-plane", 4, 3),
+		kindNode("ovn-worker", 2, 2),
+		kindNode("ovn-worker2", 3, 4),
+	}
+	blue := udn("blue", "blue-network", cluster.Layer3, 1, cluster.Subnet{CIDR: pfx("100.10.0.0/16"), HostSubnet: 24})
+	green := udn("green", "green-network", cluster.Layer3, 2, cluster.Subnet{CIDR: pfx("200.10.0.0/16"), HostSubnet: 24})
+	for _, n := range []*cluster.Network{blue, green} {
+		n.JoinSubnets = prefixes("100.65.0.0/16")
+		n.TransitSubnets = prefixes("100.88.0.0/16")
+		n.TunnelKeys = []int{16711683 + n.ID}
+	}
+	for i, third := range []int{0, 2, 1} { // ovn-control-plane .0, ovn-worker .2, ovn-worker2 .1
+		nodes[i].Subnets[blue.Name] = prefixes("100.10." + itoa(third) + ".0/24")
+		nodes[i].Subnets[green.Name] = prefixes("200.10." + itoa(third) + ".0/24")
+	}
+	pods := []*cluster.Pod{
+		{Namespace: "blue", Name: "web", Node: "ovn-worker", Networks: map[string]cluster.PodInterface{
+			blue.Name: {IPs: prefixes("100.10.2.5/24"), MAC: "0a:58:64:0a:02:05", Role: "primary"},
+		}},
+		{Namespace: "green", Name: "db", Node: "ovn-worker", Networks: map[string]cluster.PodInterface{
+			green.Name: {IPs: prefixes("200.10.2.6/24"), MAC: "0a:58:c8:0a:02:06", Role: "primary"},
+		}},
+	}
+	connect := &cluster.Connect{
+		Name:       "colored-enterprise",
+		Networks:   []string{blue.Name, green.Name},
+		Refused:    map[string]string{},
+		Subnets:    []cluster.ConnectSubnet{{CIDR: pfx("192.168.0.0/16"), NetworkPrefix: 24}},
+		PodNetwork: true,
+		TunnelKey:  16715779,
+		Blocks: map[string][]netip.Prefix{
+			green.Name: prefixes("192.168.0.0/24"),
+			blue.Name:  prefixes("192.168.1.0/24"),
+		},
+	}
+	return &cluster.State{Config: baseConfig(), Nodes: nodes, Networks: []*cluster.Network{blue, green},
+		Pods: pods, Connects: []*cluster.Connect{connect}}
+}
+
+// MixedConnect is a Layer3 network connected to a Layer2 one, dual-stack (OKEP-5224's
+// mixed case): the Layer3 UDN blue-network (103.103.0.0/16, 2014:103::/48) and the
+// Layer2 UDN yellow-network (105.105.0.0/16, 2010:105::/60, with OKEP-5094's transit
+// router), joined by the ClusterNetworkConnect mixed over 192.168.0.0/16 (/24 blocks)
+// and fd00:192:168::/112 (/120 blocks, the same 8 host bits). Each network has a pod on
+// ovn-worker, and yellow one on ovn-worker2 too.
+func MixedConnect() *cluster.State {
+	nodes := []*cluster.Node{
+		kindNode("ovn-control-plane", 4, 3),
+		kindNode("ovn-worker", 2, 2),
+		kindNode("ovn-worker2", 3, 4),
+	}
+	blue := udn("blue", "blue-network", cluster.Layer3, 1,
+		cluster.Subnet{CIDR: pfx("103.103.0.0/16"), HostSubnet: 24}, cluster.Subnet{CIDR: pfx("2014:103::/48"), HostSubnet: 64})
+	blue.TunnelKeys = []int{16711684}
+	yellow := udn("yellow", "yellow-network", cluster.Layer2, 3,
+		cluster.Subnet{CIDR: pfx("105.105.0.0/16")}, cluster.Subnet{CIDR: pfx("2010:105::/60")})
+	yellow.TunnelKeys = []int{16711686, 16715780}
+	for _, n := range []*cluster.Network{blue, yellow} {
+		n.JoinSubnets = prefixes("100.65.0.0/16", "fd99::/64")
+		n.TransitSubnets = prefixes("100.88.0.0/16", "fd97::/64")
+	}
+	for i, third := range []int{0, 2, 1} {
+		nodes[i].Subnets[blue.Name] = prefixes("103.103."+itoa(third)+".0/24", "2014:103:0:"+itoa(third)+"::/64")
+	}
+	pods := []*cluster.Pod{
+		{Namespace: "blue", Name: "web", Node: "ovn-worker", Networks: map[string]cluster.PodInterface{
+			blue.Name: {IPs: prefixes("103.103.2.5/24", "2014:103:0:2::5/64"), MAC: "0a:58:67:67:02:05", Role: "primary"},
+		}},
+		{Namespace: "yellow", Name: "gw-a", Node: "ovn-worker", Networks: map[string]cluster.PodInterface{
+			yellow.Name: {IPs: prefixes("105.105.0.5/16", "2010:105::5/60"), MAC: "0a:58:69:69:00:05", Role: "primary", TunnelID: 5},
+		}},
+		{Namespace: "yellow", Name: "gw-b", Node: "ovn-worker2", Networks: map[string]cluster.PodInterface{
+			yellow.Name: {IPs: prefixes("105.105.0.6/16", "2010:105::6/60"), MAC: "0a:58:69:69:00:06", Role: "primary", TunnelID: 6},
+		}},
+	}
+	connect := &cluster.Connect{
+		Name:     "mixed",
+		Networks: []string{blue.Name, yellow.Name},
+		Refused:  map[string]string{},
+		Subnets: []cluster.ConnectSubnet{
+			{CIDR: pfx("192.168.0.0/16"), NetworkPrefix: 24},
+			{CIDR: pfx("fd00:192:168::/112"), NetworkPrefix: 120},
+		},
+		PodNetwork: true,
+		TunnelKey:  16715781,
+		Blocks: map[string][]netip.Prefix{
+			blue.Name:   prefixes("192.168.0.0/24", "fd00:192:168::/120"),
+			yellow.Name: prefixes("192.168.1.0/24", "fd00:192:168::100/120"),
+		},
+	}
+	return &cluster.State{Config: baseConfig(), Nodes: nodes, Networks: []*cluster.Network{blue, yellow},
+		Pods: pods, Connects: []*cluster.Connect{connect}}
+}
+
+// ConnectScale is a cluster of nodes × Layer3 networks, IPv4, every network connected
+// to others by ClusterNetworkConnects (OKEP-5224's scale concern is 500 × 500). Network
+// j has the j-th /17 of 10.0.0.0/8 and each node a /26 of it, so both counts must be at
+// most 512. The connect subnet is 172.16.0.0/12 with the smallest blocks that hold every
+// node's link. One connect router cannot have more than alloc.MaxPortTunnelKey ports,
+// so the networks are split, in order, into as few connects as fit (8 for 500 × 500):
+// each connect joins the networks of its share to each other.
+func ConnectScale(nodes, networks int) *cluster.State {
+	if nodes < 1 || nodes > 512 || networks < 1 || networks > 512 {
+		panic(fmt.Sprintf("topologytest.ConnectScale(%d, %d): nodes and networks must be 1–512", nodes, networks))
+	}
+	st := &cluster.State{Config: baseConfig()}
+	for i := 0; i < nodes; i++ {
+		st.Nodes = append(st.Nodes, kindNode(fmt.Sprintf("node%04d", i), i+2, i%250+2))
+	}
+	prefix, perConnect := connectBlocks(nodes)
+	for j := 0; j < networks; j++ {
+		base := netip.AddrFrom4([4]byte{10, byte(j / 2), byte(j % 2 * 128), 0})
+		net := &cluster.Network{
+			Name:           fmt.Sprintf("cluster_udn_net%04d", j),
+			Topology:       cluster.Layer3,
+			Role:           cluster.Primary,
+			Subnets:        []cluster.Subnet{{CIDR: netip.PrefixFrom(base, 17), HostSubnet: 26}},
+			MTU:            1400,
+			Transport:      cluster.Geneve,
+			JoinSubnets:    prefixes("100.65.0.0/16"),
+			TransitSubnets: prefixes("100.88.0.0/16"),
+			ID:             j + 1,
+			TunnelKeys:     []int{16711683 + j + 1},
+			Owner:          cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: fmt.Sprintf("net%04d", j)},
+		}
+		st.Networks = append(st.Networks, net)
+		for i, node := range st.Nodes {
+			b := base.As4()
+			b[2] += byte(i / 4)
+			b[3] = byte(i % 4 * 64)
+			node.Subnets[net.Name] = []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4(b), 26)}
+		}
+		k, pos := j/perConnect, j%perConnect
+		if pos == 0 {
+			st.Connects = append(st.Connects, &cluster.Connect{
+				Name:       fmt.Sprintf("connect%02d", k),
+				Refused:    map[string]string{},
+				Subnets:    []cluster.ConnectSubnet{{CIDR: pfx("172.16.0.0/12"), NetworkPrefix: prefix}},
+				PodNetwork: true,
+				TunnelKey:  16715779 + k,
+				Blocks:     map[string][]netip.Prefix{},
+			})
+		}
+		cc := st.Connects[k]
+		cc.Networks = append(cc.Networks, net.Name)
+		block := uint32(172)<<24 | uint32(16)<<16 + uint32(pos)<<(32-prefix)
+		cc.Blocks[net.Name] = []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(block >> 24), byte(block >> 16), byte(block >> 8), byte(block)}), prefix)}
+	}
+	return st
+}
+
+// connectBlocks returns the longest block prefix whose links hold node ids up to
+// nodes+1 (ConnectScale's ids start at 2), and how many networks' blocks fit one
+// connect router's port tunnel keys: block index × links + node id + 1 ≤ 32767.
+func connectBlocks(nodes int) (prefix, perConnect int) {
+	maxID := nodes + 1
+	links := 1
+	for prefix = 31; links < maxID+1; prefix-- {
+		links *= 2
+	}
+	return prefix, (32767-maxID-1)/links + 1
+}
