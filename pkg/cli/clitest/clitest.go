@@ -1,6 +1,6 @@
 // Package clitest is what the tests of the plugin's commands share: a Factory pointed at
-// a test API server and a chosen terminal, golden files, and the checks every command's
-// output and errors must pass. It does not import the command tree, so the tests inside
+// a test API server and a chosen terminal, a Harness running commands through it,
+// golden files, and the checks every command's output, errors and help must pass. It does not import the command tree, so the tests inside
 // the command packages can use it.
 package clitest
 
@@ -48,7 +48,7 @@ func NewFactory(kubeconfig string, term Terminal, env map[string]string, out, er
 }
 
 // NewClient is a client of k's API server that knows the plugin's types.
-func NewClient(t *testing.T, k *testenv.Kube) client.Client {
+func NewClient(t testing.TB, k *testenv.Kube) client.Client {
 	t.Helper()
 	c, err := client.New(k.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
 	if err != nil {

@@ -18,23 +18,23 @@ import (
 // badInputCluster creates what the mistakes of TestBadInput collide with, and returns
 // the namespace of its UserDefinedNetwork.
 func badInputCluster(h *harness) string {
-	h.t.Helper()
+	h.T.Helper()
 	// Three nodes with ids up to 7: a Layer3 network's block must hold 8 links.
 	for i, id := range []int{1, 2, 7} {
 		annotations := map[string]string{}
 		v, err := cluster.NodeIDCodec.Format(id)
 		if err != nil {
-			h.t.Fatal(err)
+			h.T.Fatal(err)
 		}
 		annotations[cluster.AnnotationNodeID] = v
 		if i == 0 {
 			subnets, err := cluster.NodeSubnetsCodec.Format(map[string][]netip.Prefix{cluster.DefaultNetworkName: {netip.MustParsePrefix("10.244.1.0/24")}})
 			if err != nil {
-				h.t.Fatal(err)
+				h.T.Fatal(err)
 			}
 			annotations[cluster.AnnotationNodeSubnets] = subnets
 		}
-		h.node("bad-node-"+strconv.Itoa(i+1), annotations)
+		h.Node("bad-node-"+strconv.Itoa(i+1), annotations)
 	}
 	l3, l2 := ovnkv1.NetworkTopologyLayer3, ovnkv1.NetworkTopologyLayer2
 	h.cudn("bad-blue", l3, []string{"10.10.0.0/16"})
@@ -50,13 +50,13 @@ func badInputCluster(h *harness) string {
 	h.cudn("bad-mislabelled", l3, []string{"10.91.0.0/16"}, withLabels(NetworkNameLabel, "other"))
 	h.cudn("bad-victim", l3, []string{"10.92.0.0/16"})
 	h.cudn("bad-impostor", l3, []string{"10.93.0.0/16"}, withLabels(NetworkNameLabel, "bad-victim"))
-	ns := h.namespace("")
+	ns := h.Namespace("", nil)
 	h.udn(ns, "web", l3, []string{"10.30.0.0/16"})
 
-	h.mustRun("connect", "bad-blue", "bad-green", "--subnet", "172.28.0.0/16")
+	h.MustRun("connect", "bad-blue", "bad-green", "--subnet", "172.28.0.0/16")
 	// Two connects of exactly the same networks, written by hand.
 	for _, name := range []string{"bad-twin-1", "bad-twin-2"} {
-		h.create(&ovnkv1.ClusterNetworkConnect{
+		h.Create(&ovnkv1.ClusterNetworkConnect{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: ovnkv1.ClusterNetworkConnectSpec{
 				NetworkSelectors: cudnsLabelled("pair", "dual"),
@@ -208,9 +208,9 @@ func TestBadInput(t *testing.T) {
 			[]string{`unknown output format "xml"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h.t = t
+			h.T = t
 			before, labelsBefore := h.connects(), h.allLabels()
-			out, _, err := h.run(tc.args...)
+			out, _, err := h.Run(tc.args...)
 			clitest.OneLine(t, err, tc.want...)
 			if out != "" {
 				t.Errorf("a refused command printed %q", out)
@@ -227,10 +227,10 @@ func TestBadInput(t *testing.T) {
 
 // allLabels maps each ClusterUserDefinedNetwork to its labels, written as text.
 func (h *harness) allLabels() map[string]string {
-	h.t.Helper()
+	h.T.Helper()
 	var list ovnkv1.ClusterUserDefinedNetworkList
-	if err := h.c.List(h.ctx(), &list); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.List(h.Ctx(), &list); err != nil {
+		h.T.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, c := range list.Items {

@@ -9,6 +9,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // completeNetworkArgs completes the networks connect takes: those that can be
@@ -68,18 +69,12 @@ func connectableRefs(ctx context.Context, c client.Client, taken []string) ([]st
 	if err := c.List(ctx, &udns); err != nil {
 		return nil, err
 	}
-	var nets []network
-	for i := range cudns.Items {
-		nets = append(nets, network{cudn: &cudns.Items[i]})
-	}
-	for i := range udns.Items {
-		nets = append(nets, network{udn: &udns.Items[i]})
-	}
+	nets := usernet.FromLists(&cudns, &udns)
 	sortNetworks(nets)
 	var out []string
 	for _, n := range nets {
-		if n.refusal() == "" && !slices.Contains(taken, n.ref()) {
-			out = append(out, n.ref())
+		if refusal(n) == "" && !slices.Contains(taken, n.Ref()) {
+			out = append(out, n.Ref())
 		}
 	}
 	return out, nil

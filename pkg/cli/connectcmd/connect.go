@@ -13,6 +13,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -132,13 +133,9 @@ func (o *connectOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := open(o.f)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
-	snap, err := s.snapshot(ctx)
+	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
 		return err
 	}
@@ -151,7 +148,7 @@ func (o *connectOptions) run(ctx context.Context, args []string) error {
 	}
 	if o.dryRun == dryRunClient {
 		for _, n := range p.label {
-			fmt.Fprintf(o.f.ErrOut, "clusteruserdefinednetwork.%s/%s labeled %s=%s (dry run)\n", ovnkv1.GroupName, n.cudn.Name, NetworkNameLabel, n.cudn.Name)
+			fmt.Fprintf(o.f.ErrOut, "clusteruserdefinednetwork.%s/%s labeled %s=%s (dry run)\n", ovnkv1.GroupName, n.CUDN.Name, NetworkNameLabel, n.CUDN.Name)
 		}
 		return o.output.PrintObject(p.connect, o.f.Out)
 	}
@@ -169,24 +166,24 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 	}
 	var done []string
 	for _, n := range p.label {
-		before := n.cudn.DeepCopy()
-		if n.cudn.Labels == nil {
-			n.cudn.Labels = map[string]string{}
+		before := n.CUDN.DeepCopy()
+		if n.CUDN.Labels == nil {
+			n.CUDN.Labels = map[string]string{}
 		}
-		n.cudn.Labels[NetworkNameLabel] = n.cudn.Name
+		n.CUDN.Labels[NetworkNameLabel] = n.CUDN.Name
 		// Optimistic locking: a network relabelled meanwhile is checked again by a rerun.
 		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := s.client.Patch(ctx, n.cudn, patch, opts...); err != nil {
-			return s.explain(err, fmt.Sprintf("label ClusterUserDefinedNetwork %s %s=%s", n.cudn.Name, NetworkNameLabel, n.cudn.Name))
+		if err := s.Client.Patch(ctx, n.CUDN, patch, opts...); err != nil {
+			return s.Failed(err, fmt.Sprintf("label ClusterUserDefinedNetwork %s %s=%s", n.CUDN.Name, NetworkNameLabel, n.CUDN.Name))
 		}
-		done = append(done, fmt.Sprintf("clusteruserdefinednetwork.%s/%s labeled%s", ovnkv1.GroupName, n.cudn.Name, suffix))
+		done = append(done, fmt.Sprintf("clusteruserdefinednetwork.%s/%s labeled%s", ovnkv1.GroupName, n.CUDN.Name, suffix))
 	}
 	cnc := p.connect
-	if err := s.client.Create(ctx, cnc, createOpts...); err != nil {
+	if err := s.Client.Create(ctx, cnc, createOpts...); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("connect %s was created by someone else meanwhile: run the command again, or choose another --name", cnc.Name)
 		}
-		return s.explain(err, "create ClusterNetworkConnect "+cnc.Name)
+		return s.Failed(err, "create ClusterNetworkConnect "+cnc.Name)
 	}
 	if !o.output.Human() {
 		cnc.SetGroupVersionKind(ovnkv1.SchemeGroupVersion.WithKind("ClusterNetworkConnect"))

@@ -22,10 +22,6 @@ import (
 // ClusterUserDefinedNetwork's own name.
 const NetworkNameLabel = "ovnk.io/network-name"
 
-// requestTimeout bounds one command's API calls: an unreachable server must end in an
-// error, not a hang.
-const requestTimeout = 30 * time.Second
-
 // NewConnect returns `connect A B [C…]`, which creates a ClusterNetworkConnect.
 func NewConnect(f *cmdutil.Factory) *cobra.Command { return newConnectCmd(f) }
 

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/kubelist"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
 	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -68,13 +68,9 @@ else Ready; Pending until the leader has written conditions.
 }
 
 func (o *connectionsOptions) run(ctx context.Context) error {
-	s, err := open(o.f)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
-	snap, err := s.snapshot(ctx)
+	_, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
 		return err
 	}
@@ -85,8 +81,8 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 		_, err := fmt.Fprintln(o.f.ErrOut, "No connections found: `kubectl ovnk connect A B` connects two networks.")
 		return err
 	}
-	p := newPalette(o.f, o.f.Out)
-	t := newTable(p,
+	p := humanview.NewPalette(o.f, o.f.Out)
+	t := p.Table(
 		table.Column{Header: "NAME", MinWidth: 10},
 		table.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
@@ -104,42 +100,30 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 			subnets = append(subnets, string(s.CIDR))
 		}
 		status, h := statusOf(c)
-		rs := readiness(reports, c.Name)
-		ready := countReady(rs)
+		rs := humanview.Readiness(reports, cluster.ConnectZoneStatusKey(c.Name), "connect")
+		ready := humanview.CountReady(rs)
 		t.Add(
 			table.Text(c.Name),
-			table.List(refs(selected(c, snap.networks, snap.nsLabels).connected), p.faint),
-			table.List(subnets, p.faint),
-			table.List(connectivityWordsOf(c), p.faint),
-			table.Styled(status, p.of(h)),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.ratio(ready, len(rs))),
-			table.Text(age(c.CreationTimestamp, o.now())),
+			table.List(refs(selected(c, snap.networks, snap.nsLabels).connected), p.Faint),
+			table.List(subnets, p.Faint),
+			table.List(connectivityWordsOf(c), p.Faint),
+			table.Styled(status, healthStyle(p, h)),
+			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			table.Text(humanview.Age(c.CreationTimestamp, o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())
 }
 
-// printObjects prints the connects as a kubectl List, so that -o json, yaml, name and
-// jsonpath give what `kubectl get clusternetworkconnects` would.
+// printObjects prints the connects as a kubectl List.
 func (o *connectionsOptions) printObjects(cncs []ovnkv1.ClusterNetworkConnect) error {
-	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	objs := make([]client.Object, len(cncs))
 	for i := range cncs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cncs[i])
-		if err != nil {
-			return fmt.Errorf("convert ClusterNetworkConnect %s: %w", cncs[i].Name, err)
-		}
-		u := unstructured.Unstructured{Object: m}
-		// The client leaves apiVersion and kind empty on the typed objects it reads.
-		u.SetGroupVersionKind(ovnkv1.SchemeGroupVersion.WithKind("ClusterNetworkConnect"))
-		list.Items = append(list.Items, u)
+		objs[i] = &cncs[i]
+	}
+	list, err := kubelist.Of(objs...)
+	if err != nil {
+		return err
 	}
 	return o.output.PrintObject(list, o.f.Out)
-}
-
-// age is kubectl's AGE: how long ago t was, in its short form (5m, 30h, 12d).
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
 }

@@ -11,6 +11,8 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // disconnectOptions are the flags and dependencies of `disconnect`.
@@ -72,13 +74,9 @@ func (o *disconnectOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	s, err := open(o.f)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
-	snap, err := s.snapshot(ctx)
+	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
 		return err
 	}
@@ -95,12 +93,12 @@ func (o *disconnectOptions) run(ctx context.Context, args []string) error {
 	case dryRunServer:
 		opts, suffix = append(opts, client.DryRunAll), " (server dry run)"
 	}
-	err = s.client.Delete(ctx, target, opts...)
+	err = s.Client.Delete(ctx, target, opts...)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("connect %s was deleted by someone else meanwhile", target.Name)
 	}
 	if err != nil {
-		return s.explain(err, "delete ClusterNetworkConnect "+target.Name)
+		return s.Failed(err, "delete ClusterNetworkConnect "+target.Name)
 	}
 	_, err = fmt.Fprintf(o.f.Out, "clusternetworkconnect.%s/%s deleted%s\n", ovnkv1.GroupName, target.Name, suffix)
 	return err
@@ -115,7 +113,7 @@ func findConnect(snap *snapshot, args []string) (*ovnkv1.ClusterNetworkConnect, 
 		}
 		return nil, fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects; to name a connect by its networks, give all of them", args[0])
 	}
-	var nets []network
+	var nets []usernet.Network
 	for _, arg := range args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {

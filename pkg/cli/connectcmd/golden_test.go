@@ -1,7 +1,6 @@
 package connectcmd
 
 import (
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -21,8 +20,8 @@ import (
 // nodes and events. It returns the clock the views are drawn at: 30 hours after the
 // last connect was created, so every AGE is stable.
 func goldenCluster(h *harness) func() time.Time {
-	h.t.Helper()
-	web := h.namespace("golden-web")
+	h.T.Helper()
+	web := h.Namespace("golden-web", nil)
 	h.cudn("golden-blue", ovnkv1.NetworkTopologyLayer3, []string{"10.10.0.0/16", "fd00:10:10::/48"}, networkID("1"))
 	h.cudn("golden-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16", "fd00:10:20::/64"}, networkID("2"))
 	h.udn(web, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.30.0.0/16", "fd00:10:30::/48"}, networkID("3"))
@@ -39,13 +38,13 @@ func goldenCluster(h *harness) func() time.Time {
 	} {
 		var annotations map[string]string
 		if n.report != nil {
-			annotations = zoneReport(h.t, n.report)
+			annotations = clitest.ZoneStatus(h.T, n.report)
 		}
-		h.node(n.name, annotations)
+		h.Node(n.name, annotations)
 	}
 
-	h.mustRun("connect", "golden-blue", "golden-green", web+"/web", "--name", "golden-colors", "--subnet", "192.168.0.0/16,fd00:10::/112", "--connectivity", "pod,service")
-	h.mustRun("connect", "golden-green", "golden-yellow", "--subnet", "172.31.0.0/16,fd00:31::/112", "--network-prefix", "26")
+	h.MustRun("connect", "golden-blue", "golden-green", web+"/web", "--name", "golden-colors", "--subnet", "192.168.0.0/16,fd00:10::/112", "--connectivity", "pod,service")
+	h.MustRun("connect", "golden-green", "golden-yellow", "--subnet", "172.31.0.0/16,fd00:31::/112", "--network-prefix", "26")
 	hand := &ovnkv1.ClusterNetworkConnect{
 		ObjectMeta: metav1.ObjectMeta{Name: "golden-shared-services"},
 		Spec: ovnkv1.ClusterNetworkConnectSpec{
@@ -54,7 +53,7 @@ func goldenCluster(h *harness) func() time.Time {
 			Connectivity:     []ovnkv1.ConnectivityType{ovnkv1.ConnectivityClusterIPServiceNetwork},
 		},
 	}
-	h.create(hand)
+	h.Create(hand)
 
 	colors := h.getConnect("golden-colors")
 	yellow := h.getConnect("golden-green-golden-yellow")
@@ -67,43 +66,43 @@ func goldenCluster(h *harness) func() time.Time {
 		"layer2_2": {netip.MustParsePrefix("192.168.1.0/24"), netip.MustParsePrefix("fd00:10::100/120")},
 	})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	colors.Annotations = map[string]string{cluster.AnnotationConnectSubnets: blocks, cluster.AnnotationConnectRouterTunnelKey: "16711690"}
-	if err := h.c.Update(h.ctx(), colors); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Update(h.Ctx(), colors); err != nil {
+		h.T.Fatal(err)
 	}
 	colors.Status = ovnkv1.ClusterNetworkConnectStatus{Conditions: []metav1.Condition{
 		{Type: ovnkv1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: "Allocated", Message: "tunnel key 16711690; blocks for 2 of 3 networks", LastTransitionTime: ago(30 * time.Hour)},
 		{Type: conditionReady, Status: metav1.ConditionFalse, Reason: "Pending", LastTransitionTime: ago(5 * time.Minute),
 			Message: "ready on 1/3 nodes; node golden-node-b: network golden-web_web is not programmed yet; node golden-node-c: no zone report yet"},
 	}}
-	if err := h.c.Status().Update(h.ctx(), colors); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Status().Update(h.Ctx(), colors); err != nil {
+		h.T.Fatal(err)
 	}
 	yellow.Status = ovnkv1.ClusterNetworkConnectStatus{Status: ovnkv1.ConnectStatusSuccess, Conditions: []metav1.Condition{
 		{Type: ovnkv1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: "Allocated", LastTransitionTime: ago(30 * time.Hour)},
 		{Type: conditionReady, Status: metav1.ConditionTrue, Reason: "Programmed", Message: "ready on 3/3 nodes", LastTransitionTime: ago(29 * time.Hour)},
 	}}
-	if err := h.c.Status().Update(h.ctx(), yellow); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Status().Update(h.Ctx(), yellow); err != nil {
+		h.T.Fatal(err)
 	}
 	hand.Status = ovnkv1.ClusterNetworkConnectStatus{Status: ovnkv1.ConnectStatusFailure, Conditions: []metav1.Condition{
 		{Type: ovnkv1.ConditionAccepted, Status: metav1.ConditionFalse, Reason: "TooFewNetworks", LastTransitionTime: ago(30 * time.Hour),
 			Message: "the connect selects one network that can be connected (golden-yellow); golden-storage is a secondary network"},
 	}}
-	if err := h.c.Status().Update(h.ctx(), hand); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Status().Update(h.Ctx(), hand); err != nil {
+		h.T.Fatal(err)
 	}
 
 	regarding := corev1.ObjectReference{APIVersion: ovnkv1.SchemeGroupVersion.String(), Kind: "ClusterNetworkConnect", Name: colors.Name, UID: colors.UID}
-	h.create(&eventsv1.Event{
+	h.Create(&eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "golden-colors.allocated"},
 		EventTime:  metav1.NewMicroTime(now.Add(-30 * time.Hour)), ReportingController: "ovnk-leader", ReportingInstance: "golden-node-a",
 		Action: "Allocate", Type: corev1.EventTypeNormal, Reason: "Allocated", Regarding: regarding,
 		Note: "connect router tunnel key 16711690; blocks 192.168.0.0/24 and fd00:10::/120 for golden-blue, 192.168.1.0/24 and fd00:10::100/120 for golden-green",
 	})
-	h.create(&eventsv1.Event{
+	h.Create(&eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "golden-colors.pending"},
 		EventTime:  metav1.NewMicroTime(now.Add(-20 * time.Minute)), ReportingController: "ovnk-leader", ReportingInstance: "golden-node-a",
 		Action: "Allocate", Type: corev1.EventTypeWarning, Reason: "NetworkNotReady", Regarding: regarding,
@@ -117,30 +116,11 @@ func goldenCluster(h *harness) func() time.Time {
 // colour, at 80 and 200 columns, with testdata/*.golden.
 func TestGoldenViews(t *testing.T) {
 	h := newHarness(t)
-	h.now = goldenCluster(h)
-	views := []struct {
-		name string
-		args []string
-	}{
-		{"connections", []string{"connections"}},
-		{"describe-colors", []string{"connections", "describe", "golden-colors"}},
-		{"describe-yellow", []string{"connections", "describe", "golden-green-golden-yellow"}},
-		{"describe-hand", []string{"connections", "describe", "golden-shared-services"}},
-	}
-	for _, v := range views {
-		for _, width := range []int{80, 200} {
-			for _, tty := range []bool{false, true} {
-				name := fmt.Sprintf("%s-%d", v.name, width)
-				if tty {
-					name += "-colour"
-				}
-				t.Run(name, func(t *testing.T) {
-					h.t, h.width, h.tty = t, width, tty
-					out := h.mustRun(v.args...)
-					clitest.Golden(t, name, out)
-					clitest.FitsTerminal(t, out, clitest.Terminal{TTY: tty, Width: width})
-				})
-			}
-		}
-	}
+	h.Now = goldenCluster(h)
+	h.GoldenViews(t, []clitest.View{
+		{Name: "connections", Args: []string{"connections"}},
+		{Name: "describe-colors", Args: []string{"connections", "describe", "golden-colors"}},
+		{Name: "describe-yellow", Args: []string{"connections", "describe", "golden-green-golden-yellow"}},
+		{Name: "describe-hand", Args: []string{"connections", "describe", "golden-shared-services"}},
+	})
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -22,13 +23,13 @@ func selectedByModel(t *testing.T, h *harness, name string) []string {
 	var cudns ovnkv1.ClusterUserDefinedNetworkList
 	var udns ovnkv1.UserDefinedNetworkList
 	var namespaces corev1.NamespaceList
-	if err := h.c.List(h.ctx(), &cudns); err != nil {
+	if err := h.C.List(h.Ctx(), &cudns); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.List(h.ctx(), &udns); err != nil {
+	if err := h.C.List(h.Ctx(), &udns); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.List(h.ctx(), &namespaces); err != nil {
+	if err := h.C.List(h.Ctx(), &namespaces); err != nil {
 		t.Fatal(err)
 	}
 	in := cluster.Inputs{
@@ -54,10 +55,10 @@ func selectedByModel(t *testing.T, h *harness, name string) []string {
 // disconnects them by name and by networks.
 func TestConnectLifecycle(t *testing.T) {
 	h := newHarness(t)
-	h.node("life-node-1", nil)
-	h.node("life-node-2", nil)
-	web := h.namespace("")
-	other := h.namespace("")
+	h.Node("life-node-1", nil)
+	h.Node("life-node-2", nil)
+	web := h.Namespace("", nil)
+	other := h.Namespace("", nil)
 	h.cudn("life-blue", ovnkv1.NetworkTopologyLayer3, []string{"10.10.0.0/16"}, networkID("11"))
 	h.cudn("life-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16"}, networkID("12"))
 	// Look-alikes that a loose selector would pick: a cluster network with the same
@@ -66,7 +67,7 @@ func TestConnectLifecycle(t *testing.T) {
 	h.udn(web, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.30.0.0/16"}, networkID("14"))
 	h.udn(other, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.50.0.0/16"}, networkID("15"))
 
-	out := h.mustRun("connect", "life-blue", "life-green")
+	out := h.MustRun("connect", "life-blue", "life-green")
 	want := "clusteruserdefinednetwork.k8s.ovn.org/life-blue labeled\n" +
 		"clusteruserdefinednetwork.k8s.ovn.org/life-green labeled\n" +
 		"clusternetworkconnect.k8s.ovn.org/life-blue-life-green created\n"
@@ -91,7 +92,7 @@ func TestConnectLifecycle(t *testing.T) {
 	}
 
 	// A namespace's network, a chosen name and range; the label on life-blue stays.
-	out = h.mustRun("connect", "life-blue", web+"/web", "--name", "blue-web", "--subnet", "172.31.0.0/20", "--network-prefix", "26", "--connectivity", "pod,service")
+	out = h.MustRun("connect", "life-blue", web+"/web", "--name", "blue-web", "--subnet", "172.31.0.0/20", "--network-prefix", "26", "--connectivity", "pod,service")
 	if out != "clusternetworkconnect.k8s.ovn.org/blue-web created\n" {
 		t.Errorf("second connect printed %q", out)
 	}
@@ -104,17 +105,17 @@ func TestConnectLifecycle(t *testing.T) {
 		t.Errorf("the model reads blue-web as selecting %v, want %v", got, want)
 	}
 
-	list := h.mustRun("connections")
+	list := h.MustRun("connections")
 	// The cells before AGE, which depends on the wall clock.
 	wantRow := []string{"life-blue-life-green", "life-blue,life-green", "192.168.0.0/16", "pod", "Pending", "0/2"}
-	if row := tableRow(t, list, "life-blue-life-green"); len(row) != 7 || !slices.Equal(row[:6], wantRow) {
+	if row := clitest.TableRow(t, list, "life-blue-life-green"); len(row) != 7 || !slices.Equal(row[:6], wantRow) {
 		t.Errorf("connections row %q, want %q", row, wantRow)
 	}
-	if row := tableRow(t, list, "blue-web"); !slices.Contains(row, "172.31.0.0/20") {
+	if row := clitest.TableRow(t, list, "blue-web"); !slices.Contains(row, "172.31.0.0/20") {
 		t.Errorf("connections row %q: want its subnet", row)
 	}
 
-	desc := h.mustRun("connections", "describe", "life-blue-life-green")
+	desc := h.MustRun("connections", "describe", "life-blue-life-green")
 	for _, w := range []string{
 		"life-blue ↔ life-green",
 		fmt.Sprintf("life-blue is also connected to %s/web by connect blue-web: life-green and %s/web do NOT reach each other through life-blue", web, web),
@@ -124,17 +125,17 @@ func TestConnectLifecycle(t *testing.T) {
 			t.Errorf("describe lacks %q:\n%s", w, desc)
 		}
 	}
-	desc = h.mustRun("connections", "describe", "blue-web")
+	desc = h.MustRun("connections", "describe", "blue-web")
 	if !strings.Contains(desc, "Note: "+servicesNotProgrammed) {
 		t.Errorf("describe of a connect requesting services does not say only pods are connected:\n%s", desc)
 	}
 
-	if out := h.mustRun("disconnect", "blue-web"); out != "clusternetworkconnect.k8s.ovn.org/blue-web deleted\n" {
+	if out := h.MustRun("disconnect", "blue-web"); out != "clusternetworkconnect.k8s.ovn.org/blue-web deleted\n" {
 		t.Errorf("disconnect by name printed %q", out)
 	}
 
 	// The default name is taken: the connect gets the next free one.
-	h.create(&ovnkv1.ClusterNetworkConnect{
+	h.Create(&ovnkv1.ClusterNetworkConnect{
 		ObjectMeta: metav1.ObjectMeta{Name: "life-blue-life-red"},
 		Spec: ovnkv1.ClusterNetworkConnectSpec{
 			NetworkSelectors: cudnsLabelled("nothing", "here"),
@@ -142,13 +143,13 @@ func TestConnectLifecycle(t *testing.T) {
 			Connectivity:     []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork},
 		},
 	})
-	if out := h.mustRun("connect", "life-blue", "life-red", "--subnet", "172.30.0.0/16"); !strings.HasSuffix(out, "clusternetworkconnect.k8s.ovn.org/life-blue-life-red-2 created\n") {
+	if out := h.MustRun("connect", "life-blue", "life-red", "--subnet", "172.30.0.0/16"); !strings.HasSuffix(out, "clusternetworkconnect.k8s.ovn.org/life-blue-life-red-2 created\n") {
 		t.Errorf("connect with its default name taken printed %q", out)
 	}
-	if out := h.mustRun("disconnect", "life-red", "life-blue"); out != "clusternetworkconnect.k8s.ovn.org/life-blue-life-red-2 deleted\n" {
+	if out := h.MustRun("disconnect", "life-red", "life-blue"); out != "clusternetworkconnect.k8s.ovn.org/life-blue-life-red-2 deleted\n" {
 		t.Errorf("disconnect by networks printed %q", out)
 	}
-	h.mustRun("disconnect", "life-blue", "life-green")
+	h.MustRun("disconnect", "life-blue", "life-green")
 	var names []string
 	for _, c := range h.connects() {
 		names = append(names, c.Name)
@@ -156,8 +157,8 @@ func TestConnectLifecycle(t *testing.T) {
 	if !slices.Equal(names, []string{"life-blue-life-red"}) {
 		t.Errorf("after disconnecting, the connects are %v; want only the one made by hand", names)
 	}
-	h.mustRun("disconnect", "life-blue-life-red")
-	if out, stderr, err := h.run("connections"); err != nil || out != "" || !strings.Contains(stderr, "No connections found") {
+	h.MustRun("disconnect", "life-blue-life-red")
+	if out, stderr, err := h.Run("connections"); err != nil || out != "" || !strings.Contains(stderr, "No connections found") {
 		t.Errorf("connections with none: %q, %q, %v", out, stderr, err)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 )
 
@@ -18,14 +18,14 @@ import (
 // connections parse and hold the connects, and that the dry runs change nothing.
 func TestOutputFormats(t *testing.T) {
 	h := newHarness(t)
-	ns := h.namespace("")
+	ns := h.Namespace("", nil)
 	h.cudn("out-blue", ovnkv1.NetworkTopologyLayer3, []string{"10.10.0.0/16"})
 	h.cudn("out-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16"})
 	h.udn(ns, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.30.0.0/16"})
 
 	// Dry runs: the object is printed, and neither it nor the labels are written.
 	for _, mode := range []string{"--dry-run", "--dry-run=server"} {
-		out, stderr, err := h.run("connect", "out-blue", "out-green", mode)
+		out, stderr, err := h.Run("connect", "out-blue", "out-green", mode)
 		if err != nil {
 			t.Fatalf("connect %s: %v", mode, err)
 		}
@@ -48,24 +48,24 @@ func TestOutputFormats(t *testing.T) {
 	}
 
 	var created ovnkv1.ClusterNetworkConnect
-	if err := json.Unmarshal([]byte(h.mustRun("connect", "out-blue", "out-green", "-o", "json")), &created); err != nil {
+	if err := json.Unmarshal([]byte(h.MustRun("connect", "out-blue", "out-green", "-o", "json")), &created); err != nil {
 		t.Fatalf("connect -o json: %v", err)
 	}
 	if created.Name != "out-blue-out-green" || created.UID == "" || created.Kind != "ClusterNetworkConnect" {
 		t.Errorf("connect -o json printed %+v; want the created object", created.ObjectMeta)
 	}
-	if out := h.mustRun("connect", "out-green", ns+"/web", "--subnet", "172.31.0.0/16", "-o", "name"); out != "clusternetworkconnect.k8s.ovn.org/out-green-"+ns+"-web\n" {
+	if out := h.MustRun("connect", "out-green", ns+"/web", "--subnet", "172.31.0.0/16", "-o", "name"); out != "clusternetworkconnect.k8s.ovn.org/out-green-"+ns+"-web\n" {
 		t.Errorf("connect -o name printed %q", out)
 	}
 	// A connect requesting services says, on standard error, that only pods are connected.
-	_, stderr, err := h.run("connect", "out-blue", ns+"/web", "--subnet", "172.30.0.0/16", "--connectivity", "service,pod", "--dry-run")
+	_, stderr, err := h.Run("connect", "out-blue", ns+"/web", "--subnet", "172.30.0.0/16", "--connectivity", "service,pod", "--dry-run")
 	if err != nil || !strings.Contains(stderr, "Warning: ClusterIPServiceNetwork requested, but "+servicesNotProgrammed) {
 		t.Errorf("connect --connectivity service: %v, stderr %q", err, stderr)
 	}
 
 	want := []string{"out-blue-out-green", "out-green-" + ns + "-web"}
 	var list unstructured.UnstructuredList
-	if err := json.Unmarshal([]byte(h.mustRun("connections", "-o", "json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(h.MustRun("connections", "-o", "json")), &list); err != nil {
 		t.Fatalf("connections -o json: %v", err)
 	}
 	var got []string
@@ -79,102 +79,51 @@ func TestOutputFormats(t *testing.T) {
 		t.Errorf("connections -o json names %v, want %v", got, want)
 	}
 	var listYAML map[string]any
-	if err := yaml.Unmarshal([]byte(h.mustRun("connections", "-o", "yaml")), &listYAML); err != nil {
+	if err := yaml.Unmarshal([]byte(h.MustRun("connections", "-o", "yaml")), &listYAML); err != nil {
 		t.Fatalf("connections -o yaml: %v", err)
 	}
 	if items, _ := listYAML["items"].([]any); len(items) != 2 || listYAML["kind"] != "List" {
 		t.Errorf("connections -o yaml: kind %v with %d items, want a List of 2", listYAML["kind"], len(items))
 	}
 	wantNames := "clusternetworkconnect.k8s.ovn.org/" + want[0] + "\nclusternetworkconnect.k8s.ovn.org/" + want[1] + "\n"
-	if out := h.mustRun("connections", "-o", "name"); out != wantNames {
+	if out := h.MustRun("connections", "-o", "name"); out != wantNames {
 		t.Errorf("connections -o name printed:\n%s\nwant:\n%s", out, wantNames)
 	}
-	if out := h.mustRun("connections", "-o", "jsonpath={.items[*].spec.connectSubnets[0].cidr}"); out != "192.168.0.0/16 172.31.0.0/16" {
+	if out := h.MustRun("connections", "-o", "jsonpath={.items[*].spec.connectSubnets[0].cidr}"); out != "192.168.0.0/16 172.31.0.0/16" {
 		t.Errorf("connections -o jsonpath printed %q", out)
 	}
 
 	// Disconnect dry runs delete nothing.
 	for mode, suffix := range map[string]string{"--dry-run": " (dry run)", "--dry-run=server": " (server dry run)"} {
-		if out := h.mustRun("disconnect", "out-green", "out-blue", mode); out != "clusternetworkconnect.k8s.ovn.org/out-blue-out-green deleted"+suffix+"\n" {
+		if out := h.MustRun("disconnect", "out-green", "out-blue", mode); out != "clusternetworkconnect.k8s.ovn.org/out-blue-out-green deleted"+suffix+"\n" {
 			t.Errorf("disconnect %s printed %q", mode, out)
 		}
 		h.getConnect("out-blue-out-green")
 	}
 }
 
-// completions runs `__complete args…` and returns the candidates, without cobra's
-// trailing directive line.
-func completions(t *testing.T, h *harness, args ...string) []string {
-	t.Helper()
-	out, _, err := h.run(append([]string{cobra.ShellCompRequestCmd}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, l := range lines(out) {
-		if !strings.HasPrefix(l, ":") {
-			got = append(got, l)
-		}
-	}
-	return got
-}
-
 func TestCompletion(t *testing.T) {
 	h := newHarness(t)
-	ns := h.namespace("")
+	ns := h.Namespace("", nil)
 	h.cudn("comp-blue", ovnkv1.NetworkTopologyLayer3, []string{"10.10.0.0/16"})
 	h.cudn("comp-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16"})
 	h.cudn("comp-storage", ovnkv1.NetworkTopologyLayer2, []string{"10.60.0.0/24"}, secondary)
 	h.udn(ns, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.30.0.0/16"})
-	h.mustRun("connect", "comp-blue", "comp-green")
+	h.MustRun("connect", "comp-blue", "comp-green")
 
-	for _, tc := range []struct {
-		args      []string
-		want, not []string
-	}{
-		{[]string{"connect", "comp"}, []string{"comp-blue", "comp-green"}, []string{"comp-storage"}},
-		{[]string{"connect", "comp-blue", ""}, []string{"comp-green", ns + "/web"}, []string{"comp-blue", "comp-storage"}},
-		{[]string{"connect", "a", "b", "--connectivity", ""}, []string{"pod", "service", "pod,service"}, nil},
-		{[]string{"disconnect", ""}, []string{"comp-blue-comp-green", "comp-blue", ns + "/web"}, nil},
-		{[]string{"disconnect", "comp-blue", ""}, []string{"comp-green"}, []string{"comp-blue-comp-green", "comp-blue"}},
-		{[]string{"connections", "describe", ""}, []string{"comp-blue-comp-green"}, []string{"comp-blue"}},
-		{[]string{"connections", "describe", "comp-blue-comp-green", ""}, nil, []string{"comp-blue-comp-green"}},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			h.t = t
-			got := completions(t, h, tc.args...)
-			for _, w := range tc.want {
-				if !slices.Contains(got, w) {
-					t.Errorf("completions %v lack %q", got, w)
-				}
-			}
-			for _, n := range tc.not {
-				if slices.Contains(got, n) {
-					t.Errorf("completions %v offer %q", got, n)
-				}
-			}
-		})
-	}
+	h.CheckCompletions(t, []clitest.Completion{
+		{Args: []string{"connect", "comp"}, Want: []string{"comp-blue", "comp-green"}, Not: []string{"comp-storage"}},
+		{Args: []string{"connect", "comp-blue", ""}, Want: []string{"comp-green", ns + "/web"}, Not: []string{"comp-blue", "comp-storage"}},
+		{Args: []string{"connect", "a", "b", "--connectivity", ""}, Want: []string{"pod", "service", "pod,service"}},
+		{Args: []string{"disconnect", ""}, Want: []string{"comp-blue-comp-green", "comp-blue", ns + "/web"}},
+		{Args: []string{"disconnect", "comp-blue", ""}, Want: []string{"comp-green"}, Not: []string{"comp-blue-comp-green", "comp-blue"}},
+		{Args: []string{"connections", "describe", ""}, Want: []string{"comp-blue-comp-green"}, Not: []string{"comp-blue"}},
+		{Args: []string{"connections", "describe", "comp-blue-comp-green", ""}, Not: []string{"comp-blue-comp-green"}},
+	})
 }
 
 // TestHelp checks that every command has examples and speaks of `kubectl ovnk`.
 func TestHelp(t *testing.T) {
 	f := &cmdutil.Factory{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Example == "" {
-			t.Errorf("%s has no examples", c.CommandPath())
-		}
-		for _, line := range strings.Split(c.Example, "\n") {
-			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "kubectl ovnk ") {
-				t.Errorf("%s: example line %q does not run kubectl ovnk", c.CommandPath(), l)
-			}
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	for _, c := range []*cobra.Command{NewConnect(f), NewDisconnect(f), NewConnections(f)} {
-		walk(c)
-	}
+	clitest.CheckHelp(t, NewConnect(f), NewDisconnect(f), NewConnections(f))
 }

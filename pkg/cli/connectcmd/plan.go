@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -36,13 +37,13 @@ type request struct {
 // ClusterUserDefinedNetworks that lack NetworkNameLabel, then create the connect.
 type plan struct {
 	connect *ovnkv1.ClusterNetworkConnect
-	label   []network
+	label   []usernet.Network
 }
 
 // planConnect checks the request against the cluster and returns the plan, or the
 // first reason to refuse it, in one line naming the values and the fix.
 func (r *request) planConnect(snap *snapshot) (*plan, error) {
-	var nets []network
+	var nets []usernet.Network
 	for _, arg := range r.args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {
@@ -102,25 +103,25 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 }
 
 // connectable refuses a network that has no router to connect.
-func connectable(n network) error {
+func connectable(n usernet.Network) error {
 	switch {
-	case n.role() != ovnkv1.NetworkRolePrimary:
-		return fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.ref(), strings.ToLower(string(n.role())))
-	case n.transport() == ovnkv1.TransportOptionNoOverlay:
-		return fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.ref())
+	case n.Role() != ovnkv1.NetworkRolePrimary:
+		return fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.Ref(), strings.ToLower(string(n.Role())))
+	case n.Transport() == ovnkv1.TransportOptionNoOverlay:
+		return fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.Ref())
 	}
 	return nil
 }
 
 // overlappingNetworks refuses networks whose pod subnets overlap: once connected, an
 // address would name a pod in each.
-func overlappingNetworks(nets []network) error {
+func overlappingNetworks(nets []usernet.Network) error {
 	for i, a := range nets {
 		for _, b := range nets[i+1:] {
-			for _, pa := range a.subnets() {
-				for _, pb := range b.subnets() {
+			for _, pa := range subnetPrefixes(a) {
+				for _, pb := range subnetPrefixes(b) {
 					if pa.Overlaps(pb) {
-						return fmt.Errorf("networks %s (%s) and %s (%s) overlap: connected networks need distinct pod addresses, so connect only networks whose subnets do not overlap", a.ref(), pa, b.ref(), pb)
+						return fmt.Errorf("networks %s (%s) and %s (%s) overlap: connected networks need distinct pod addresses, so connect only networks whose subnets do not overlap", a.Ref(), pa, b.Ref(), pb)
 					}
 				}
 			}
@@ -131,7 +132,7 @@ func overlappingNetworks(nets []network) error {
 
 // connectSubnets are --subnet, or the defaults, for the IP families of the networks:
 // one per family some network has, and none of a family no network has.
-func (r *request) connectSubnets(nets []network) ([]connectSubnet, error) {
+func (r *request) connectSubnets(nets []usernet.Network) ([]connectSubnet, error) {
 	var out []connectSubnet
 	for _, v4 := range []bool{true, false} {
 		family := "IPv4"
@@ -140,8 +141,8 @@ func (r *request) connectSubnets(nets []network) ([]connectSubnet, error) {
 		}
 		var users []string
 		for _, n := range nets {
-			if n.hasFamily(v4) {
-				users = append(users, n.ref())
+			if hasFamily(n, v4) {
+				users = append(users, n.Ref())
 			}
 		}
 		idx := slices.IndexFunc(r.subnets, func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })
@@ -200,7 +201,7 @@ func joinPrefixes(ps []netip.Prefix) string {
 // connect subnets that overlap those of a connect sharing a network: both routers would
 // hand out the same link addresses on that network's router (the leader would refuse
 // the later connect).
-func (r *request) otherConnects(snap *snapshot, nets []network, subnets []connectSubnet) error {
+func (r *request) otherConnects(snap *snapshot, nets []usernet.Network, subnets []connectSubnet) error {
 	for i := range snap.connects {
 		other := &snap.connects[i]
 		theirs := selected(other, snap.networks, snap.nsLabels).all()
@@ -252,19 +253,19 @@ func nodeSlots(snap *snapshot) (int, string) {
 
 // labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,
 // after refusing labels that would make the selector pick another network or miss one.
-func labelsToAdd(snap *snapshot, nets []network) ([]network, error) {
+func labelsToAdd(snap *snapshot, nets []usernet.Network) ([]usernet.Network, error) {
 	var names []string
-	var out []network
+	var out []usernet.Network
 	for _, n := range nets {
-		if !n.cluster() {
+		if !n.Cluster() {
 			continue
 		}
-		name := n.cudn.Name
+		name := n.CUDN.Name
 		names = append(names, name)
 		if msgs := validation.IsValidLabelValue(name); len(msgs) > 0 {
 			return nil, fmt.Errorf("network %s cannot be selected by name: a label value holds its name only up to 63 characters; select it with a label of your own in a ClusterNetworkConnect written by hand", name)
 		}
-		switch v, ok := n.cudn.Labels[NetworkNameLabel]; {
+		switch v, ok := n.CUDN.Labels[NetworkNameLabel]; {
 		case !ok:
 			out = append(out, n)
 		case v != name:
@@ -273,12 +274,12 @@ func labelsToAdd(snap *snapshot, nets []network) ([]network, error) {
 		}
 	}
 	for _, n := range snap.networks {
-		if !n.cluster() {
+		if !n.Cluster() {
 			continue
 		}
-		if v, ok := n.cudn.Labels[NetworkNameLabel]; ok && v != n.cudn.Name && slices.Contains(names, v) {
+		if v, ok := n.CUDN.Labels[NetworkNameLabel]; ok && v != n.CUDN.Name && slices.Contains(names, v) {
 			return nil, fmt.Errorf("ClusterUserDefinedNetwork %s has label %s=%s, so a connect of %s would select it too: remove the label with `kubectl label clusteruserdefinednetwork %s %s-`",
-				n.cudn.Name, NetworkNameLabel, v, v, n.cudn.Name, NetworkNameLabel)
+				n.CUDN.Name, NetworkNameLabel, v, v, n.CUDN.Name, NetworkNameLabel)
 		}
 	}
 	return out, nil
@@ -289,7 +290,7 @@ const maxNameLength = validation.DNS1123LabelMaxLength
 
 // connectName is --name, checked to be free, or a free name derived from the networks:
 // "blue-green" for blue and green, "ns-tenant-blue" for ns/tenant and blue.
-func (r *request) connectName(snap *snapshot, nets []network) (string, error) {
+func (r *request) connectName(snap *snapshot, nets []usernet.Network) (string, error) {
 	if r.name != "" {
 		if c := snap.connect(r.name); c != nil {
 			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(selected(c, snap.networks, snap.nsLabels).all())))
@@ -298,7 +299,7 @@ func (r *request) connectName(snap *snapshot, nets []network) (string, error) {
 	}
 	parts := make([]string, len(nets))
 	for i, n := range nets {
-		parts[i] = strings.NewReplacer("/", "-", ".", "-").Replace(n.ref())
+		parts[i] = strings.NewReplacer("/", "-", ".", "-").Replace(n.Ref())
 	}
 	base := strings.Join(parts, "-")
 	if len(base) > maxNameLength-3 {

@@ -10,17 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // planCUDN is a primary ClusterUserDefinedNetwork of a snapshot, not on any server.
-func planCUDN(name string, topology ovnkv1.NetworkTopology, subnets ...string) network {
-	return network{cudn: &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: ovnkv1.ClusterUserDefinedNetworkSpec{Network: spec(topology, subnets...)}}}
+func planCUDN(name string, topology ovnkv1.NetworkTopology, subnets ...string) usernet.Network {
+	return usernet.Network{CUDN: &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: ovnkv1.ClusterUserDefinedNetworkSpec{Network: spec(topology, subnets...)}}}
 }
 
 // TestPlanSubnets checks the connect subnets chosen for the networks' IP families:
 // the defaults, and --network-prefix given for IPv4 or IPv6.
 func TestPlanSubnets(t *testing.T) {
-	snap := &snapshot{networks: []network{
+	snap := &snapshot{networks: []usernet.Network{
 		planCUDN("v4", ovnkv1.NetworkTopologyLayer3, "10.1.0.0/16"),
 		planCUDN("v6", ovnkv1.NetworkTopologyLayer3, "fd00:1::/48"),
 		planCUDN("v6b", ovnkv1.NetworkTopologyLayer2, "fd00:2::/64"),
@@ -60,18 +61,18 @@ func TestPlanSubnets(t *testing.T) {
 func TestConnectName(t *testing.T) {
 	long := strings.Repeat("a", 40)
 	snap := &snapshot{
-		networks: []network{
+		networks: []usernet.Network{
 			planCUDN("blue", ovnkv1.NetworkTopologyLayer3, "10.1.0.0/16"),
 			planCUDN("green.example", ovnkv1.NetworkTopologyLayer3, "10.2.0.0/16"),
 			planCUDN(long+"-x", ovnkv1.NetworkTopologyLayer3, "10.3.0.0/16"),
 			planCUDN(long+"-y", ovnkv1.NetworkTopologyLayer3, "10.4.0.0/16"),
-			{udn: &ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "web"}, Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3, Layer3: spec(ovnkv1.NetworkTopologyLayer3, "10.5.0.0/16").Layer3}}},
+			{UDN: &ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "web"}, Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3, Layer3: spec(ovnkv1.NetworkTopologyLayer3, "10.5.0.0/16").Layer3}}},
 		},
 		connects: []ovnkv1.ClusterNetworkConnect{{ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web-2"}}},
 	}
 	name := func(args ...string) string {
 		t.Helper()
-		var nets []network
+		var nets []usernet.Network
 		for _, a := range args {
 			n, err := resolve(snap.networks, a)
 			if err != nil {

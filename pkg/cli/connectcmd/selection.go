@@ -6,21 +6,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // selectorsFor returns network selectors that select exactly nets: the
 // ClusterUserDefinedNetworks by NetworkNameLabel, the UserDefinedNetworks (all primary)
 // by their namespaces' names, since a namespace has at most one primary network.
-func selectorsFor(nets []network) ovnkv1.NetworkSelectors {
+func selectorsFor(nets []usernet.Network) ovnkv1.NetworkSelectors {
 	var cudns, namespaces []string
 	for _, n := range nets {
-		if n.cluster() {
-			cudns = append(cudns, n.cudn.Name)
+		if n.Cluster() {
+			cudns = append(cudns, n.CUDN.Name)
 		} else {
-			namespaces = append(namespaces, n.udn.Namespace)
+			namespaces = append(namespaces, n.UDN.Namespace)
 		}
 	}
 	var out ovnkv1.NetworkSelectors
@@ -52,17 +52,17 @@ func inSelector(key string, values []string) metav1.LabelSelector {
 // selection is what a connect's selectors pick, as pkg/cluster reads them: the
 // networks that can be connected, and those that cannot, with the reason.
 type selection struct {
-	connected []network // sorted by ref
+	connected []usernet.Network // sorted by ref
 	refused   []refusedNetwork
 }
 
 type refusedNetwork struct {
-	network network
+	network usernet.Network
 	reason  string
 }
 
 // all is every selected network, connectable or not, sorted by ref.
-func (s selection) all() []network {
+func (s selection) all() []usernet.Network {
 	out := slices.Clone(s.connected)
 	for _, r := range s.refused {
 		out = append(out, r.network)
@@ -75,35 +75,19 @@ func (s selection) all() []network {
 // labels): ClusterUserDefinedNetworks by their labels, and the Primary
 // UserDefinedNetwork of each namespace its namespace selector matches. A selector that
 // does not parse selects nothing, as the leader reads it.
-func selected(cnc *ovnkv1.ClusterNetworkConnect, nets []network, nsLabels map[string]map[string]string) selection {
+func selected(cnc *ovnkv1.ClusterNetworkConnect, nets []usernet.Network, nsLabels map[string]map[string]string) selection {
 	var sel selection
 	for _, n := range nets {
-		if !slices.ContainsFunc(cnc.Spec.NetworkSelectors, func(s ovnkv1.NetworkSelector) bool { return selects(s, n, nsLabels) }) {
+		if !n.SelectedBy(cnc, nsLabels) {
 			continue
 		}
-		if why := n.refusal(); why != "" {
+		if why := refusal(n); why != "" {
 			sel.refused = append(sel.refused, refusedNetwork{network: n, reason: why})
 		} else {
 			sel.connected = append(sel.connected, n)
 		}
 	}
 	return sel
-}
-
-func selects(s ovnkv1.NetworkSelector, n network, nsLabels map[string]map[string]string) bool {
-	switch {
-	case s.NetworkSelectionType == ovnkv1.ClusterUserDefinedNetworks && s.ClusterUserDefinedNetworkSelector != nil && n.cluster():
-		return matches(&s.ClusterUserDefinedNetworkSelector.NetworkSelector, n.cudn.Labels)
-	case s.NetworkSelectionType == ovnkv1.PrimaryUserDefinedNetworks && s.PrimaryUserDefinedNetworkSelector != nil && !n.cluster():
-		ns, known := nsLabels[n.udn.Namespace]
-		return known && n.role() == ovnkv1.NetworkRolePrimary && matches(&s.PrimaryUserDefinedNetworkSelector.NamespaceSelector, ns)
-	}
-	return false
-}
-
-func matches(sel *metav1.LabelSelector, set map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	return err == nil && s.Matches(labels.Set(set))
 }
 
 // selectorText shows a connect's selectors the way kubectl shows label selectors.
@@ -133,7 +117,7 @@ func selectorText(cnc *ovnkv1.ClusterNetworkConnect) []string {
 }
 
 // sameNetworks reports whether two network lists hold the same networks.
-func sameNetworks(a, b []network) bool {
+func sameNetworks(a, b []usernet.Network) bool {
 	ra, rb := refs(a), refs(b)
 	slices.Sort(ra)
 	slices.Sort(rb)
@@ -141,17 +125,17 @@ func sameNetworks(a, b []network) bool {
 }
 
 // shared lists the networks of a that b also holds, by ref.
-func shared(a, b []network) []string {
+func shared(a, b []usernet.Network) []string {
 	var out []string
 	for _, n := range a {
-		if slices.ContainsFunc(b, func(m network) bool { return m.ref() == n.ref() }) {
-			out = append(out, n.ref())
+		if slices.ContainsFunc(b, func(m usernet.Network) bool { return m.Ref() == n.Ref() }) {
+			out = append(out, n.Ref())
 		}
 	}
 	return out
 }
 
 // describeNetworks names networks as "blue and ns/green" for messages.
-func describeNetworks(nets []network) string {
+func describeNetworks(nets []usernet.Network) string {
 	return andList(refs(nets))
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -66,26 +67,6 @@ func orWord(s, fallback string) string {
 	return s
 }
 
-// readiness is every node's readiness for the connect named cnc: agents report a
-// connect in their zone report under cluster.ConnectZoneStatusKey.
-func readiness(reports []cluster.ZoneReport, cnc string) []cluster.NodeReadiness {
-	out := make([]cluster.NodeReadiness, 0, len(reports))
-	for _, z := range reports {
-		out = append(out, z.Readiness(cluster.ConnectZoneStatusKey(cnc), "connect"))
-	}
-	return out
-}
-
-func countReady(rs []cluster.NodeReadiness) int {
-	n := 0
-	for _, r := range rs {
-		if r.Ready {
-			n++
-		}
-	}
-	return n
-}
-
 // allocation is what the leader recorded on a connect: its router's tunnel key (0 until
 // allocated) and each network's blocks, by the network's owner key.
 type allocation struct {
@@ -116,8 +97,8 @@ func allocationOf(cnc *ovnkv1.ClusterNetworkConnect) allocation {
 }
 
 // blocksOf are the network's blocks, nil until the leader allocated them.
-func (a allocation) blocksOf(n network) []netip.Prefix {
-	key := n.ownerKey()
+func (a allocation) blocksOf(n usernet.Network) []netip.Prefix {
+	key := ownerKey(n)
 	if key == "" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -142,13 +143,13 @@ func log2Ceil(v uint64) int {
 // checkCapacity checks that the subnet holds a block for each network, and each block
 // a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
 // at twice its node id) or one link for a Layer2 network.
-func checkCapacity(s connectSubnet, flagPrefix int, nets []network, nodeSlots int, slotsText string) error {
+func checkCapacity(s connectSubnet, flagPrefix int, nets []usernet.Network, nodeSlots int, slotsText string) error {
 	bitLen := s.cidr.Addr().BitLen()
 	blockSize := pow2(bitLen - s.blockPrefix)
 	var layer3 []string
 	for _, n := range nets {
-		if n.topology() == ovnkv1.NetworkTopologyLayer3 {
-			layer3 = append(layer3, n.ref())
+		if n.Topology() == ovnkv1.NetworkTopologyLayer3 {
+			layer3 = append(layer3, n.Ref())
 		}
 	}
 	need := uint64(2)
@@ -205,8 +206,8 @@ func reservedRanges(snap *snapshot, services []netip.Prefix) []reservedRange {
 		}
 	}
 	for _, n := range snap.networks {
-		add(n.subnets(), "subnet %s of network %s", n.ref())
-		add(n.joinSubnets(), "join subnet %s of network %s", n.ref())
+		add(subnetPrefixes(n), "subnet %s of network %s", n.Ref())
+		add(joinSubnetPrefixes(n), "join subnet %s of network %s", n.Ref())
 	}
 	add(udnJoinSubnets, "the default join subnet %s of user-defined networks")
 	add(defaultJoinSubnets, "the default network's join subnet %s")

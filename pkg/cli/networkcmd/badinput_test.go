@@ -19,13 +19,13 @@ import (
 // one line naming the value and the fix, and no network created.
 func TestBadInput(t *testing.T) {
 	h := newHarness(t)
-	ns := h.namespace("", nil)
-	other := h.namespace("", nil)
+	ns := h.Namespace("", nil)
+	other := h.Namespace("", nil)
 	// Networks the mistakes collide with.
-	h.mustRun("create", "existing", "-n", ns, "--subnet", "10.40.0.0/16")
+	h.MustRun("create", "existing", "-n", ns, "--subnet", "10.40.0.0/16")
 	h.cudnLater("bad-same-name")
-	h.mustRun("create", "bad-same-name", "--cluster", "--namespaces", other, "--subnet", "10.41.0.0/16", "--role", "secondary")
-	h.mustRun("create", "bad-same-name", "-n", ns, "--subnet", "10.42.0.0/16", "--role", "secondary")
+	h.MustRun("create", "bad-same-name", "--cluster", "--namespaces", other, "--subnet", "10.41.0.0/16", "--role", "secondary")
+	h.MustRun("create", "bad-same-name", "-n", ns, "--subnet", "10.42.0.0/16", "--role", "secondary")
 
 	for _, tc := range []struct {
 		name string
@@ -129,9 +129,9 @@ func TestBadInput(t *testing.T) {
 			`network "bad-same-name" is ambiguous`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h.t = t
+			h.T = t
 			before := h.networkCount()
-			_, stderr, err := h.run(tc.args...)
+			_, stderr, err := h.Run(tc.args...)
 			clitest.OneLine(t, err, tc.want)
 			if stderr != "" {
 				t.Errorf("stderr: %q", stderr)
@@ -142,11 +142,11 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// The ambiguous name resolves when qualified.
-	h.t = t
-	if out := h.mustRun("describe", "bad-same-name", "--cluster"); !strings.Contains(out, "ClusterUserDefinedNetwork") {
+	h.T = t
+	if out := h.MustRun("describe", "bad-same-name", "--cluster"); !strings.Contains(out, "ClusterUserDefinedNetwork") {
 		t.Errorf("describe --cluster did not pick the cluster network:\n%s", out)
 	}
-	if out := h.mustRun("describe", "bad-same-name", "-n", ns); !strings.Contains(out, "Kind:         UserDefinedNetwork") {
+	if out := h.MustRun("describe", "bad-same-name", "-n", ns); !strings.Contains(out, "Kind:         UserDefinedNetwork") {
 		t.Errorf("describe -n did not pick the namespaced network:\n%s", out)
 	}
 }
@@ -166,8 +166,8 @@ func TestUnreachableCluster(t *testing.T) {
 	cfg.AuthInfos["closed"] = &clientcmdapi.AuthInfo{Token: "t"}
 	cfg.Contexts["closed"] = &clientcmdapi.Context{Cluster: "closed", AuthInfo: "closed", Namespace: "default"}
 	cfg.CurrentContext = "closed"
-	h.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, h.kubeconfig); err != nil {
+	h.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, h.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -178,11 +178,11 @@ func TestUnreachableCluster(t *testing.T) {
 		{"create", "blue", "--subnet", "10.0.0.0/16", "--dry-run=server"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			_, _, err := h.run(args...)
+			_, _, err := h.Run(args...)
 			clitest.OneLine(t, err, "cannot reach the API server at "+server)
 		})
 	}
-	out, _, err := h.run("create", "blue", "--subnet", "10.0.0.0/16", "--dry-run")
+	out, _, err := h.Run("create", "blue", "--subnet", "10.0.0.0/16", "--dry-run")
 	if err != nil || !strings.Contains(out, "kind: UserDefinedNetwork") {
 		t.Errorf("a client-side dry run needs no cluster: %v\n%s", err, out)
 	}
@@ -191,11 +191,11 @@ func TestUnreachableCluster(t *testing.T) {
 // TestDryRun checks that both dry runs print the network and create nothing.
 func TestDryRun(t *testing.T) {
 	h := newHarness(t)
-	ns := h.namespace("", nil)
+	ns := h.Namespace("", nil)
 	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server"} {
 		t.Run(dry, func(t *testing.T) {
-			h.t = t
-			out := h.mustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", dry)
+			h.T = t
+			out := h.MustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", dry)
 			var udn ovnkv1.UserDefinedNetwork
 			if err := yamlStrict(out, &udn); err != nil {
 				t.Fatalf("%s did not print YAML of a UserDefinedNetwork: %v\n%s", dry, err, out)
@@ -208,8 +208,8 @@ func TestDryRun(t *testing.T) {
 			}
 		})
 	}
-	h.t = t
-	out := h.mustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
+	h.T = t
+	out := h.MustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
 	if out != "clusteruserdefinednetwork.k8s.ovn.org/dry\n" {
 		t.Errorf("--dry-run=server -o name printed %q", out)
 	}

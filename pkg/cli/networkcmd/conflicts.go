@@ -14,16 +14,17 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // checkCluster checks the new network against the cluster before it is created: the
 // namespaces it serves exist (or, for a selector, a note when none matches yet), and
 // no network already serving one of them would make the leader refuse it.
 func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client.Object) error {
-	n := networkOf(obj)
+	n := usernet.Of(obj)
 	nsLabels := map[string]map[string]string{}
-	if n.cluster() {
-		all, err := s.namespaceLabels(ctx)
+	if n.Cluster() {
+		all, err := s.NamespaceLabels(ctx)
 		if err != nil {
 			return err
 		}
@@ -34,7 +35,7 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 		}
 		nsLabels = all
 	} else {
-		ns, err := s.namespace(ctx, n.namespace())
+		ns, err := s.namespace(ctx, n.Namespace())
 		if err != nil {
 			return err
 		}
@@ -42,7 +43,7 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 	}
 	var served []string
 	for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-		if n.serves(ns, nsLabels[ns]) {
+		if n.Serves(ns, nsLabels[ns]) {
 			served = append(served, ns)
 		}
 	}
@@ -62,22 +63,22 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 // serving a common namespace need subnets that do not overlap, and a namespace has at
 // most one primary network. The leader would leave the new network uncreated
 // (NetworkCreated False); saying so now spares creating it.
-func conflict(n network, served []string, nsLabels map[string]map[string]string, existing []network) error {
+func conflict(n usernet.Network, served []string, nsLabels map[string]map[string]string, existing []usernet.Network) error {
 	for _, e := range existing {
-		if e.ref() == n.ref() && e.cluster() == n.cluster() {
+		if e.Ref() == n.Ref() && e.Cluster() == n.Cluster() {
 			continue // the same object: create reports that it exists
 		}
 		for _, ns := range served {
-			if !e.serves(ns, nsLabels[ns]) {
+			if !e.Serves(ns, nsLabels[ns]) {
 				continue
 			}
-			if n.role() == ovnkv1.NetworkRolePrimary && e.role() == ovnkv1.NetworkRolePrimary {
-				return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", ns, e.kind(), e.ref())
+			if n.Role() == ovnkv1.NetworkRolePrimary && e.Role() == ovnkv1.NetworkRolePrimary {
+				return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", ns, e.Kind(), e.Ref())
 			}
-			for _, mine := range n.subnets() {
-				for _, theirs := range e.subnets() {
+			for _, mine := range n.Subnets() {
+				for _, theirs := range e.Subnets() {
 					if overlap(mine, theirs) {
-						return fmt.Errorf("--subnet %s: overlaps subnet %s of %s %s, which also serves namespace %s; networks of one namespace need subnets that do not overlap", mine, theirs, e.kind(), e.ref(), ns)
+						return fmt.Errorf("--subnet %s: overlaps subnet %s of %s %s, which also serves namespace %s; networks of one namespace need subnets that do not overlap", mine, theirs, e.Kind(), e.Ref(), ns)
 					}
 				}
 			}

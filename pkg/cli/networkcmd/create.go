@@ -17,6 +17,8 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	netvalidation "github.com/ovnk/ovnk/pkg/api/v1/validation"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -142,7 +144,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
 	if err := o.checkCluster(ctx, s, obj); err != nil {
 		return err
@@ -151,32 +153,25 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if o.dryRun == dryRunServer {
 		opts = append(opts, client.DryRunAll)
 	}
-	n := networkOf(obj)
+	n := usernet.Of(obj)
 	if err := s.Client.Create(ctx, obj, opts...); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("%s %q already exists%s: pick another NAME, or delete it first", n.resourceType(), n.name(), inNamespace(n))
+			return fmt.Errorf("%s %q already exists%s: pick another NAME, or delete it first", n.ResourceType(), n.Name(), inNamespace(n))
 		}
-		return s.explain(err, "create "+n.kind()+" "+n.ref())
+		return s.Failed(err, "create "+n.Kind()+" "+n.Ref())
 	}
 	if !o.output.Human() {
 		return o.output.PrintObject(obj, o.f.Out)
 	}
-	_, err = fmt.Fprintf(o.f.Out, "%s/%s created\n", n.resourceType(), n.name())
+	_, err = fmt.Fprintf(o.f.Out, "%s/%s created\n", n.ResourceType(), n.Name())
 	return err
 }
 
-func inNamespace(n network) string {
-	if n.cluster() {
+func inNamespace(n usernet.Network) string {
+	if n.Cluster() {
 		return ""
 	}
-	return " in namespace " + n.namespace()
-}
-
-func networkOf(obj client.Object) network {
-	if c, ok := obj.(*ovnkv1.ClusterUserDefinedNetwork); ok {
-		return network{cudn: c}
-	}
-	return network{udn: obj.(*ovnkv1.UserDefinedNetwork)}
+	return " in namespace " + n.Namespace()
 }
 
 // build turns the flags into the object to create, or the first mistake in them, as

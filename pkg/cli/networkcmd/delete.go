@@ -14,6 +14,8 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -58,7 +60,7 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 }
 
 func (o *deleteOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
@@ -70,20 +72,20 @@ func (o *deleteOptions) run(ctx context.Context, arg string) error {
 			return err
 		}
 		if len(pods) > 0 {
-			return fmt.Errorf("network %s is in use by %s: delete them first, or pass --force to delete the network anyway", n.ref(), podList(pods))
+			return fmt.Errorf("network %s is in use by %s: delete them first, or pass --force to delete the network anyway", n.Ref(), podList(pods))
 		}
 	}
-	err = s.Client.Delete(ctx, n.object(), client.Preconditions{UID: ptr(n.object().GetUID())})
+	err = s.Client.Delete(ctx, n.Object(), client.Preconditions{UID: ptr(n.Object().GetUID())})
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("network %s was deleted by someone else meanwhile", n.ref())
+		return fmt.Errorf("network %s was deleted by someone else meanwhile", n.Ref())
 	}
 	if err != nil {
-		return s.explain(err, "delete network "+n.ref())
+		return s.Failed(err, "delete network "+n.Ref())
 	}
-	if n.cluster() {
-		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted\n", n.resourceType(), n.name())
+	if n.Cluster() {
+		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted\n", n.ResourceType(), n.Name())
 	} else {
-		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted from %s namespace\n", n.resourceType(), n.name(), n.namespace())
+		_, err = fmt.Fprintf(o.f.Out, "%s %q deleted from %s namespace\n", n.ResourceType(), n.Name(), n.Namespace())
 	}
 	return err
 }
@@ -108,18 +110,18 @@ func podList(pods []string) string {
 // Primary network every pod of the namespaces it serves, for a Secondary network the
 // pods with an interface on it in k8s.ovn.org/pod-networks. Finished and host-network
 // pods have no interface on any pod network and do not count.
-func (s *session) podsUsing(ctx context.Context, n network) ([]string, error) {
+func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, error) {
 	served := map[string]bool{}
-	if n.cluster() {
-		nsLabels, err := s.namespaceLabels(ctx)
+	if n.Cluster() {
+		nsLabels, err := s.NamespaceLabels(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for ns, l := range nsLabels {
-			served[ns] = n.serves(ns, l)
+			served[ns] = n.Serves(ns, l)
 		}
 	} else {
-		served[n.namespace()] = true
+		served[n.Namespace()] = true
 	}
 	uses, err := s.usage(ctx, n, served)
 	if err != nil {
@@ -128,12 +130,12 @@ func (s *session) podsUsing(ctx context.Context, n network) ([]string, error) {
 	// A secondary network's pods may live anywhere; a primary network's in its own
 	// namespace, which is all a UserDefinedNetwork needs to list.
 	listNS := ""
-	if !n.cluster() && n.role() == ovnkv1.NetworkRolePrimary {
-		listNS = n.namespace()
+	if !n.Cluster() && n.Role() == ovnkv1.NetworkRolePrimary {
+		listNS = n.Namespace()
 	}
 	var pods corev1.PodList
 	if err := s.Client.List(ctx, &pods, client.InNamespace(listNS)); err != nil {
-		return nil, s.explain(err, "list pods")
+		return nil, s.Failed(err, "list pods")
 	}
 	var out []string
 	for _, p := range pods.Items {
@@ -149,19 +151,19 @@ func (s *session) podsUsing(ctx context.Context, n network) ([]string, error) {
 }
 
 // usage returns the test of whether a pod uses n, given the namespaces n serves.
-func (s *session) usage(ctx context.Context, n network, served map[string]bool) (func(*corev1.Pod) bool, error) {
-	if n.role() == ovnkv1.NetworkRolePrimary {
+func (s *session) usage(ctx context.Context, n usernet.Network, served map[string]bool) (func(*corev1.Pod) bool, error) {
+	if n.Role() == ovnkv1.NetworkRolePrimary {
 		return func(p *corev1.Pod) bool { return served[p.Namespace] }, nil
 	}
 	// A pod names a network by NAD name "<namespace>/<name>": a UserDefinedNetwork's
 	// own, or a ClusterUserDefinedNetwork's in a namespace it serves where no
 	// UserDefinedNetwork has that name (the UserDefinedNetwork wins, as in pkg/cluster).
 	shadowed := map[string]bool{}
-	if n.cluster() {
+	if n.Cluster() {
 		var udns ovnkv1.UserDefinedNetworkList
-		err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", n.name())})
+		err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", n.Name())})
 		if err != nil {
-			return nil, s.explain(err, "list UserDefinedNetworks named "+n.name())
+			return nil, s.Failed(err, "list UserDefinedNetworks named "+n.Name())
 		}
 		for _, u := range udns.Items {
 			shadowed[u.Namespace] = true
@@ -175,10 +177,10 @@ func (s *session) usage(ctx context.Context, n network, served map[string]bool) 
 		}
 		for nad := range ifaces {
 			ns, name, ok := strings.Cut(nad, "/")
-			if !ok || name != n.name() {
+			if !ok || name != n.Name() {
 				continue
 			}
-			if !n.cluster() && ns == n.namespace() || n.cluster() && served[ns] && !shadowed[ns] {
+			if !n.Cluster() && ns == n.Namespace() || n.Cluster() && served[ns] && !shadowed[ns] {
 				return true
 			}
 		}

@@ -1,10 +1,8 @@
 package networkcmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,18 +10,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/describe"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
 	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
-
-// maxEvents is how many of the most recent events describe shows.
-const maxEvents = 10
 
 // describeOptions are the flags and dependencies of `network describe`.
 type describeOptions struct {
@@ -69,158 +66,42 @@ func exactlyOneNetwork(cmd *cobra.Command, args []string) error {
 }
 
 func (o *describeOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
 		return err
 	}
-	nodes, err := s.nodes(ctx)
+	reports, cncs, err := s.reportsAndConnects(ctx)
 	if err != nil {
 		return err
 	}
-	cncs, err := s.connects(ctx)
+	nsLabels, err := s.NamespaceLabels(ctx)
 	if err != nil {
 		return err
 	}
-	nsLabels, err := s.namespaceLabels(ctx)
+	events, err := describe.RecentEvents(ctx, s.Clientset, n.Namespace(), n.Object().GetUID())
 	if err != nil {
-		return err
+		return s.Failed(err, "list events about "+n.Ref())
 	}
-	events, err := s.events(ctx, n)
-	if err != nil {
-		return err
-	}
-	d := &describer{w: &bytes.Buffer{}, p: newPalette(o.f, o.f.Out), width: o.f.Width(), now: o.now()}
+	d := describer{describe.New(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
 	d.network(n, nsLabels)
-	d.conditions(n.conditions())
-	d.nodes(readiness(cluster.ReadZoneReports(nodes), n.ovnName()))
+	d.Conditions(n.Conditions())
+	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
 	d.connections(connectedBy(n, cncs, nsLabels))
-	d.events(events)
-	if d.err != nil {
-		return d.err
-	}
-	_, err = io.Copy(o.f.Out, d.w)
-	return err
+	d.Events(events)
+	return d.Flush(o.f.Out)
 }
 
-// events lists the events about the network object, found by its UID (events about a
-// cluster-scoped object may be in any namespace, usually "default"), oldest first.
-func (s *session) events(ctx context.Context, n network) ([]eventsv1.Event, error) {
-	sel := fields.OneTermEqualSelector("regarding.uid", string(n.object().GetUID())).String()
-	list, err := s.Clientset.EventsV1().Events(n.namespace()).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return nil, s.explain(err, "list events about "+n.ref())
-	}
-	events := list.Items
-	slices.SortStableFunc(events, func(a, b eventsv1.Event) int { return lastSeen(a).Compare(lastSeen(b)) })
-	if len(events) > maxEvents {
-		events = events[len(events)-maxEvents:]
-	}
-	return events, nil
-}
-
-// lastSeen is when the event last happened: its series' last observation, else when it
-// was recorded (events written through the core/v1 API have only the deprecated time).
-func lastSeen(e eventsv1.Event) time.Time {
-	switch {
-	case e.Series != nil:
-		return e.Series.LastObservedTime.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.DeprecatedLastTimestamp.IsZero():
-		return e.DeprecatedLastTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
-func timesSeen(e eventsv1.Event) int {
-	switch {
-	case e.Series != nil:
-		return int(e.Series.Count)
-	case e.DeprecatedCount > 0:
-		return int(e.DeprecatedCount)
-	}
-	return 1
-}
-
-// describer writes describe's sections, kubectl describe's way: "Key:  value" lines,
-// then titled tables indented by two spaces. The first write error sticks.
+// describer writes the sections of a network's description.
 type describer struct {
-	w     *bytes.Buffer
-	p     palette
-	width int
-	now   time.Time
-	err   error
+	*describe.Writer
 }
 
-// sectionIndent is the indentation of a section's table under its title.
-const sectionIndent = "  "
-
-// fieldLine is one "Key:  value" entry; a value of several lines is indented under the
-// first.
-type fieldLine struct {
-	key    string
-	values []string
-}
-
-func (d *describer) printf(format string, args ...any) {
-	if d.err == nil {
-		_, d.err = fmt.Fprintf(d.w, format, args...)
-	}
-}
-
-// fields writes aligned "Key:  value" lines, wrapping long values under themselves.
-func (d *describer) fields(lines []fieldLine) {
-	keyWidth := 0
-	for _, l := range lines {
-		keyWidth = max(keyWidth, len(l.key)+1)
-	}
-	indent := strings.Repeat(" ", keyWidth+2)
-	for _, l := range lines {
-		key := d.p.key.Render(l.key+":") + strings.Repeat(" ", keyWidth-len(l.key)+1)
-		var wrapped []string
-		for _, v := range l.values {
-			wrapped = append(wrapped, table.Wrap("")(v, max(d.width-len(indent), 20))...)
-		}
-		for i, v := range wrapped {
-			if i == 0 {
-				d.printf("%s%s\n", key, v)
-			} else {
-				d.printf("%s%s\n", indent, v)
-			}
-		}
-	}
-}
-
-// section writes a title, a note after it ("<none>" when the table has no rows and
-// there is no note), and the table.
-func (d *describer) section(title, note string, t *table.Table) {
-	if note == "" && len(t.Rows) == 0 {
-		note = d.p.faint.Render("<none>")
-	}
-	if note != "" {
-		note = "  " + note
-	}
-	d.printf("%s%s\n", d.p.key.Render(title+":"), note)
-	if len(t.Rows) == 0 {
-		return
-	}
-	var buf bytes.Buffer
-	if err := t.Render(&buf, d.width-len(sectionIndent)); err != nil && d.err == nil {
-		d.err = err
-	}
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		if line != "" {
-			d.printf("%s%s", sectionIndent, line)
-		}
-	}
-}
-
-func (d *describer) network(n network, nsLabels map[string]map[string]string) {
-	lines := []fieldLine{{"Name", []string{n.name()}}, {"Kind", []string{n.kind()}}}
-	if n.cluster() {
-		sel := &n.cudn.Spec.NamespaceSelector
+func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]string) {
+	lines := []describe.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
+	if n.Cluster() {
+		sel := &n.CUDN.Spec.NamespaceSelector
 		selText, err := metav1.LabelSelectorAsSelector(sel)
 		shown := "<invalid: " + fmt.Sprint(err) + ">"
 		if err == nil {
@@ -231,45 +112,45 @@ func (d *describer) network(n network, nsLabels map[string]map[string]string) {
 		}
 		var served []string
 		for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-			if n.serves(ns, nsLabels[ns]) {
+			if n.Serves(ns, nsLabels[ns]) {
 				served = append(served, ns)
 			}
 		}
-		lines = append(lines, fieldLine{"Selector", []string{shown}}, fieldLine{"Namespaces", []string{orNone(strings.Join(served, ", "))}})
+		lines = append(lines, describe.Field{Key: "Selector", Values: d.Plain(shown)}, describe.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
 	} else {
-		lines = append(lines, fieldLine{"Namespace", []string{n.namespace()}})
+		lines = append(lines, describe.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})
 	}
-	if l := n.object().GetLabels(); len(l) > 0 {
+	if l := n.Object().GetLabels(); len(l) > 0 {
 		var kv []string
 		for _, k := range slices.Sorted(maps.Keys(l)) {
 			kv = append(kv, k+"="+l[k])
 		}
-		lines = append(lines, fieldLine{"Labels", kv})
+		lines = append(lines, describe.Field{Key: "Labels", Values: d.Plain(kv...)})
 	}
 	lines = append(lines,
-		fieldLine{"OVN network", []string{n.ovnName()}},
-		fieldLine{"Age", []string{age(n.object().GetCreationTimestamp(), d.now)}},
-		fieldLine{"Topology", []string{string(n.spec().Topology)}},
-		fieldLine{"Role", []string{string(n.role())}},
-		fieldLine{"Subnets", subnetLines(n.spec())},
+		describe.Field{Key: "OVN network", Values: d.Plain(n.OVNName())},
+		describe.Field{Key: "Age", Values: d.Plain(d.Age(n.Object().GetCreationTimestamp()))},
+		describe.Field{Key: "Topology", Values: d.Plain(string(n.Spec().Topology))},
+		describe.Field{Key: "Role", Values: d.Plain(string(n.Role()))},
+		describe.Field{Key: "Subnets", Values: d.Plain(subnetLines(n.Spec())...)},
 	)
-	if n.role() == ovnkv1.NetworkRolePrimary {
-		lines = append(lines, fieldLine{"Join subnets", []string{orDefault(strings.Join(n.joinSubnets(), ", "))}})
+	if n.Role() == ovnkv1.NetworkRolePrimary {
+		lines = append(lines, describe.Field{Key: "Join subnets", Values: d.Plain(orDefault(strings.Join(n.JoinSubnets(), ", ")))})
 	}
 	mtu := "default (" + strconv.Itoa(cluster.DefaultMTU) + ")"
-	if m := n.mtu(); m != 0 {
+	if m := n.MTU(); m != 0 {
 		mtu = strconv.Itoa(int(m))
 	}
-	lines = append(lines, fieldLine{"MTU", []string{mtu}})
-	if l2 := n.spec().Layer2; l2 != nil {
-		lines = append(lines, fieldLine{"IPAM", []string{ipamText(l2.IPAM)}})
+	lines = append(lines, describe.Field{Key: "MTU", Values: d.Plain(mtu)})
+	if l2 := n.Spec().Layer2; l2 != nil {
+		lines = append(lines, describe.Field{Key: "IPAM", Values: d.Plain(ipamText(l2.IPAM))})
 	}
-	transport := string(n.transport())
-	if no := n.spec().NoOverlay; no != nil {
+	transport := string(n.Transport())
+	if no := n.Spec().NoOverlay; no != nil {
 		transport += fmt.Sprintf(" (outbound SNAT %s, routing %s)", no.OutboundSNAT, no.Routing)
 	}
-	lines = append(lines, fieldLine{"Transport", []string{transport}})
-	d.fields(lines)
+	lines = append(lines, describe.Field{Key: "Transport", Values: d.Plain(transport)})
+	d.Fields(lines)
 }
 
 // subnetLines shows each subnet, with a Layer3 network's per-node block size.
@@ -326,39 +207,8 @@ func orDefault(s string) string {
 	return s
 }
 
-func (d *describer) conditions(conds []metav1.Condition) {
-	t := newTable(d.p,
-		table.Column{Header: "TYPE"}, table.Column{Header: "STATUS"}, table.Column{Header: "REASON", MinWidth: 10},
-		table.Column{Header: "AGE"}, table.Column{Header: "MESSAGE", MinWidth: 20},
-	)
-	for _, c := range conds {
-		status := d.p.warn
-		switch c.Status {
-		case metav1.ConditionTrue:
-			status = d.p.good
-		case metav1.ConditionFalse:
-			status = d.p.bad
-		}
-		t.Add(table.Text(c.Type), table.Styled(string(c.Status), status), table.Text(c.Reason), table.Text(age(c.LastTransitionTime, d.now)), table.Text(c.Message))
-	}
-	d.section("Conditions", "", t)
-}
-
-func (d *describer) nodes(rs []cluster.NodeReadiness) {
-	t := newTable(d.p, table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
-	for _, r := range rs {
-		if r.Ready {
-			t.Add(table.Text(r.Node), table.Styled("yes", d.p.good), table.Text(""))
-		} else {
-			t.Add(table.Text(r.Node), table.Styled("no", d.p.bad), table.Text(r.Reason))
-		}
-	}
-	ready := countReady(rs)
-	d.section("Nodes", d.p.ratio(ready, len(rs)).Render(fmt.Sprintf("%d/%d ready", ready, len(rs))), t)
-}
-
 func (d *describer) connections(cncs []ovnkv1.ClusterNetworkConnect) {
-	t := newTable(d.p, table.Column{Header: "NAME", MinWidth: 10}, table.Column{Header: "CONNECTIVITY", Stack: true}, table.Column{Header: "STATUS"})
+	t := d.Palette.Table(table.Column{Header: "NAME", MinWidth: 10}, table.Column{Header: "CONNECTIVITY", Stack: true}, table.Column{Header: "STATUS"})
 	for _, c := range cncs {
 		var kinds []string
 		for _, k := range c.Spec.Connectivity {
@@ -367,34 +217,11 @@ func (d *describer) connections(cncs []ovnkv1.ClusterNetworkConnect) {
 		status := table.Text(orNone(string(c.Status.Status)))
 		switch c.Status.Status {
 		case ovnkv1.ConnectStatusSuccess:
-			status.Style = &d.p.good
+			status.Style = &d.Palette.Good
 		case ovnkv1.ConnectStatusFailure:
-			status.Style = &d.p.bad
+			status.Style = &d.Palette.Bad
 		}
 		t.Add(table.Text(c.Name), table.Cell{Values: kinds}, status)
 	}
-	d.section("Connected to", "", t)
-}
-
-func (d *describer) events(events []eventsv1.Event) {
-	t := newTable(d.p,
-		table.Column{Header: "TYPE"}, table.Column{Header: "REASON", MinWidth: 10}, table.Column{Header: "AGE"},
-		table.Column{Header: "FROM", MinWidth: 8}, table.Column{Header: "MESSAGE", MinWidth: 20},
-	)
-	for _, e := range events {
-		typ := table.Text(e.Type)
-		if e.Type == "Warning" {
-			typ.Style = &d.p.warn
-		}
-		when := age(metav1.NewTime(lastSeen(e)), d.now)
-		if n := timesSeen(e); n > 1 {
-			when += fmt.Sprintf(" (x%d)", n)
-		}
-		from := e.ReportingController
-		if from == "" {
-			from = e.DeprecatedSource.Component
-		}
-		t.Add(typ, table.Text(e.Reason), table.Text(when), table.Text(from), table.Text(e.Note))
-	}
-	d.section("Events", "", t)
+	d.Section("Connected to", "", t)
 }

@@ -1,7 +1,6 @@
 package networkcmd
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,9 +19,9 @@ import (
 // conditions and events. It returns the clock the views are drawn at: 30 hours after
 // the networks were created, so every AGE is stable.
 func goldenCluster(h *harness) func() time.Time {
-	h.t.Helper()
-	blue := h.namespace("golden-blue", map[string]string{"tenant": "blue"})
-	red := h.namespace("golden-red", nil)
+	h.T.Helper()
+	blue := h.Namespace("golden-blue", map[string]string{"tenant": "blue"})
+	red := h.Namespace("golden-red", nil)
 
 	shared := &ovnkv1.ClusterUserDefinedNetwork{
 		ObjectMeta: metav1.ObjectMeta{Name: "golden-shared", Labels: map[string]string{"network": "colored"}},
@@ -60,7 +59,7 @@ func goldenCluster(h *harness) func() time.Time {
 		}},
 	}
 	for _, n := range []client.Object{shared, tenant, storage, long} {
-		h.create(n)
+		h.Create(n)
 	}
 	created := shared.CreationTimestamp.Time
 	for _, n := range []client.Object{tenant, storage, long} {
@@ -76,22 +75,22 @@ func goldenCluster(h *harness) func() time.Time {
 		{Type: "NetworkReady", Status: metav1.ConditionFalse, Reason: "Pending", LastTransitionTime: ago(5 * time.Minute),
 			Message: "ready on 1/3 nodes; node node-b: no k8s.ovn.org/l3-gateway-config yet; node node-c: no zone report yet"},
 	}
-	if err := h.c.Status().Update(h.ctx(), tenant); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Status().Update(h.Ctx(), tenant); err != nil {
+		h.T.Fatal(err)
 	}
 
-	h.node("node-a", map[string]string{
+	h.Node("node-a", clitest.ZoneStatus(h.T, map[string]string{
 		cluster.CUDNNetworkName(shared.Name):       "",
 		cluster.UDNNetworkName(blue, tenant.Name):  "",
 		cluster.UDNNetworkName(blue, storage.Name): "",
 		cluster.UDNNetworkName(red, long.Name):     "",
-	})
-	h.node("node-b", map[string]string{
+	}))
+	h.Node("node-b", clitest.ZoneStatus(h.T, map[string]string{
 		cluster.CUDNNetworkName(shared.Name):      "",
 		cluster.UDNNetworkName(blue, tenant.Name): "no k8s.ovn.org/l3-gateway-config yet",
 		cluster.UDNNetworkName(red, long.Name):    "",
-	})
-	h.node("node-c", nil)
+	}))
+	h.Node("node-c", nil)
 
 	connect := &ovnkv1.ClusterNetworkConnect{
 		ObjectMeta: metav1.ObjectMeta{Name: "golden-colored"},
@@ -106,21 +105,21 @@ func goldenCluster(h *harness) func() time.Time {
 			Connectivity:   []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork, ovnkv1.ConnectivityClusterIPServiceNetwork},
 		},
 	}
-	h.create(connect)
+	h.Create(connect)
 	connect.Status.Status = ovnkv1.ConnectStatusSuccess
-	if err := h.c.Status().Update(h.ctx(), connect); err != nil {
-		h.t.Fatal(err)
+	if err := h.C.Status().Update(h.Ctx(), connect); err != nil {
+		h.T.Fatal(err)
 	}
 
 	regarding := corev1.ObjectReference{APIVersion: ovnkv1.SchemeGroupVersion.String(), Kind: "UserDefinedNetwork", Namespace: blue, Name: tenant.Name, UID: tenant.UID}
-	h.create(&eventsv1.Event{
+	h.Create(&eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.overlap"},
 		EventTime:  metav1.NewMicroTime(now.Add(-31 * time.Minute)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
 		Action: "CreateNetwork", Type: corev1.EventTypeWarning, Reason: "SubnetOverlap", Regarding: regarding,
 		Note:   `network "golden-blue_tenant" subnet 10.50.0.0/16 overlaps subnet 10.50.0.0/24 of network "golden-blue_old", which also serves namespace "golden-blue"; networks of the same namespace need subnets that do not overlap`,
 		Series: &eventsv1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(now.Add(-25 * time.Minute))},
 	})
-	h.create(&eventsv1.Event{
+	h.Create(&eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.created"},
 		EventTime:  metav1.NewMicroTime(now.Add(-20 * time.Minute)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
 		Action: "CreateNetwork", Type: corev1.EventTypeNormal, Reason: "Allocated", Regarding: regarding,
@@ -129,7 +128,7 @@ func goldenCluster(h *harness) func() time.Time {
 	// An event about another object of the same name must not show.
 	other := regarding
 	other.UID = "00000000-0000-0000-0000-000000000000"
-	h.create(&eventsv1.Event{
+	h.Create(&eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: blue, Name: "tenant.old"},
 		EventTime:  metav1.NewMicroTime(now.Add(-40 * time.Hour)), ReportingController: "ovnk-leader", ReportingInstance: "node-a",
 		Action: "CreateNetwork", Type: corev1.EventTypeNormal, Reason: "Deleted", Regarding: other, Note: "an earlier network of that name",
@@ -141,31 +140,12 @@ func goldenCluster(h *harness) func() time.Time {
 // columns, with testdata/*.golden.
 func TestGoldenViews(t *testing.T) {
 	h := newHarness(t)
-	h.now = goldenCluster(h)
-	views := []struct {
-		name string
-		args []string
-	}{
-		{"list", []string{"list"}},
-		{"list-namespace", []string{"list", "-n", "golden-blue"}},
-		{"describe-udn", []string{"describe", "golden-blue/tenant"}},
-		{"describe-cudn", []string{"describe", "golden-shared"}},
-		{"describe-no-ipam", []string{"describe", "storage", "-n", "golden-blue"}},
-	}
-	for _, v := range views {
-		for _, width := range []int{80, 200} {
-			for _, tty := range []bool{false, true} {
-				name := fmt.Sprintf("%s-%d", v.name, width)
-				if tty {
-					name += "-colour"
-				}
-				t.Run(name, func(t *testing.T) {
-					h.t, h.width, h.tty = t, width, tty
-					out := h.mustRun(v.args...)
-					clitest.Golden(t, name, out)
-					clitest.FitsTerminal(t, out, clitest.Terminal{TTY: tty, Width: width})
-				})
-			}
-		}
-	}
+	h.Now = goldenCluster(h)
+	h.GoldenViews(t, []clitest.View{
+		{Name: "list", Args: []string{"list"}},
+		{Name: "list-namespace", Args: []string{"list", "-n", "golden-blue"}},
+		{Name: "describe-udn", Args: []string{"describe", "golden-blue/tenant"}},
+		{Name: "describe-cudn", Args: []string{"describe", "golden-shared"}},
+		{Name: "describe-no-ipam", Args: []string{"describe", "storage", "-n", "golden-blue"}},
+	})
 }

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -30,8 +32,8 @@ func podInterface(t *testing.T, i int) cluster.PodInterface {
 // deletes it.
 func TestLifecycle(t *testing.T) {
 	h := newHarness(t)
-	red := h.namespace("", map[string]string{"tenant": "acme"})
-	green := h.namespace("", nil)
+	red := h.Namespace("", map[string]string{"tenant": "acme"})
+	green := h.Namespace("", nil)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -113,61 +115,61 @@ func TestLifecycle(t *testing.T) {
 		describe: []string{"Selector: tenant=acme", "Namespaces: " + red, "Transport: NoOverlay (outbound SNAT Disabled, routing Unmanaged)"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h.t = t
-			n := network{}
+			h.T = t
+			var n usernet.Network
 			switch w := tc.want.(type) {
 			case *ovnkv1.UserDefinedNetwork:
-				n.udn = w
+				n.UDN = w
 			case *ovnkv1.ClusterUserDefinedNetwork:
-				n.cudn = w
+				n.CUDN = w
 				h.cudnLater(w.Name)
 			}
-			out := h.mustRun(tc.args...)
-			if want := n.resourceType() + "/" + n.name() + " created\n"; out != want {
+			out := h.MustRun(tc.args...)
+			if want := n.ResourceType() + "/" + n.Name() + " created\n"; out != want {
 				t.Errorf("create printed %q, want %q", out, want)
 			}
 
 			got := tc.want.DeepCopyObject().(client.Object)
 			if !h.exists(got) {
-				t.Fatalf("%s was not created", n.ref())
+				t.Fatalf("%s was not created", n.Ref())
 			}
-			if !equality.Semantic.DeepEqual(networkOf(got).spec(), n.spec()) || !equality.Semantic.DeepEqual(selectorOf(got), selectorOf(tc.want)) {
+			if !equality.Semantic.DeepEqual(usernet.Of(got).Spec(), n.Spec()) || !equality.Semantic.DeepEqual(selectorOf(got), selectorOf(tc.want)) {
 				gotYAML, _ := yaml.Marshal(got)
 				wantYAML, _ := yaml.Marshal(tc.want)
 				t.Fatalf("the API server holds:\n%s\nwant:\n%s", gotYAML, wantYAML)
 			}
 
-			table := h.mustRun("list")
-			if row := tableRow(t, table, tc.row[0]); !slices.Equal(row[:len(tc.row)], tc.row) {
+			table := h.MustRun("list")
+			if row := clitest.TableRow(t, table, tc.row[0]); !slices.Equal(row[:len(tc.row)], tc.row) {
 				t.Errorf("list row = %q, want %q followed by the age\n%s", row, tc.row, table)
 			}
 			var listed unstructured.UnstructuredList
-			if err := json.Unmarshal([]byte(h.mustRun("list", "-o", "json")), &listed); err != nil {
+			if err := json.Unmarshal([]byte(h.MustRun("list", "-o", "json")), &listed); err != nil {
 				t.Fatalf("list -o json: %v", err)
 			}
 			if !slices.ContainsFunc(listed.Items, func(u unstructured.Unstructured) bool {
-				return u.GetKind() == n.kind() && u.GetName() == n.name() && u.GetNamespace() == n.namespace()
+				return u.GetKind() == n.Kind() && u.GetName() == n.Name() && u.GetNamespace() == n.Namespace()
 			}) {
-				t.Errorf("list -o json has no %s %s", n.kind(), n.ref())
+				t.Errorf("list -o json has no %s %s", n.Kind(), n.Ref())
 			}
 
-			args := []string{"describe", n.ref()}
-			if n.cluster() {
+			args := []string{"describe", n.Ref()}
+			if n.Cluster() {
 				args = append(args, "--cluster")
 			}
-			desc := h.mustRun(args...)
-			for _, want := range append(tc.describe, "Name: "+n.name(), "Nodes: 0/0 ready") {
+			desc := h.MustRun(args...)
+			for _, want := range append(tc.describe, "Name: "+n.Name(), "Nodes: 0/0 ready") {
 				if !strings.Contains(squeeze(desc), want) {
 					t.Errorf("describe lacks %q:\n%s", want, desc)
 				}
 			}
 
-			out = h.mustRun(append([]string{"delete"}, args[1:]...)...)
-			if !strings.HasPrefix(out, n.resourceType()+` "`+n.name()+`" deleted`) {
+			out = h.MustRun(append([]string{"delete"}, args[1:]...)...)
+			if !strings.HasPrefix(out, n.ResourceType()+` "`+n.Name()+`" deleted`) {
 				t.Errorf("delete printed %q", out)
 			}
 			if h.exists(got) {
-				t.Errorf("%s still exists after delete", n.ref())
+				t.Errorf("%s still exists after delete", n.Ref())
 			}
 		})
 	}

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/kubelist"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
 	"github.com/ovnk/ovnk/pkg/cli/table"
-	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // listOptions are the flags and dependencies of `network list`.
@@ -73,7 +73,7 @@ func (o *listOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
 	defer cancel()
 	nets, err := s.networks(ctx, ns)
 	if err != nil {
@@ -99,22 +99,18 @@ func (o *listOptions) run(ctx context.Context) error {
 		_, err := fmt.Fprintf(o.f.ErrOut, "No networks found%s.\n", where)
 		return err
 	}
-	nodes, err := s.nodes(ctx)
-	if err != nil {
-		return err
-	}
-	cncs, err := s.connects(ctx)
+	reports, cncs, err := s.reportsAndConnects(ctx)
 	if err != nil {
 		return err
 	}
 	if len(cncs) > 0 && ns == "" {
 		// Connects select Primary UserDefinedNetworks by their namespace's labels.
-		if nsLabels, err = s.namespaceLabels(ctx); err != nil {
+		if nsLabels, err = s.NamespaceLabels(ctx); err != nil {
 			return err
 		}
 	}
-	p := newPalette(o.f, o.f.Out)
-	t := newTable(p,
+	p := humanview.NewPalette(o.f, o.f.Out)
+	t := p.Table(
 		table.Column{Header: "NAME", MinWidth: 12},
 		table.Column{Header: "SCOPE", MinWidth: 9},
 		table.Column{Header: "TOPOLOGY"},
@@ -126,24 +122,23 @@ func (o *listOptions) run(ctx context.Context) error {
 		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
 		table.Column{Header: "AGE", Optional: 2},
 	)
-	reports := cluster.ReadZoneReports(nodes)
 	for _, n := range nets {
-		scope := n.namespace()
-		if n.cluster() {
+		scope := n.Namespace()
+		if n.Cluster() {
 			scope = "cluster"
 		}
-		rs := readiness(reports, n.ovnName())
-		ready := countReady(rs)
+		rs := humanview.Readiness(reports, n.OVNName(), "network")
+		ready := humanview.CountReady(rs)
 		t.Add(
-			table.Text(n.name()),
+			table.Text(n.Name()),
 			table.Text(scope),
-			table.Text(string(n.spec().Topology)),
-			table.Text(string(n.role())),
-			table.List(n.subnets(), p.faint),
-			table.Text(string(n.transport())),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.ratio(ready, len(rs))),
-			table.List(names(connectedBy(n, cncs, nsLabels)), p.faint),
-			table.Text(age(n.object().GetCreationTimestamp(), o.now())),
+			table.Text(string(n.Spec().Topology)),
+			table.Text(string(n.Role())),
+			table.List(n.Subnets(), p.Faint),
+			table.Text(string(n.Transport())),
+			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			table.List(names(connectedBy(n, cncs, nsLabels)), p.Faint),
+			table.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())
@@ -151,50 +146,25 @@ func (o *listOptions) run(ctx context.Context) error {
 
 // servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the
 // ClusterUserDefinedNetworks that select it.
-func servingNamespace(nets []network, ns string, nsLabels map[string]string) []network {
-	var out []network
+func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]string) []usernet.Network {
+	var out []usernet.Network
 	for _, n := range nets {
-		if n.serves(ns, nsLabels) {
+		if n.Serves(ns, nsLabels) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// printObjects prints the networks as a kubectl List, so that -o json, yaml, name and
-// jsonpath give what `kubectl get` would.
-func (o *listOptions) printObjects(nets []network) error {
-	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
-	for _, n := range nets {
-		u, err := toUnstructured(n.object())
-		if err != nil {
-			return err
-		}
-		list.Items = append(list.Items, *u)
+// printObjects prints the networks as a kubectl List.
+func (o *listOptions) printObjects(nets []usernet.Network) error {
+	objs := make([]client.Object, len(nets))
+	for i, n := range nets {
+		objs[i] = n.Object()
+	}
+	list, err := kubelist.Of(objs...)
+	if err != nil {
+		return err
 	}
 	return o.output.PrintObject(list, o.f.Out)
-}
-
-// toUnstructured converts a typed network object, with its apiVersion and kind set
-// (the client leaves them empty on typed objects it reads).
-func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("convert %T: %w", obj, err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	gvks, _, err := cmdutil.Scheme.ObjectKinds(obj)
-	if err != nil {
-		return nil, fmt.Errorf("kind of %T: %w", obj, err)
-	}
-	u.SetGroupVersionKind(gvks[0])
-	return u, nil
-}
-
-// age is kubectl's AGE: how long ago t was, in its short form (5m, 30h, 12d).
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
 }

@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
@@ -30,10 +29,7 @@ func BenchmarkNetworkList1000(b *testing.B) {
 		count = v
 	}
 	k := testenv.SharedKube(b)
-	c, err := client.New(k.RESTConfig, client.Options{Scheme: cmdutil.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := clitest.NewClient(b, k)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	report := map[string]string{}
@@ -54,14 +50,11 @@ func BenchmarkNetworkList1000(b *testing.B) {
 		}
 		report[cluster.CUDNNetworkName(name)] = ""
 	}
-	value, err := cluster.ZoneStatusCodec.Format(report)
-	if err != nil {
-		b.Fatal(err)
-	}
+	annotations := clitest.ZoneStatus(b, report)
 	for i := range 20 {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:        fmt.Sprintf("bench-node-%02d", i),
-			Annotations: map[string]string{cluster.AnnotationZoneStatus: value},
+			Annotations: annotations,
 		}}
 		if err := c.Create(ctx, node); err != nil {
 			b.Fatal(err)

@@ -11,6 +11,8 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // target is how describe and delete were asked for a network.
@@ -47,18 +49,18 @@ func targetOf(f *cmdutil.Factory, arg string, cluster bool) (target, error) {
 
 // openNetwork connects and finds the one network arg names, as describe and delete take
 // it (cluster is their --cluster).
-func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bool) (*session, network, error) {
+func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bool) (*session, usernet.Network, error) {
 	t, err := targetOf(f, arg, cluster)
 	if err != nil {
-		return nil, network{}, err
+		return nil, usernet.Network{}, err
 	}
 	s, err := connect(f)
 	if err != nil {
-		return nil, network{}, err
+		return nil, usernet.Network{}, err
 	}
 	n, err := s.resolve(ctx, t)
 	if err != nil {
-		return nil, network{}, err
+		return nil, usernet.Network{}, err
 	}
 	return s, n, nil
 }
@@ -69,7 +71,7 @@ func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bo
 // ClusterUserDefinedNetwork or the UserDefinedNetwork (of any namespace) of that name,
 // and must be exactly one of them: when several exist the error lists them and how to
 // name each.
-func (s *session) resolve(ctx context.Context, t target) (network, error) {
+func (s *session) resolve(ctx context.Context, t target) (usernet.Network, error) {
 	if ns, name, ok := strings.Cut(t.arg, "/"); ok {
 		return s.udn(ctx, ns, name)
 	}
@@ -84,67 +86,67 @@ func (s *session) resolve(ctx context.Context, t target) (network, error) {
 		if n, cerr := s.cudn(ctx, t.arg); cerr == nil {
 			return n, nil
 		}
-		return network{}, s.unknown(ctx, t)
+		return usernet.Network{}, s.unknown(ctx, t)
 	}
-	var candidates []network
+	var candidates []usernet.Network
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
 	switch err := s.Client.Get(ctx, client.ObjectKey{Name: t.arg}, cudn); {
 	case err == nil:
-		candidates = append(candidates, network{cudn: cudn})
-	case !apierrors.IsNotFound(err) || isResourceMissing(err):
-		return network{}, s.explain(err, "get ClusterUserDefinedNetwork "+t.arg)
+		candidates = append(candidates, usernet.Network{CUDN: cudn})
+	case !apierrors.IsNotFound(err) || netsession.IsResourceMissing(err):
+		return usernet.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+t.arg)
 	}
 	var udns ovnkv1.UserDefinedNetworkList
 	err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", t.arg)})
 	if err != nil {
-		return network{}, s.explain(err, "list UserDefinedNetworks named "+t.arg)
+		return usernet.Network{}, s.Failed(err, "list UserDefinedNetworks named "+t.arg)
 	}
 	for i := range udns.Items {
-		candidates = append(candidates, network{udn: &udns.Items[i]})
+		candidates = append(candidates, usernet.Network{UDN: &udns.Items[i]})
 	}
 	switch len(candidates) {
 	case 1:
 		return candidates[0], nil
 	case 0:
-		return network{}, s.unknown(ctx, t)
+		return usernet.Network{}, s.unknown(ctx, t)
 	}
 	sortNetworks(candidates)
 	var ways []string
 	for _, c := range candidates {
-		if c.cluster() {
-			ways = append(ways, fmt.Sprintf("ClusterUserDefinedNetwork %s (name it with --cluster)", c.name()))
+		if c.Cluster() {
+			ways = append(ways, fmt.Sprintf("ClusterUserDefinedNetwork %s (name it with --cluster)", c.Name()))
 		} else {
-			ways = append(ways, fmt.Sprintf("UserDefinedNetwork %s (name it as %s)", c.ref(), c.ref()))
+			ways = append(ways, fmt.Sprintf("UserDefinedNetwork %s (name it as %s)", c.Ref(), c.Ref()))
 		}
 	}
-	return network{}, fmt.Errorf("network %q is ambiguous: it names %s", t.arg, strings.Join(ways, " and "))
+	return usernet.Network{}, fmt.Errorf("network %q is ambiguous: it names %s", t.arg, strings.Join(ways, " and "))
 }
 
-func (s *session) cudn(ctx context.Context, name string) (network, error) {
+func (s *session) cudn(ctx context.Context, name string) (usernet.Network, error) {
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
 	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, cudn)
-	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
-		return network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
+	if apierrors.IsNotFound(err) && !netsession.IsResourceMissing(err) {
+		return usernet.Network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
 	}
 	if err != nil {
-		return network{}, s.explain(err, "get ClusterUserDefinedNetwork "+name)
+		return usernet.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+name)
 	}
-	return network{cudn: cudn}, nil
+	return usernet.Network{CUDN: cudn}, nil
 }
 
-func (s *session) udn(ctx context.Context, ns, name string) (network, error) {
+func (s *session) udn(ctx context.Context, ns, name string) (usernet.Network, error) {
 	udn := &ovnkv1.UserDefinedNetwork{}
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, udn)
-	if apierrors.IsNotFound(err) && !isResourceMissing(err) {
+	if apierrors.IsNotFound(err) && !netsession.IsResourceMissing(err) {
 		if _, nsErr := s.namespace(ctx, ns); nsErr != nil {
-			return network{}, nsErr
+			return usernet.Network{}, nsErr
 		}
-		return network{}, fmt.Errorf("no UserDefinedNetwork %q in namespace %s: `kubectl ovnk network list -n %s` shows its networks", name, ns, ns)
+		return usernet.Network{}, fmt.Errorf("no UserDefinedNetwork %q in namespace %s: `kubectl ovnk network list -n %s` shows its networks", name, ns, ns)
 	}
 	if err != nil {
-		return network{}, s.explain(err, "get UserDefinedNetwork "+ns+"/"+name)
+		return usernet.Network{}, s.Failed(err, "get UserDefinedNetwork "+ns+"/"+name)
 	}
-	return network{udn: udn}, nil
+	return usernet.Network{UDN: udn}, nil
 }
 
 // unknown is the error for a bare name that names nothing.

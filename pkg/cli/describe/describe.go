@@ -1,0 +1,190 @@
+// Package describe writes the plugin's descriptions of one object the way kubectl
+// describe does: aligned "Key:  value" lines, then titled sections, each a table or
+// lines of text indented under its title. The sections every description has —
+// conditions, readiness on each node, recent events — are written here too.
+package describe
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// sectionIndent is the indentation of a section's lines under its title.
+const sectionIndent = "  "
+
+// minWrapWidth is the narrowest a value is wrapped to, however deep it is indented.
+const minWrapWidth = 20
+
+// Writer collects a description. It keeps the first error, and Flush writes the
+// description only when there was none, so that a failed one prints nothing.
+type Writer struct {
+	// Palette styles keys, notes and the cells of the sections' tables.
+	Palette humanview.Palette
+	// Width is the terminal's: values wrap and tables fit within it.
+	Width int
+	// Now is the clock ages are measured against.
+	Now time.Time
+
+	buf bytes.Buffer
+	err error
+}
+
+// New is a Writer of a description drawn in p, width columns wide, as of now.
+func New(p humanview.Palette, width int, now time.Time) *Writer {
+	return &Writer{Palette: p, Width: width, Now: now}
+}
+
+// Field is one "Key:  value" entry; a value of several lines is indented under the
+// first.
+type Field struct {
+	Key    string
+	Values []Value
+}
+
+// Value is a field's text and its style, applied to each line the text wraps onto.
+type Value struct {
+	Text  string
+	Style lipgloss.Style
+}
+
+// Plain is texts as unstyled values.
+func (w *Writer) Plain(texts ...string) []Value {
+	out := make([]Value, len(texts))
+	for i, t := range texts {
+		out[i] = Value{Text: t, Style: w.Palette.Plain}
+	}
+	return out
+}
+
+// Age is kubectl's AGE of t, measured at the Writer's clock.
+func (w *Writer) Age(t metav1.Time) string { return humanview.Age(t, w.Now) }
+
+func (w *Writer) printf(format string, args ...any) {
+	if w.err == nil {
+		_, w.err = fmt.Fprintf(&w.buf, format, args...)
+	}
+}
+
+// Fields writes aligned "Key:  value" lines, wrapping long values under themselves.
+// A field without values writes nothing.
+func (w *Writer) Fields(fields []Field) {
+	keyWidth := 0
+	for _, f := range fields {
+		keyWidth = max(keyWidth, len(f.Key)+1)
+	}
+	indent := strings.Repeat(" ", keyWidth+2)
+	for _, f := range fields {
+		prefix := w.Palette.Key.Render(f.Key+":") + strings.Repeat(" ", keyWidth-len(f.Key)+1)
+		for _, v := range f.Values {
+			for _, line := range w.wrap(v.Text, len(indent)) {
+				w.printf("%s%s\n", prefix, v.Style.Render(line))
+				prefix = indent
+			}
+		}
+	}
+}
+
+// wrap folds text to the width left after indent columns.
+func (w *Writer) wrap(text string, indent int) []string {
+	return table.Wrap("")(text, max(w.Width-indent, minWrapWidth))
+}
+
+// title writes a section's title and, when there is one, the note after it.
+func (w *Writer) title(title, note string) {
+	if note != "" {
+		note = "  " + note
+	}
+	w.printf("%s%s\n", w.Palette.Key.Render(title+":"), note)
+}
+
+// TextSection writes a title, an optional note after it, and lines of text under it,
+// indented and wrapped; each line's continuation is indented two more.
+func (w *Writer) TextSection(title, note string, items []string) {
+	w.title(title, note)
+	for _, item := range items {
+		for i, line := range w.wrap(item, len(sectionIndent)+2) {
+			if i == 0 {
+				w.printf("%s%s\n", sectionIndent, line)
+			} else {
+				w.printf("%s  %s\n", sectionIndent, line)
+			}
+		}
+	}
+}
+
+// Section writes a title, a note after it ("<none>" when the table has no rows and
+// there is no note), and the table.
+func (w *Writer) Section(title, note string, t *table.Table) {
+	if note == "" && len(t.Rows) == 0 {
+		note = w.Palette.Faint.Render("<none>")
+	}
+	w.title(title, note)
+	if len(t.Rows) == 0 {
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.Render(&buf, w.Width-len(sectionIndent)); err != nil && w.err == nil {
+		w.err = err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line != "" {
+			w.printf("%s%s", sectionIndent, line)
+		}
+	}
+}
+
+// Conditions writes the object's status conditions, True in the good colour and False
+// in the bad one.
+func (w *Writer) Conditions(conds []metav1.Condition) {
+	p := w.Palette
+	t := p.Table(
+		table.Column{Header: "TYPE"}, table.Column{Header: "STATUS"}, table.Column{Header: "REASON", MinWidth: 10},
+		table.Column{Header: "AGE"}, table.Column{Header: "MESSAGE", MinWidth: 20},
+	)
+	for _, c := range conds {
+		status := p.Warn
+		switch c.Status {
+		case metav1.ConditionTrue:
+			status = p.Good
+		case metav1.ConditionFalse:
+			status = p.Bad
+		}
+		t.Add(table.Text(c.Type), table.Styled(string(c.Status), status), table.Text(c.Reason), table.Text(w.Age(c.LastTransitionTime)), table.Text(c.Message))
+	}
+	w.Section("Conditions", "", t)
+}
+
+// Nodes writes whether each node is ready, and why not, under a count of the ready
+// ones.
+func (w *Writer) Nodes(rs []cluster.NodeReadiness) {
+	p := w.Palette
+	t := p.Table(table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
+	for _, r := range rs {
+		if r.Ready {
+			t.Add(table.Text(r.Node), table.Styled("yes", p.Good), table.Text(""))
+		} else {
+			t.Add(table.Text(r.Node), table.Styled("no", p.Bad), table.Text(r.Reason))
+		}
+	}
+	ready := humanview.CountReady(rs)
+	w.Section("Nodes", p.Ratio(ready, len(rs)).Render(fmt.Sprintf("%d/%d ready", ready, len(rs))), t)
+}
+
+// Flush writes the description to out, or returns the first error met writing it.
+func (w *Writer) Flush(out io.Writer) error {
+	if w.err != nil {
+		return w.err
+	}
+	_, err := io.Copy(out, &w.buf)
+	return err
+}

@@ -1,0 +1,218 @@
+// Package usernet is how the plugin's commands see a user-defined network: a
+// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show,
+// check and select of either.
+package usernet
+
+import (
+	"cmp"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
+
+// Network is a ClusterUserDefinedNetwork or a UserDefinedNetwork. Exactly one of the
+// two is set.
+type Network struct {
+	CUDN *ovnkv1.ClusterUserDefinedNetwork
+	UDN  *ovnkv1.UserDefinedNetwork
+}
+
+// Of is the Network of obj, which is a *ClusterUserDefinedNetwork or a
+// *UserDefinedNetwork.
+func Of(obj client.Object) Network {
+	if c, ok := obj.(*ovnkv1.ClusterUserDefinedNetwork); ok {
+		return Network{CUDN: c}
+	}
+	return Network{UDN: obj.(*ovnkv1.UserDefinedNetwork)}
+}
+
+// FromLists is the networks of both lists, the ClusterUserDefinedNetworks first, in
+// the lists' order. The networks point into the lists' items.
+func FromLists(cudns *ovnkv1.ClusterUserDefinedNetworkList, udns *ovnkv1.UserDefinedNetworkList) []Network {
+	nets := make([]Network, 0, len(cudns.Items)+len(udns.Items))
+	for i := range cudns.Items {
+		nets = append(nets, Network{CUDN: &cudns.Items[i]})
+	}
+	for i := range udns.Items {
+		nets = append(nets, Network{UDN: &udns.Items[i]})
+	}
+	return nets
+}
+
+// Object is the API object.
+func (n Network) Object() client.Object {
+	if n.CUDN != nil {
+		return n.CUDN
+	}
+	return n.UDN
+}
+
+// Cluster reports whether the network is a ClusterUserDefinedNetwork.
+func (n Network) Cluster() bool { return n.CUDN != nil }
+
+// Name is the object's name.
+func (n Network) Name() string { return n.Object().GetName() }
+
+// Namespace is the UserDefinedNetwork's namespace, "" for a ClusterUserDefinedNetwork.
+func (n Network) Namespace() string { return n.Object().GetNamespace() }
+
+// Ref is how the commands take the network as an argument: NAME for a cluster network,
+// NAMESPACE/NAME for a namespaced one.
+func (n Network) Ref() string {
+	if n.Cluster() {
+		return n.Name()
+	}
+	return n.Namespace() + "/" + n.Name()
+}
+
+// ResourceType names the kind as kubectl does in messages: kind.group.
+func (n Network) ResourceType() string {
+	if n.Cluster() {
+		return "clusteruserdefinednetwork." + ovnkv1.GroupName
+	}
+	return "userdefinednetwork." + ovnkv1.GroupName
+}
+
+// Kind is the object's kind.
+func (n Network) Kind() string {
+	if n.Cluster() {
+		return "ClusterUserDefinedNetwork"
+	}
+	return "UserDefinedNetwork"
+}
+
+// OVNName is the network's name in OVN-Kubernetes, the key of its entries in the
+// nodes' zone-status reports.
+func (n Network) OVNName() string {
+	if n.Cluster() {
+		return cluster.CUDNNetworkName(n.Name())
+	}
+	return cluster.UDNNetworkName(n.Namespace(), n.Name())
+}
+
+// Spec is the network description; a UserDefinedNetwork's has no transport.
+func (n Network) Spec() ovnkv1.NetworkSpec {
+	if n.Cluster() {
+		return n.CUDN.Spec.Network
+	}
+	return ovnkv1.NetworkSpec{Topology: n.UDN.Spec.Topology, Layer3: n.UDN.Spec.Layer3, Layer2: n.UDN.Spec.Layer2}
+}
+
+// Topology is Layer3 or Layer2.
+func (n Network) Topology() ovnkv1.NetworkTopology { return n.Spec().Topology }
+
+// Conditions are the object's status conditions.
+func (n Network) Conditions() []metav1.Condition {
+	if n.Cluster() {
+		return n.CUDN.Status.Conditions
+	}
+	return n.UDN.Status.Conditions
+}
+
+// Role is Primary or Secondary.
+func (n Network) Role() ovnkv1.NetworkRole {
+	s := n.Spec()
+	switch {
+	case s.Layer3 != nil:
+		return s.Layer3.Role
+	case s.Layer2 != nil:
+		return s.Layer2.Role
+	}
+	return ""
+}
+
+// MTU is the network's own MTU, 0 for the cluster's.
+func (n Network) MTU() int32 {
+	s := n.Spec()
+	switch {
+	case s.Layer3 != nil:
+		return s.Layer3.MTU
+	case s.Layer2 != nil:
+		return s.Layer2.MTU
+	}
+	return 0
+}
+
+// Subnets are the pod subnets' CIDRs as written.
+func (n Network) Subnets() []string {
+	s := n.Spec()
+	var out []string
+	switch {
+	case s.Layer3 != nil:
+		for _, sub := range s.Layer3.Subnets {
+			out = append(out, string(sub.CIDR))
+		}
+	case s.Layer2 != nil:
+		for _, c := range s.Layer2.Subnets {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}
+
+// JoinSubnets are the join subnets the network sets itself, as written; none means
+// the defaults.
+func (n Network) JoinSubnets() []string {
+	s := n.Spec()
+	var join ovnkv1.DualStackCIDRs
+	switch {
+	case s.Layer3 != nil:
+		join = s.Layer3.JoinSubnets
+	case s.Layer2 != nil:
+		join = s.Layer2.JoinSubnets
+	}
+	out := make([]string, len(join))
+	for i, c := range join {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// Transport is the east-west transport, Geneve unless a cluster network says otherwise.
+func (n Network) Transport() ovnkv1.TransportOption {
+	return cmp.Or(n.Spec().Transport, ovnkv1.TransportOptionGeneve)
+}
+
+// Serves reports whether the network is a network of namespace ns, whose labels are
+// nsLabels: a UserDefinedNetwork serves its own namespace, a ClusterUserDefinedNetwork
+// those its selector matches. An unparsable selector serves nothing, as upstream.
+func (n Network) Serves(ns string, nsLabels map[string]string) bool {
+	if !n.Cluster() {
+		return n.Namespace() == ns
+	}
+	return matches(&n.CUDN.Spec.NamespaceSelector, nsLabels)
+}
+
+// SelectedBy reports whether one of the connect's network selectors picks the network
+// (OKEP-5224): a ClusterUserDefinedNetwork by its labels, a Primary UserDefinedNetwork
+// by the labels of its namespace (nsLabels maps namespaces to their labels; a
+// namespace missing from it selects nothing). A selector that does not parse selects
+// nothing, as the leader reads it.
+func (n Network) SelectedBy(cnc *ovnkv1.ClusterNetworkConnect, nsLabels map[string]map[string]string) bool {
+	for _, s := range cnc.Spec.NetworkSelectors {
+		if n.selectedBy(s, nsLabels) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n Network) selectedBy(s ovnkv1.NetworkSelector, nsLabels map[string]map[string]string) bool {
+	switch {
+	case s.NetworkSelectionType == ovnkv1.ClusterUserDefinedNetworks && s.ClusterUserDefinedNetworkSelector != nil && n.Cluster():
+		return matches(&s.ClusterUserDefinedNetworkSelector.NetworkSelector, n.CUDN.Labels)
+	case s.NetworkSelectionType == ovnkv1.PrimaryUserDefinedNetworks && s.PrimaryUserDefinedNetworkSelector != nil && !n.Cluster():
+		ns, known := nsLabels[n.Namespace()]
+		return known && n.Role() == ovnkv1.NetworkRolePrimary && matches(&s.PrimaryUserDefinedNetworkSelector.NamespaceSelector, ns)
+	}
+	return false
+}
+
+func matches(sel *metav1.LabelSelector, set map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	return err == nil && s.Matches(labels.Set(set))
+}
