@@ -96,6 +96,15 @@ func (d *Dump) Rows() (*rows.Set, error) {
 	return s, nil
 }
 
+// DecodeTable fills *into, a slice of pointers to the table's model (such as
+// *[]*nbdb.ACL), from the dump's rows of table. A table the dump lacks leaves it empty.
+func (d *Dump) DecodeTable(table string, into any) error {
+	if err := decodeRows(d.Tables[table], into); err != nil {
+		return fmt.Errorf("dump table %s: %w", table, err)
+	}
+	return nil
+}
+
 // decodeRows fills *into, a slice of model pointers, from rows keyed by column name.
 func decodeRows(in []map[string]any, into any) error {
 	slice := reflect.ValueOf(into).Elem()

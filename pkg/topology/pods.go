@@ -10,11 +10,11 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
-// podPortName is the logical switch port of a pod on a network, as OVN-Kubernetes names
+// PodPortName is the logical switch port of a pod on a network, as OVN-Kubernetes names
 // it: "<namespace>_<pod>" on the default network; on a user-defined network the same,
 // prefixed with the network attachment's name ("<namespace>/<network object>") turned
 // into an OVN prefix.
-func podPortName(n *cluster.Network, p *cluster.Pod) string {
+func PodPortName(n *cluster.Network, p *cluster.Pod) string {
 	base := p.Namespace + "_" + p.Name
 	if n.IsDefault() {
 		return base
@@ -38,7 +38,7 @@ func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, cha
 	}
 	entry := macAndIPs(mac.String(), addrs)
 	return &nbdb.LogicalSwitchPort{
-		Name:         podPortName(n, p),
+		Name:         PodPortName(n, p),
 		Addresses:    []string{entry},
 		PortSecurity: []string{entry},
 		Options:      map[string]string{"requested-chassis": chassis},

@@ -100,6 +100,9 @@ func main() {
 	if r, ok := results["BenchmarkNetworkList1000"]; ok {
 		row(fmt.Sprintf("kubectl ovnk network list (%.0f networks)", r.metrics["networks"]), secs(r.nsPerOp), "≤ 1 s at 1,000 networks")
 	}
+	if r, ok := results["BenchmarkTrace100k"]; ok {
+		row(fmt.Sprintf("kubectl ovnk trace (two zones of %.0f rows, with replies)", r.metrics["zone-rows"]), secs(r.nsPerOp), "≤ 200 ms at 100,000 rows")
+	}
 }
 
 func secs(ns float64) string { return fmt.Sprintf("%.3f s", ns/1e9) }

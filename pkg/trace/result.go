@@ -1,0 +1,164 @@
+package trace
+
+import (
+	"strings"
+
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// SchemaVersion names the JSON form of a Result (docs/trace.md documents it). Fields
+// are only ever added within a version; a change that is not backwards compatible gets
+// a new version.
+const SchemaVersion = "ovnk.trace/v1"
+
+// Result is what happened to one packet, and to its reply when that was traced.
+type Result struct {
+	SchemaVersion string `json:"schemaVersion"`
+	Forward       *Path  `json:"forward"`
+	Reply         *Path  `json:"reply,omitempty"`
+}
+
+// Path is one direction of a trace: the packet as it started, every hop, the verdict.
+type Path struct {
+	Packet  Header  `json:"packet"`
+	Hops    []Hop   `json:"hops"`
+	Verdict Verdict `json:"verdict"`
+}
+
+// Header is the part of a packet a trace reports and rewrites.
+type Header struct {
+	InPort  string `json:"inport,omitempty"`
+	EthSrc  string `json:"ethSrc"`
+	EthDst  string `json:"ethDst"`
+	IPSrc   string `json:"ipSrc"`
+	IPDst   string `json:"ipDst"`
+	TTL     int    `json:"ttl"`
+	Proto   string `json:"proto"`
+	SrcPort int    `json:"srcPort,omitempty"`
+	DstPort int    `json:"dstPort,omitempty"`
+	PktMark uint32 `json:"pktMark,omitempty"`
+}
+
+// Stage names where in a datapath's pipeline a hop's decision was taken.
+type Stage string
+
+// The stages a hop can report.
+const (
+	StageACL      Stage = "acl"        // a switch's from-lport or to-lport ACL
+	StageL2       Stage = "l2-lookup"  // a switch chose the output port by destination MAC
+	StageAdmit    Stage = "admission"  // a router accepted or refused the frame
+	StageDNAT     Stage = "dnat"       // a router rewrote the destination
+	StageUnSNAT   Stage = "unsnat"     // a reply's destination restored after an SNAT
+	StageRoute    Stage = "route"      // a router's static or connected route
+	StagePolicy   Stage = "policy"     // a logical router policy
+	StageResolve  Stage = "resolve"    // a next hop's MAC address resolved
+	StageSNAT     Stage = "snat"       // a router rewrote the source
+	StageOutput   Stage = "output"     // the packet left a datapath through a port
+	StageHandoff  Stage = "handoff"    // the packet crossed to another zone
+	StageDelivery Stage = "delivery"   // the packet reached its final port
+)
+
+// Hop is one decision on the path.
+type Hop struct {
+	// Zone is the node whose zone the decision was taken in.
+	Zone string `json:"zone"`
+	// Datapath is the logical switch or router, and Kind says which.
+	Datapath string `json:"datapath"`
+	Kind     string `json:"kind"`
+	Stage    Stage  `json:"stage"`
+	InPort   string `json:"inport,omitempty"`
+	OutPort  string `json:"outport,omitempty"`
+	// Row is the NB row that decided, when a row did (a route, policy, ACL, NAT or port).
+	Row *Row `json:"row,omitempty"`
+	// Note says what happened, in words.
+	Note string `json:"note"`
+	// Nexthops lists every next hop of an ECMP route or policy; the trace follows the
+	// first, and reports the others here.
+	Nexthops []string `json:"nexthops,omitempty"`
+}
+
+// Row names an NB row and the Kubernetes object behind it.
+type Row struct {
+	Table    string `json:"table"`
+	UUID     string `json:"uuid"`
+	Priority *int   `json:"priority,omitempty"`
+	Match    string `json:"match,omitempty"`
+	Action   string `json:"action,omitempty"`
+	Owner    *Owner `json:"owner,omitempty"`
+}
+
+// Owner is the Kubernetes object a row was written for, read from its external IDs.
+type Owner struct {
+	// Kind is Network, ClusterNetworkConnect, EgressIP, Node or Pod; Name its name
+	// (namespace/name for namespaced objects).
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Node is the node the row belongs to, when it belongs to one.
+	Node string `json:"node,omitempty"`
+	// Controller is the external ID naming who wrote the row ("ovnk" for our agent).
+	Controller string `json:"controller,omitempty"`
+}
+
+// VerdictKind says how a path ended.
+type VerdictKind string
+
+// The ways a path can end.
+const (
+	Delivered   VerdictKind = "delivered"    // reached a logical switch port (a pod, a management port)
+	ToRouter    VerdictKind = "to-router"    // addressed to a router's own IP
+	Dropped     VerdictKind = "dropped"      // a row dropped or rejected it
+	NoRoute     VerdictKind = "no-route"     // a router had no route for it
+	LeftCluster VerdictKind = "left-cluster" // left through a gateway's external port
+	Stuck       VerdictKind = "stuck"        // the simulation could not go on (missing zone, loop)
+)
+
+// Verdict is how a path ended.
+type Verdict struct {
+	Kind VerdictKind `json:"kind"`
+	// Zone and Datapath are where it ended.
+	Zone     string `json:"zone"`
+	Datapath string `json:"datapath,omitempty"`
+	// Port is the logical port it was delivered to or left through.
+	Port string `json:"port,omitempty"`
+	// Pod is "namespace/name" when Port is a pod's.
+	Pod string `json:"pod,omitempty"`
+	// Row is the row that dropped it, when one did.
+	Row *Row `json:"row,omitempty"`
+	// Reason says it in words: "delivered to pod blue/web on node1", "dropped by …".
+	Reason string `json:"reason"`
+	// Packet is the packet as it was at the end, after every rewrite.
+	Packet Header `json:"packet"`
+}
+
+// ownerOf reads the Kubernetes object behind a row from its external IDs, in
+// OVN-Kubernetes' keys. Rows without them have no owner.
+func ownerOf(ids map[string]string) *Owner {
+	if len(ids) == 0 {
+		return nil
+	}
+	o := &Owner{Node: ids[rows.NodeKey], Controller: ids[rows.OwnerControllerKey]}
+	switch kind := ids[rows.OwnerTypeKey]; {
+	case kind == "ClusterNetworkConnect" || kind == "EgressIP":
+		o.Kind, o.Name = kind, ids["k8s.ovn.org/name"]
+	case ids[rows.NetworkKey] != "":
+		o.Kind, o.Name = "Network", NetworkDisplayName(ids[rows.NetworkKey])
+	case o.Node != "":
+		o.Kind, o.Name = "Node", o.Node
+	default:
+		return nil
+	}
+	return o
+}
+
+// NetworkDisplayName turns an OVN network name into the name users know:
+// cluster_udn_blue is the ClusterUserDefinedNetwork blue, ns1_blue the
+// UserDefinedNetwork ns1/blue, default the default network.
+func NetworkDisplayName(ovnName string) string {
+	if name, ok := strings.CutPrefix(ovnName, "cluster_udn_"); ok {
+		return name
+	}
+	if ns, name, ok := strings.Cut(ovnName, "_"); ok {
+		return ns + "/" + name
+	}
+	return ovnName
+}

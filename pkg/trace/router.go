@@ -1,0 +1,319 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+)
+
+// routerIngress is a packet arriving on a router through the port named inport.
+func (w *walker) routerIngress(z *Zone, inport string) {
+	lrp := z.routerPorts[inport]
+	lr := z.routerOf[inport]
+	if lrp == nil || lr == nil {
+		w.end(Verdict{Kind: Stuck, Zone: z.Node, Reason: fmt.Sprintf("router port %s is on no router in node %s's zone", inport, z.Node)})
+		return
+	}
+	if !w.enter(z, lr.Name) {
+		return
+	}
+	w.p.InPort, w.p.OutPort = inport, ""
+	mac, _, ok := routerPortAddrs(lrp)
+	if !ok || (mac != w.p.EthDst && w.p.EthDst[0]&1 == 0) {
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name,
+			Reason: fmt.Sprintf("router port %s (MAC %s) refused a frame for MAC %s", inport, lrp.MAC, macString(w.p.EthDst))})
+		return
+	}
+	if w.reply {
+		w.unSNAT(z, lr)
+	}
+	if !w.dnat(z, lr, lrp) {
+		return
+	}
+	if port, ok := z.ownAddress(lr, w.p.IPDst); ok {
+		w.end(Verdict{Kind: ToRouter, Zone: z.Node, Datapath: lr.Name, Port: port,
+			Reason: fmt.Sprintf("addressed to router %s itself (%s on port %s)", lr.Name, w.p.IPDst, port)})
+		return
+	}
+	if w.p.TTL <= 1 {
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name,
+			Reason: fmt.Sprintf("TTL expired on router %s (OVN answers with ICMP time exceeded)", lr.Name)})
+		return
+	}
+	choice, ok := w.route(z, lr, lrp)
+	if !ok {
+		return
+	}
+	choice, ok = w.policies(z, lr, choice)
+	if !ok {
+		return
+	}
+	w.p.TTL--
+	outMAC, _, _ := routerPortAddrs(choice.port)
+	w.p.EthSrc = outMAC
+	w.p.OutPort = choice.port.Name
+	if owner, remote := w.remoteRouterPort(z, choice.port); remote {
+		chassis := choice.port.Options["requested-chassis"]
+		next, ok := w.handoff(z, lr.Name, "router", choice.port.Name, chassis, owner)
+		if !ok {
+			return
+		}
+		nlr := next.routerOf[choice.port.Name]
+		nport := next.routerPorts[choice.port.Name]
+		if nlr == nil || nport == nil || nlr.Name != lr.Name {
+			w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: lr.Name, Port: choice.port.Name,
+				Reason: fmt.Sprintf("node %s's zone has no port %s on router %s", owner, choice.port.Name, lr.Name)})
+			return
+		}
+		if _, still := w.remoteRouterPort(next, nport); still {
+			w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: lr.Name, Port: choice.port.Name,
+				Reason: fmt.Sprintf("port %s is remote in node %s's zone too", choice.port.Name, owner)})
+			return
+		}
+		if !w.enter(next, lr.Name) {
+			return
+		}
+		z, lr, choice.port = next, nlr, nport
+	}
+	w.routerEgress(z, lr, choice)
+}
+
+// remoteRouterPort reports whether a router port lives on another node's chassis: a
+// transit router's port with requested-chassis naming another node.
+func (w *walker) remoteRouterPort(z *Zone, p *nbdb.LogicalRouterPort) (string, bool) {
+	chassis := p.Options["requested-chassis"]
+	if chassis == "" {
+		return "", false
+	}
+	node, known := w.t.nodeOfChassis(chassis)
+	if known && node == z.Node {
+		return "", false
+	}
+	return node, true
+}
+
+// ownAddress finds the port of lr that has ip as one of its own addresses.
+func (z *Zone) ownAddress(lr *nbdb.LogicalRouter, ip netip.Addr) (string, bool) {
+	for _, id := range lr.Ports {
+		p := z.lrpByUUID[id]
+		if p == nil {
+			continue
+		}
+		if _, nets, ok := routerPortAddrs(p); ok {
+			for _, n := range nets {
+				if n.Addr() == ip {
+					return p.Name, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// routerEgress resolves the next hop's MAC, applies SNAT and sends the packet out of
+// the chosen port: to its peer router, or into the switch it is attached to.
+func (w *walker) routerEgress(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) {
+	out := c.port
+	mac, how, resolved := z.resolve(out, c.nexthop)
+	if resolved {
+		w.p.EthDst = mac
+		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageResolve, OutPort: out.Name,
+			Note: fmt.Sprintf("next hop %s is %s (%s)", c.nexthop, macString(mac), how)})
+	} else if attach := z.attachment[out.Name]; attach != nil && z.switchOf[attach.Name] != nil && z.hasUnknownPort(z.switchOf[attach.Name]) {
+		// OVN asks with ARP or ND; the answer comes from outside the NB, through the
+		// switch's port for unknown addresses.
+		w.p.EthDst = [6]byte{}
+		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageResolve, OutPort: out.Name,
+			Note: fmt.Sprintf("next hop %s is not in the NB: resolved by ARP/ND on the external network", c.nexthop)})
+	} else {
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name, Port: out.Name,
+			Reason: fmt.Sprintf("next hop %s on port %s has no known MAC (OVN would send an ARP/ND request and hold the packet)", c.nexthop, out.Name)})
+		return
+	}
+	if w.reply {
+		w.unDNAT(z, lr)
+	}
+	w.snat(z, lr, out)
+	if out.Peer != nil && *out.Peer != "" {
+		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageOutput, OutPort: out.Name,
+			Note: "to peer router port " + *out.Peer})
+		w.routerIngress(z, *out.Peer)
+		return
+	}
+	attach := z.attachment[out.Name]
+	if attach == nil {
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name, Port: out.Name,
+			Reason: fmt.Sprintf("router port %s has no peer and no switch port attaches it", out.Name)})
+		return
+	}
+	w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageOutput, OutPort: out.Name,
+		Note: "to switch port " + attach.Name})
+	w.switchIngress(z, attach.Name)
+}
+
+// resolve finds the MAC of nexthop beyond out: its peer's, or that of the port on the
+// attached switch that has the address (a pod, or another router's port).
+func (z *Zone) resolve(out *nbdb.LogicalRouterPort, nexthop netip.Addr) ([6]byte, string, bool) {
+	if out.Peer != nil && *out.Peer != "" {
+		if peer := z.routerPorts[*out.Peer]; peer != nil {
+			if mac, nets, ok := routerPortAddrs(peer); ok && hasAddr(nets, nexthop) {
+				return mac, "peer port " + peer.Name, true
+			}
+		}
+		return [6]byte{}, "", false
+	}
+	attach := z.attachment[out.Name]
+	if attach == nil {
+		return [6]byte{}, "", false
+	}
+	ls := z.switchOf[attach.Name]
+	if ls == nil {
+		return [6]byte{}, "", false
+	}
+	for _, id := range ls.Ports {
+		p := z.lspByUUID[id]
+		if p == nil || p == attach {
+			continue
+		}
+		if p.Type == "router" {
+			if lrp := z.routerPorts[p.Options["router-port"]]; lrp != nil {
+				if mac, nets, ok := routerPortAddrs(lrp); ok && hasAddr(nets, nexthop) {
+					return mac, "router port " + lrp.Name, true
+				}
+			}
+		}
+		for _, a := range portAddresses(p) {
+			if hasAddr(a.ips, nexthop) {
+				return a.mac, "port " + p.Name, true
+			}
+		}
+	}
+	return [6]byte{}, "", false
+}
+
+func hasAddr(ps []netip.Prefix, a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Addr() == a {
+			return true
+		}
+	}
+	return false
+}
+
+func (z *Zone) hasUnknownPort(ls *nbdb.LogicalSwitch) bool {
+	for _, id := range ls.Ports {
+		if p := z.lspByUUID[id]; p != nil {
+			for _, a := range p.Addresses {
+				if a == "unknown" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// policies applies lr's policies, highest priority first, to the routing decision.
+func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (routeChoice, bool) {
+	for _, pol := range z.sortedPolicies(lr) {
+		e, err := z.expr(pol.Match)
+		if err != nil {
+			continue
+		}
+		ok, err := e.Eval(&w.p, z)
+		if err != nil || !ok {
+			continue
+		}
+		row := policyRow(pol)
+		if mark, err := strconv.ParseUint(pol.Options["pkt_mark"], 10, 32); err == nil {
+			w.p.PktMark = uint32(mark)
+		}
+		switch pol.Action {
+		case nbdb.LogicalRouterPolicyActionDrop:
+			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, Row: row, Note: "policy drops"})
+			w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name, Row: row,
+				Reason: fmt.Sprintf("dropped by policy %q (priority %d) on router %s", pol.Match, pol.Priority, lr.Name)})
+			return c, false
+		case nbdb.LogicalRouterPolicyActionReroute:
+			var hops []string
+			var first *routeChoice
+			for _, nh := range pol.Nexthops {
+				a, err := netip.ParseAddr(nh)
+				if err != nil || a.Is6() != w.p.IPDst.Is6() {
+					continue
+				}
+				port := z.portTowards(lr, a)
+				if port == nil {
+					continue
+				}
+				hops = append(hops, nh)
+				if first == nil {
+					first = &routeChoice{port: port, nexthop: a}
+				}
+			}
+			if first == nil {
+				continue // northd installs no flow for a policy it cannot route
+			}
+			h := Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, OutPort: first.port.Name, Row: row,
+				Note: fmt.Sprintf("policy reroutes to %s via %s", first.nexthop, first.port.Name)}
+			if len(hops) > 1 {
+				h.Nexthops = hops
+			}
+			w.hop(h)
+			return *first, true
+		default:
+			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, OutPort: c.port.Name, Row: row, Note: "policy allows: the route stands"})
+			return c, true
+		}
+	}
+	return c, true
+}
+
+// sortedPolicies are lr's policies, highest priority first; ties by UUID.
+func (z *Zone) sortedPolicies(lr *nbdb.LogicalRouter) []*nbdb.LogicalRouterPolicy {
+	out := make([]*nbdb.LogicalRouterPolicy, 0, len(lr.Policies))
+	for _, id := range lr.Policies {
+		if p := z.policies[id]; p != nil {
+			out = append(out, p)
+		}
+	}
+	sortPolicies(out)
+	return out
+}
+
+// portTowards is lr's port whose network holds a, the longest such network first.
+func (z *Zone) portTowards(lr *nbdb.LogicalRouter, a netip.Addr) *nbdb.LogicalRouterPort {
+	var best *nbdb.LogicalRouterPort
+	bestBits := -1
+	for _, id := range lr.Ports {
+		p := z.lrpByUUID[id]
+		if p == nil {
+			continue
+		}
+		_, nets, ok := routerPortAddrs(p)
+		if !ok {
+			continue
+		}
+		for _, n := range nets {
+			if n.Masked().Contains(a) && n.Bits() > bestBits {
+				best, bestBits = p, n.Bits()
+			}
+		}
+	}
+	return best
+}
+
+func policyRow(p *nbdb.LogicalRouterPolicy) *Row {
+	prio := p.Priority
+	action := string(p.Action)
+	if len(p.Nexthops) > 0 {
+		action += " " + strings.Join(p.Nexthops, ",")
+	}
+	if m := p.Options["pkt_mark"]; m != "" {
+		action += " pkt_mark=" + m
+	}
+	return &Row{Table: "Logical_Router_Policy", UUID: p.UUID, Priority: &prio, Match: p.Match, Action: action, Owner: ownerOf(p.ExternalIDs)}
+}

@@ -1,0 +1,113 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes a result as people read it: for each direction a heading with the
+// packet, one line per hop — zone, datapath, stage, ports, what happened, and the row
+// that decided with the object that owns it — and then the verdict.
+func WriteText(w io.Writer, r *Result) error {
+	var b strings.Builder
+	writePath(&b, "forward", r.Forward)
+	if r.Reply != nil {
+		b.WriteString("\n")
+		writePath(&b, "reply", r.Reply)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writePath(b *strings.Builder, title string, p *Path) {
+	fmt.Fprintf(b, "%s: %s\n", title, describePacket(p.Packet))
+	for i, h := range p.Hops {
+		fmt.Fprintf(b, "%3d. %s %s %s [%s]", i+1, h.Zone, h.Kind, h.Datapath, h.Stage)
+		if h.InPort != "" || h.OutPort != "" {
+			fmt.Fprintf(b, " %s→%s", orDash(h.InPort), orDash(h.OutPort))
+		}
+		fmt.Fprintf(b, ": %s", h.Note)
+		if len(h.Nexthops) > 0 {
+			fmt.Fprintf(b, " {%s}", strings.Join(h.Nexthops, ", "))
+		}
+		b.WriteString("\n")
+		if h.Row != nil && h.Row.Table != "Logical_Switch_Port" {
+			fmt.Fprintf(b, "     %s\n", describeRow(h.Row))
+		}
+	}
+	v := p.Verdict
+	fmt.Fprintf(b, "%s: %s\n", verdictWord(v.Kind), v.Reason)
+	fmt.Fprintf(b, "     final packet: %s\n", describePacket(v.Packet))
+}
+
+// describePacket is a packet in one line: addresses, transport, MACs, TTL and mark.
+func describePacket(h Header) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s → %s %s", h.IPSrc, h.IPDst, h.Proto)
+	if h.SrcPort != 0 || h.DstPort != 0 {
+		fmt.Fprintf(&b, " %d→%d", h.SrcPort, h.DstPort)
+	}
+	fmt.Fprintf(&b, ", eth %s → %s, ttl %d", h.EthSrc, h.EthDst, h.TTL)
+	if h.PktMark != 0 {
+		fmt.Fprintf(&b, ", pkt.mark %d", h.PktMark)
+	}
+	return b.String()
+}
+
+// describeRow names a row: table, priority, match, action, owner and UUID.
+func describeRow(r *Row) string {
+	var b strings.Builder
+	b.WriteString(r.Table)
+	if r.Priority != nil {
+		fmt.Fprintf(&b, " priority %d", *r.Priority)
+	}
+	if r.Match != "" {
+		fmt.Fprintf(&b, " match %q", r.Match)
+	}
+	if r.Action != "" {
+		fmt.Fprintf(&b, " action %s", r.Action)
+	}
+	if r.Owner != nil {
+		fmt.Fprintf(&b, " (%s %s", r.Owner.Kind, r.Owner.Name)
+		if r.Owner.Node != "" && r.Owner.Kind != "Node" {
+			fmt.Fprintf(&b, ", node %s", r.Owner.Node)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, " [%s]", shortUUID(r.UUID))
+	return b.String()
+}
+
+func verdictWord(k VerdictKind) string {
+	switch k {
+	case Delivered:
+		return "DELIVERED"
+	case ToRouter:
+		return "ANSWERED"
+	case LeftCluster:
+		return "LEFT CLUSTER"
+	case NoRoute:
+		return "NO ROUTE"
+	case Stuck:
+		return "STOPPED"
+	default:
+		return "DROPPED"
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortUUID keeps the first block of a real UUID; identities of compiled rows, which
+// are names, stay whole.
+func shortUUID(id string) string {
+	if len(id) == 36 && strings.Count(id, "-") == 4 {
+		return id[:8]
+	}
+	return id
+}

@@ -1,0 +1,316 @@
+package trace
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/match"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// Zone is one node's NB contents, indexed for the simulator. Names (of switches,
+// routers and ports) are the keys: the same transit switch or router exists under one
+// name in every zone, and that is how a packet finds its way on in the next zone.
+type Zone struct {
+	// Node is the node whose zone this is.
+	Node string
+
+	switches    map[string]*nbdb.LogicalSwitch
+	routers     map[string]*nbdb.LogicalRouter
+	switchPorts map[string]*nbdb.LogicalSwitchPort // by name
+	routerPorts map[string]*nbdb.LogicalRouterPort // by name
+	lspByUUID   map[string]*nbdb.LogicalSwitchPort
+	lrpByUUID   map[string]*nbdb.LogicalRouterPort
+	switchOf    map[string]*nbdb.LogicalSwitch // switch port name → its switch
+	routerOf    map[string]*nbdb.LogicalRouter // router port name → its router
+	attachment  map[string]*nbdb.LogicalSwitchPort
+	routes      map[string]*nbdb.LogicalRouterStaticRoute
+	policies    map[string]*nbdb.LogicalRouterPolicy
+	nats        map[string]*nbdb.NAT
+	gwChassis   map[string]*nbdb.GatewayChassis
+	acls        map[string]*nbdb.ACL
+	portGroups  map[string]*nbdb.PortGroup // by name
+	groupsOf    map[string][]*nbdb.PortGroup
+	addrSets    map[string]*nbdb.AddressSet // by name
+	addrSetByID map[string]*nbdb.AddressSet
+
+	mu      sync.Mutex
+	matches map[string]parsedMatch
+	sets    map[string][]netip.Prefix
+}
+
+type parsedMatch struct {
+	expr *match.Expr
+	err  error
+}
+
+// NewZone indexes a dump of node's zone, as `ovnk-agent dump` or a live NB gives it.
+func NewZone(node string, d *ovn.Dump) (*Zone, error) {
+	s, err := d.Rows()
+	if err != nil {
+		return nil, fmt.Errorf("zone of node %s: %w", node, err)
+	}
+	var extra Extra
+	for _, t := range []struct {
+		name string
+		into any
+	}{{"ACL", &extra.ACLs}, {"Address_Set", &extra.AddressSets}, {"Port_Group", &extra.PortGroups}} {
+		if err := d.DecodeTable(t.name, t.into); err != nil {
+			return nil, fmt.Errorf("zone of node %s: %w", node, err)
+		}
+	}
+	return ZoneFromRows(node, s, extra), nil
+}
+
+// Extra holds the tables a rows.Set has no place for: the ACLs and the sets their
+// matches name.
+type Extra struct {
+	ACLs        []*nbdb.ACL
+	AddressSets []*nbdb.AddressSet
+	PortGroups  []*nbdb.PortGroup
+}
+
+// ZoneFromRows indexes node's zone from a row set (a compiled zone or a snapshot).
+// References that do not resolve are ignored, as OVN ignores dangling ones.
+func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
+	z := &Zone{
+		Node:        node,
+		switches:    make(map[string]*nbdb.LogicalSwitch, len(s.Switches)),
+		routers:     make(map[string]*nbdb.LogicalRouter, len(s.Routers)),
+		switchPorts: make(map[string]*nbdb.LogicalSwitchPort, len(s.SwitchPorts)),
+		routerPorts: make(map[string]*nbdb.LogicalRouterPort, len(s.RouterPorts)),
+		lspByUUID:   make(map[string]*nbdb.LogicalSwitchPort, len(s.SwitchPorts)),
+		lrpByUUID:   make(map[string]*nbdb.LogicalRouterPort, len(s.RouterPorts)),
+		switchOf:    make(map[string]*nbdb.LogicalSwitch, len(s.SwitchPorts)),
+		routerOf:    make(map[string]*nbdb.LogicalRouter, len(s.RouterPorts)),
+		attachment:  map[string]*nbdb.LogicalSwitchPort{},
+		routes:      make(map[string]*nbdb.LogicalRouterStaticRoute, len(s.Routes)),
+		policies:    make(map[string]*nbdb.LogicalRouterPolicy, len(s.Policies)),
+		nats:        make(map[string]*nbdb.NAT, len(s.NATs)),
+		gwChassis:   make(map[string]*nbdb.GatewayChassis, len(s.GatewayChassis)),
+		acls:        make(map[string]*nbdb.ACL, len(extra.ACLs)),
+		portGroups:  make(map[string]*nbdb.PortGroup, len(extra.PortGroups)),
+		groupsOf:    map[string][]*nbdb.PortGroup{},
+		addrSets:    make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
+		addrSetByID: make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
+		matches:     map[string]parsedMatch{},
+		sets:        map[string][]netip.Prefix{},
+	}
+	for _, p := range s.SwitchPorts {
+		z.switchPorts[p.Name] = p
+		z.lspByUUID[p.UUID] = p
+		if p.Type == "router" {
+			if rp := p.Options["router-port"]; rp != "" {
+				z.attachment[rp] = p
+			}
+		}
+	}
+	for _, p := range s.RouterPorts {
+		z.routerPorts[p.Name] = p
+		z.lrpByUUID[p.UUID] = p
+	}
+	for _, ls := range s.Switches {
+		z.switches[ls.Name] = ls
+		for _, id := range ls.Ports {
+			if p := z.lspByUUID[id]; p != nil {
+				z.switchOf[p.Name] = ls
+			}
+		}
+	}
+	for _, lr := range s.Routers {
+		z.routers[lr.Name] = lr
+		for _, id := range lr.Ports {
+			if p := z.lrpByUUID[id]; p != nil {
+				z.routerOf[p.Name] = lr
+			}
+		}
+	}
+	for _, r := range s.Routes {
+		z.routes[r.UUID] = r
+	}
+	for _, p := range s.Policies {
+		z.policies[p.UUID] = p
+	}
+	for _, n := range s.NATs {
+		z.nats[n.UUID] = n
+	}
+	for _, g := range s.GatewayChassis {
+		z.gwChassis[g.UUID] = g
+	}
+	for _, a := range extra.ACLs {
+		z.acls[a.UUID] = a
+	}
+	for _, as := range extra.AddressSets {
+		z.addrSets[as.Name] = as
+		z.addrSetByID[as.UUID] = as
+	}
+	for _, pg := range extra.PortGroups {
+		z.portGroups[pg.Name] = pg
+		for _, id := range pg.Ports {
+			z.groupsOf[id] = append(z.groupsOf[id], pg)
+		}
+	}
+	return z
+}
+
+// Rows is the number of rows the zone holds.
+func (z *Zone) Rows() int {
+	return len(z.switches) + len(z.routers) + len(z.switchPorts) + len(z.routerPorts) + len(z.routes) +
+		len(z.policies) + len(z.nats) + len(z.gwChassis) + len(z.acls) + len(z.portGroups) + len(z.addrSets)
+}
+
+// SwitchPort returns the named logical switch port and its switch, or nils.
+func (z *Zone) SwitchPort(name string) (*nbdb.LogicalSwitchPort, *nbdb.LogicalSwitch) {
+	p := z.switchPorts[name]
+	if p == nil {
+		return nil, nil
+	}
+	return p, z.switchOf[name]
+}
+
+// SwitchPorts calls fn for every logical switch port, in no particular order.
+func (z *Zone) SwitchPorts(fn func(*nbdb.LogicalSwitchPort)) {
+	for _, p := range z.switchPorts {
+		fn(p)
+	}
+}
+
+// expr parses a match once per zone; a match OVN would refuse is reported as the error.
+func (z *Zone) expr(s string) (*match.Expr, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if m, ok := z.matches[s]; ok {
+		return m.expr, m.err
+	}
+	e, err := match.Parse(s)
+	z.matches[s] = parsedMatch{e, err}
+	return e, err
+}
+
+// AddressSet resolves $name for match expressions. Like northd, it also knows the
+// address sets every port group implies: $<group>_ip4 and $<group>_ip6.
+func (z *Zone) AddressSet(name string) ([]netip.Prefix, bool) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if p, ok := z.sets[name]; ok {
+		return p, true
+	}
+	var out []netip.Prefix
+	if as := z.addrSets[name]; as != nil {
+		out = parsePrefixes(as.Addresses)
+	} else if group, v6, ok := portGroupSet(name); ok && z.portGroups[group] != nil {
+		for _, id := range z.portGroups[group].Ports {
+			if p := z.lspByUUID[id]; p != nil {
+				for _, a := range portAddresses(p) {
+					for _, ip := range a.ips {
+						if ip.Addr().Is6() == v6 {
+							out = append(out, netip.PrefixFrom(ip.Addr(), ip.Addr().BitLen()))
+						}
+					}
+				}
+			}
+		}
+	} else {
+		return nil, false
+	}
+	z.sets[name] = out
+	return out, true
+}
+
+func portGroupSet(name string) (group string, v6, ok bool) {
+	if g, found := strings.CutSuffix(name, "_ip4"); found {
+		return g, false, true
+	}
+	if g, found := strings.CutSuffix(name, "_ip6"); found {
+		return g, true, true
+	}
+	return "", false, false
+}
+
+// PortGroup resolves @name for match expressions: the names of the group's ports.
+func (z *Zone) PortGroup(name string) ([]string, bool) {
+	pg := z.portGroups[name]
+	if pg == nil {
+		return nil, false
+	}
+	names := make([]string, 0, len(pg.Ports))
+	for _, id := range pg.Ports {
+		if p := z.lspByUUID[id]; p != nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names, true
+}
+
+// parsePrefixes reads addresses and CIDRs, skipping what is neither.
+func parsePrefixes(in []string) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(in))
+	for _, s := range in {
+		if p, ok := parsePrefixOrAddr(s); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parsePrefixOrAddr reads "10.0.0.0/8" or "10.0.0.1" (a host prefix).
+func parsePrefixOrAddr(s string) (netip.Prefix, bool) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p, err == nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+// portAddress is one entry of a switch port's addresses column: a MAC and its IPs.
+type portAddress struct {
+	mac [6]byte
+	ips []netip.Prefix
+}
+
+// portAddresses reads a switch port's "MAC IP…" entries; "router", "unknown" and
+// "dynamic" carry no address of their own here.
+func portAddresses(p *nbdb.LogicalSwitchPort) []portAddress {
+	var out []portAddress
+	entries := p.Addresses
+	if p.DynamicAddresses != nil && slices.Contains(p.Addresses, "dynamic") {
+		entries = append(slices.Clone(entries), *p.DynamicAddresses)
+	}
+	for _, entry := range entries {
+		fields := strings.Fields(entry)
+		if len(fields) == 0 {
+			continue
+		}
+		mac, err := net.ParseMAC(fields[0])
+		if err != nil || len(mac) != 6 {
+			continue
+		}
+		a := portAddress{mac: [6]byte(mac)}
+		for _, f := range fields[1:] {
+			if p, ok := parsePrefixOrAddr(f); ok {
+				a.ips = append(a.ips, p)
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// routerPortAddrs are a router port's MAC and networks.
+func routerPortAddrs(p *nbdb.LogicalRouterPort) (mac [6]byte, networks []netip.Prefix, ok bool) {
+	m, err := net.ParseMAC(p.MAC)
+	if err != nil || len(m) != 6 {
+		return mac, nil, false
+	}
+	return [6]byte(m), parsePrefixes(p.Networks), true
+}
