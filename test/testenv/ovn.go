@@ -174,7 +174,7 @@ func (n *Northd) LearnNeighbor(ctx context.Context, router, port, ip, mac string
 		return fmt.Errorf("router %s has no Southbound datapath", router)
 	}
 	// A fresh timestamp keeps northd's MAC binding ageing from removing the row at once.
-	_, err = n.SBCtl(ctx, "create", "MAC_Binding", "datapath="+dp, "logical_port="+port, "ip="+ip, "mac="+strconv.Quote(mac),
+	_, err = n.SBCtl(ctx, "create", "MAC_Binding", "datapath="+dp, "logical_port="+port, "ip="+strconv.Quote(ip), "mac="+strconv.Quote(mac),
 		fmt.Sprintf("timestamp=%d", time.Now().UnixMilli()))
 	return err
 }
@@ -207,16 +207,9 @@ var traceOutputRe = regexp.MustCompile(`output to "([^"]+)", type "([^"]*)"`)
 // Trace runs ovn-trace on a microflow entering datapath, after waiting for northd to
 // compile what the NB holds now.
 func (n *Northd) Trace(ctx context.Context, datapath, microflow string) (TraceResult, error) {
-	if err := n.Sync(ctx); err != nil {
-		return TraceResult{}, fmt.Errorf("sync before trace: %w", err)
-	}
-	trace, err := lookPath("ovn-trace")
+	out, err := n.TraceRaw(ctx, "--detailed", datapath, microflow)
 	if err != nil {
-		return TraceResult{}, err
-	}
-	out, err := run(ctx, ovsEnv(n.dir), trace, "--db="+n.SB.Endpoint, "--detailed", datapath, microflow)
-	if err != nil {
-		return TraceResult{Output: out}, fmt.Errorf("ovn-trace %s %q: %w", datapath, microflow, err)
+		return TraceResult{Output: out}, err
 	}
 	res := TraceResult{Output: out}
 	for _, m := range traceOutputRe.FindAllStringSubmatch(out, -1) {
@@ -227,6 +220,24 @@ func (n *Northd) Trace(ctx context.Context, datapath, microflow string) (TraceRe
 	}
 	res.Dropped = len(res.OutputPorts) == 0
 	return res, nil
+}
+
+// TraceRaw runs ovn-trace with one output-format flag (--minimal, --summary,
+// --detailed) on a microflow entering datapath, after waiting for northd to compile
+// what the NB holds now, and returns its text.
+func (n *Northd) TraceRaw(ctx context.Context, format, datapath, microflow string) (string, error) {
+	if err := n.Sync(ctx); err != nil {
+		return "", fmt.Errorf("sync before trace: %w", err)
+	}
+	trace, err := lookPath("ovn-trace")
+	if err != nil {
+		return "", err
+	}
+	out, err := run(ctx, ovsEnv(n.dir), trace, "--db="+n.SB.Endpoint, format, datapath, microflow)
+	if err != nil {
+		return out, fmt.Errorf("ovn-trace %s %q: %w", datapath, microflow, err)
+	}
+	return out, nil
 }
 
 // ovsEnv points the OVS and OVN tools' run, database and log directories at dir, so

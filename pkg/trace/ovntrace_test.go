@@ -1,0 +1,412 @@
+package trace_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/topology"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/pkg/trace"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// The simulator is checked against the real thing: a zone is written into a real NB,
+// ovn-northd compiles it, and for each packet ovn-trace's outcome — the port the packet
+// leaves through, whether it left as an ARP/ND request for an unknown next hop, and
+// its final Ethernet and IP addresses and TTL — must equal the simulator's, which reads
+// the same zone back from the NB as `ovnk-agent dump` would.
+
+// loadZone writes s into a fresh NB with northd on it, and reads it back as a Zone.
+func loadZone(t *testing.T, node string, s *rows.Set) (*testenv.Northd, *trace.Zone) {
+	t.Helper()
+	nb := testenv.StartNB(t)
+	northd := testenv.StartNorthd(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ops, err := ovn.InsertOps(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ovn.Transact(ctx, c, ops); err != nil {
+		t.Fatalf("the NB refused the zone: %v", err)
+	}
+	if err := northd.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ovn.TakeDump(ctx, c, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := trace.NewZone(node, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return northd, z
+}
+
+// outcome is what a trace comes to, in terms both tracers can state.
+type outcome struct {
+	// kind is "output" (left through port), "arp" (its next hop is unknown, so OVN
+	// sends an ARP/ND request, through port when the request has one way out),
+	// "answered" (a router answered it) or "dropped".
+	kind           string
+	port           string
+	ethSrc, ethDst string
+	ipSrc, ipDst   string
+	ttl            int
+}
+
+func (o outcome) String() string {
+	switch o.kind {
+	case "output":
+		return fmt.Sprintf("out of %s: eth %s→%s ip %s→%s ttl %d", o.port, o.ethSrc, o.ethDst, o.ipSrc, o.ipDst, o.ttl)
+	case "arp":
+		return fmt.Sprintf("ARP/ND request for its next hop (out of %q, eth.src %s, ttl %d)", o.port, o.ethSrc, o.ttl)
+	}
+	return o.kind
+}
+
+// ours reduces the simulator's forward path to an outcome.
+func ours(p *trace.Path) outcome {
+	v := p.Verdict
+	o := outcome{kind: "output", port: v.Port, ethSrc: v.Packet.EthSrc, ethDst: v.Packet.EthDst, ipSrc: v.Packet.IPSrc, ipDst: v.Packet.IPDst, ttl: v.Packet.TTL}
+	switch {
+	case v.Kind == trace.ToRouter:
+		return outcome{kind: "answered"}
+	case v.Kind == trace.Dropped && strings.Contains(v.Reason, "has no known MAC"):
+		// OVN floods an ARP/ND request on the switch and holds the packet.
+		return outcome{kind: "arp", ethSrc: v.Packet.EthSrc, ttl: v.Packet.TTL}
+	case v.Kind == trace.Delivered, v.Kind == trace.LeftCluster, v.Kind == trace.Dropped && v.Pod != "":
+	case v.Kind == trace.Stuck && strings.Contains(v.Reason, "whose zone could not be read"):
+		// In a single zone, a port on another node's chassis is where the packet leaves.
+	default:
+		return outcome{kind: "dropped"}
+	}
+	for _, h := range p.Hops {
+		if h.Stage == trace.StageResolve && strings.Contains(h.Note, "resolved by ARP/ND") {
+			// OVN asks before it routes on: the request leaves, before any SNAT.
+			return outcome{kind: "arp", port: v.Port, ethSrc: o.ethSrc, ttl: o.ttl}
+		}
+	}
+	return o
+}
+
+var (
+	outputRe = regexp.MustCompile(`^output\("([^"]+)"\);$`)
+	setRe    = regexp.MustCompile(`^(eth\.src|eth\.dst|ip4\.src|ip4\.dst|ip6\.src|ip6\.dst|ip\.ttl) = ([^;]+);$`)
+	natRe    = regexp.MustCompile(`\((ip[46]\.(?:src|dst))=([0-9a-fA-F.:]+)\)`)
+)
+
+// theirs runs ovn-trace --minimal on the packet our path started with and reduces its
+// answer: rewrites and outputs in order, conntrack NAT blocks (ct_snat…(ip4.src=X)
+// { … }) followed into, ARP/ND requests noted, ICMP errors it generates skipped.
+func theirs(t *testing.T, ctx context.Context, northd *testenv.Northd, datapath string, start trace.Header) (outcome, string) {
+	t.Helper()
+	minimal, err := northd.TraceRaw(ctx, "--minimal", datapath, microflow(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := outcome{kind: "dropped", ethSrc: start.EthSrc, ethDst: start.EthDst, ipSrc: start.IPSrc, ipDst: start.IPDst, ttl: start.TTL}
+	set := func(field, value string) {
+		switch field {
+		case "eth.src":
+			o.ethSrc = value
+		case "eth.dst":
+			o.ethDst = value
+		case "ip4.src", "ip6.src":
+			o.ipSrc = value
+		case "ip4.dst", "ip6.dst":
+			o.ipDst = value
+		case "ip.ttl":
+			o.ttl, _ = strconv.Atoi(value)
+		}
+	}
+	var skipping []bool // per open block: is it a generated packet we do not follow?
+	skip := func() bool { return slices.Contains(skipping, true) }
+	answered, arp := false, false
+	for _, line := range strings.Split(minimal, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasSuffix(line, "{"):
+			generated := strings.HasPrefix(line, "icmp") || strings.HasPrefix(line, "tcp_reset") || strings.HasPrefix(line, "put_")
+			if !skip() && !generated {
+				if strings.HasPrefix(line, "arp") || strings.HasPrefix(line, "nd_ns") {
+					arp = true
+				}
+				for _, m := range natRe.FindAllStringSubmatch(line, -1) {
+					set(m[1], m[2])
+				}
+			}
+			skipping = append(skipping, generated)
+		case line == "};" || line == "}":
+			if len(skipping) > 0 {
+				skipping = skipping[:len(skipping)-1]
+			}
+		case skip() || arp && !outputRe.MatchString(line):
+			// inside an ICMP error, or the ARP request's own fields
+		case outputRe.MatchString(line):
+			o.port = outputRe.FindStringSubmatch(line)[1]
+			o.kind = "output"
+		case line == "ip.ttl--;":
+			o.ttl--
+		case setRe.MatchString(line):
+			m := setRe.FindStringSubmatch(line)
+			if (m[1] == "ip4.dst" || m[1] == "ip6.dst") && m[2] == start.IPSrc {
+				answered = true
+			}
+			set(m[1], m[2])
+		}
+	}
+	switch {
+	case answered:
+		return outcome{kind: "answered"}, minimal
+	case arp:
+		return outcome{kind: "arp", port: o.port, ethSrc: o.ethSrc, ttl: o.ttl}, minimal
+	case o.kind == "dropped":
+		return outcome{kind: "dropped"}, minimal
+	}
+	return o, minimal
+}
+
+// agree compares outcomes; an ARP/ND request flooded on a switch is compared without
+// its port, since which port ovn-trace lists last is an accident of the flood order.
+func agree(ours, theirs outcome) bool {
+	if ours.kind == "arp" && theirs.kind == "arp" && ours.port == "" {
+		theirs.port = ""
+	}
+	return ours == theirs
+}
+
+// microflow writes a packet header in ovn-trace's expression syntax.
+func microflow(h trace.Header) string {
+	ip, icmp, echo := "ip4", "icmp4", 8
+	if strings.Contains(h.IPDst, ":") {
+		ip, icmp, echo = "ip6", "icmp6", 128
+	}
+	return fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && %s.src == %s && %s.dst == %s && ip.ttl == %d && %s.type == %d`,
+		h.InPort, h.EthSrc, h.EthDst, ip, h.IPSrc, ip, h.IPDst, h.TTL, icmp, echo)
+}
+
+// differential traces every packet of cases through both tracers and reports each
+// disagreement with both outcomes and ovn-trace's own words. Differences that come
+// from OVN 23.03 lacking a newer feature (knownDifference) are counted, not failed.
+func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *trace.Zone, s *rows.Set, cases []trace.Request) (agreed, known int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, req := range cases {
+		res, err := trace.Trace(ctx, c, req)
+		if err != nil {
+			t.Fatalf("%s → %s: %v", req.Port, req.Dst, err)
+		}
+		_, ls := z.SwitchPort(req.Port)
+		want, raw := theirs(t, ctx, northd, ls.Name, res.Forward.Packet)
+		got := ours(res.Forward)
+		if agree(got, want) {
+			agreed++
+			continue
+		}
+		if why := knownDifference(s, res.Forward, got, want); why != "" {
+			known++
+			t.Logf("%s → %s: known OVN 23.03 difference (%s): ovn-trace %s; ovnk %s", req.Port, req.Dst, why, want, got)
+			continue
+		}
+		var b strings.Builder
+		_ = trace.WriteText(&b, res)
+		t.Errorf("%s → %s:\n  ovn-trace: %s\n  ovnk:      %s\novn-trace --minimal:\n%s\novnk:\n%s", req.Port, req.Dst, want, got, raw, b.String())
+	}
+	return agreed, known
+}
+
+// knownDifference names the OVN 25.03 feature that explains a disagreement with OVN
+// 23.03's ovn-trace, or returns "". docs/trace.md lists them.
+func knownDifference(s *rows.Set, p *trace.Path, ours, theirs outcome) string {
+	// NAT.match is newer than 23.03's northd, which ignores the column and so applies
+	// a NAT that the match (e.g. the management SNAT's eth.dst) would have excluded.
+	if ours.kind == "output" && theirs.kind == "output" && ours.ipSrc != theirs.ipSrc {
+		for _, n := range s.NATs {
+			if n.Match != "" && n.ExternalIP == theirs.ipSrc {
+				ours.ipSrc = theirs.ipSrc
+				if ours == theirs {
+					return "NAT match ignored"
+				}
+			}
+		}
+	}
+	// A router port with requested-chassis on another chassis makes a transit router
+	// in 25.03; 23.03 treats it as a local port and asks for the next hop's MAC.
+	if p.Verdict.Kind == trace.Stuck && theirs.kind == "arp" && theirs.port == p.Verdict.Port {
+		for _, lrp := range s.RouterPorts {
+			if lrp.Name == p.Verdict.Port && lrp.Options["requested-chassis"] != "" {
+				return "transit router port"
+			}
+		}
+	}
+	return ""
+}
+
+// learnRouterNeighbors records, for each router with dynamic_neigh_routers (the
+// gateway routers), the MACs of the other routers' ports on its switches, as a running
+// cluster learns them by ARP/ND: such routers have no static entries for their
+// neighbours, and without these ovn-trace stops at the first ARP request.
+func learnRouterNeighbors(t *testing.T, northd *testenv.Northd, s *rows.Set) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ix := rows.NewIndex(s)
+	attached := map[string]string{} // router port name → switch name
+	onSwitch := map[string][]string{}
+	for _, ls := range s.Switches {
+		for _, id := range ls.Ports {
+			if p := ix.SwitchPorts[id]; p != nil && p.Type == "router" {
+				attached[p.Options["router-port"]] = ls.Name
+				onSwitch[ls.Name] = append(onSwitch[ls.Name], p.Options["router-port"])
+			}
+		}
+	}
+	lrpByName := map[string]string{}
+	for id, p := range ix.RouterPorts {
+		lrpByName[p.Name] = id
+	}
+	for _, lr := range s.Routers {
+		if lr.Options["dynamic_neigh_routers"] != "true" {
+			continue
+		}
+		for _, id := range lr.Ports {
+			own := ix.RouterPorts[id]
+			if own == nil || attached[own.Name] == "" {
+				continue
+			}
+			for _, other := range onSwitch[attached[own.Name]] {
+				peer := ix.RouterPorts[lrpByName[other]]
+				if peer == nil || peer.Name == own.Name {
+					continue
+				}
+				for _, n := range peer.Networks {
+					if a, ok := addrOf(n); ok {
+						if err := northd.LearnNeighbor(ctx, lr.Name, own.Name, a.String(), peer.MAC); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packetsFrom lists, for each source port of s, a packet to every address the zone
+// knows (switch ports, router ports, one host in every routed prefix) and to an
+// address outside the cluster, in each family the source has.
+func packetsFrom(node string, s *rows.Set, sources []string) []trace.Request {
+	seen := map[netip.Addr]bool{}
+	var dsts []netip.Addr
+	add := func(a netip.Addr) {
+		if a.IsValid() && !a.IsLinkLocalUnicast() && !seen[a] {
+			seen[a] = true
+			dsts = append(dsts, a)
+		}
+	}
+	families := map[string]map[bool]bool{}
+	for _, p := range s.SwitchPorts {
+		families[p.Name] = map[bool]bool{}
+		for _, entry := range p.Addresses {
+			for _, f := range strings.Fields(entry)[min(1, len(strings.Fields(entry))):] {
+				if a, ok := addrOf(f); ok {
+					add(a)
+					families[p.Name][a.Is6()] = true
+				}
+			}
+		}
+	}
+	for _, p := range s.RouterPorts {
+		for _, n := range p.Networks {
+			if a, ok := addrOf(n); ok {
+				add(a)
+			}
+		}
+	}
+	for _, r := range s.Routes {
+		if pf, err := netip.ParsePrefix(r.IPPrefix); err == nil && pf.Bits() > 0 && pf.Bits() < pf.Addr().BitLen()-3 {
+			add(pf.Masked().Addr().Next().Next().Next().Next().Next())
+		}
+	}
+	add(netip.MustParseAddr("8.8.8.8"))
+	add(netip.MustParseAddr("2001:db8::8"))
+	slices.SortFunc(dsts, func(a, b netip.Addr) int { return a.Compare(b) })
+	var out []trace.Request
+	for _, src := range sources {
+		for _, d := range dsts {
+			if families[src][d.Is6()] {
+				out = append(out, trace.Request{Node: node, Port: src, Dst: d})
+			}
+		}
+	}
+	return out
+}
+
+// addrOf reads "10.0.0.1" or "10.0.0.1/24" as the address.
+func addrOf(s string) (netip.Addr, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Addr(), true
+	}
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
+}
+
+// vifs are the ports of s that a packet can start from: pods and management ports.
+func vifs(s *rows.Set) []string {
+	var out []string
+	for _, p := range s.SwitchPorts {
+		if p.Type == "" && len(p.Addresses) > 0 && !slices.Contains(p.Addresses, "unknown") {
+			out = append(out, p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCompiledZonesAgreeWithOVNTrace runs every packet from every pod and management
+// port of each single-zone topology the compiler makes that OVN 23.03 can simulate, to
+// every address the zone knows and one outside, through both tracers.
+func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
+	for _, fx := range []struct {
+		name, node string
+		state      func() *cluster.State
+	}{
+		{"layer3", "node1", topologytest.Layer3},
+		{"okep5224", "ovn-worker", topologytest.OKEP5224},
+	} {
+		t.Run(fx.name, func(t *testing.T) {
+			st := fx.state()
+			res, err := topology.Compile(st, fx.node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			northd, z := loadZone(t, fx.node, res.Rows)
+			learnRouterNeighbors(t, northd, res.Rows)
+			c := trace.ClusterOf(st, trace.Zones{fx.node: z})
+			cases := packetsFrom(fx.node, res.Rows, vifs(res.Rows))
+			agreed, known := differential(t, c, northd, z, res.Rows, cases)
+			t.Logf("%d of %d packets agree with ovn-trace, %d differ only where OVN 23.03 lacks a 25.03 feature", agreed, len(cases), known)
+			if agreed < len(cases)*3/4 {
+				t.Errorf("only %d of %d packets agree", agreed, len(cases))
+			}
+		})
+	}
+}
