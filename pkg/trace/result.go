@@ -44,18 +44,18 @@ type Stage string
 
 // The stages a hop can report.
 const (
-	StageACL      Stage = "acl"        // a switch's from-lport or to-lport ACL
-	StageL2       Stage = "l2-lookup"  // a switch chose the output port by destination MAC
-	StageAdmit    Stage = "admission"  // a router accepted or refused the frame
-	StageDNAT     Stage = "dnat"       // a router rewrote the destination
-	StageUnSNAT   Stage = "unsnat"     // a reply's destination restored after an SNAT
-	StageRoute    Stage = "route"      // a router's static or connected route
-	StagePolicy   Stage = "policy"     // a logical router policy
-	StageResolve  Stage = "resolve"    // a next hop's MAC address resolved
-	StageSNAT     Stage = "snat"       // a router rewrote the source
-	StageOutput   Stage = "output"     // the packet left a datapath through a port
-	StageHandoff  Stage = "handoff"    // the packet crossed to another zone
-	StageDelivery Stage = "delivery"   // the packet reached its final port
+	StageACL      Stage = "acl"       // a switch's from-lport or to-lport ACL
+	StageL2       Stage = "l2-lookup" // a switch chose the output port by destination MAC
+	StageAdmit    Stage = "admission" // a router accepted or refused the frame
+	StageDNAT     Stage = "dnat"      // a router rewrote the destination
+	StageUnSNAT   Stage = "unsnat"    // a reply's destination restored after an SNAT
+	StageRoute    Stage = "route"     // a router's static or connected route
+	StagePolicy   Stage = "policy"    // a logical router policy
+	StageResolve  Stage = "resolve"   // a next hop's MAC address resolved
+	StageSNAT     Stage = "snat"      // a router rewrote the source
+	StageOutput   Stage = "output"    // the packet left a datapath through a port
+	StageHandoff  Stage = "handoff"   // the packet crossed to another zone
+	StageDelivery Stage = "delivery"  // the packet reached its final port
 )
 
 // Hop is one decision on the path.

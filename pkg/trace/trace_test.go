@@ -242,10 +242,10 @@ func TestBadRequests(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
 	for name, req := range map[string]trace.Request{
-		"unknown port":  {Node: "node1", Port: "nope", Dst: netip.MustParseAddr("10.0.0.1")},
-		"unknown zone":  {Node: "node9", Port: "blue_web", Dst: netip.MustParseAddr("10.0.0.1")},
-		"wrong family":  {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddr("fd00::1")},
-		"foreign src":   {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.9.9.9"), Dst: netip.MustParseAddr("10.244.1.7")},
+		"unknown port":   {Node: "node1", Port: "nope", Dst: netip.MustParseAddr("10.0.0.1")},
+		"unknown zone":   {Node: "node9", Port: "blue_web", Dst: netip.MustParseAddr("10.0.0.1")},
+		"wrong family":   {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddr("fd00::1")},
+		"foreign src":    {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.9.9.9"), Dst: netip.MustParseAddr("10.244.1.7")},
 		"no destination": {Node: "node1", Port: "blue_web"},
 	} {
 		if _, err := trace.Trace(context.Background(), c, req); !errors.Is(err, trace.ErrBadRequest) {
