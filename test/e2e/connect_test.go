@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -31,6 +34,26 @@ func connectRouterKeys(ctx context.Context, n *node, cnc string) (keys map[strin
 		keys[p.Name] = fmt.Sprintf("%s %v key=%s", p.MAC, p.Networks, p.Options["requested-tnl-key"])
 	}
 	return keys, true, nil
+}
+
+// nodeSlots is how many links connect counts a Layer3 network's block must hold: one
+// per node, or up to the highest node id if that is more (a link sits at twice the
+// node's id).
+func (ec *e2eCluster) nodeSlots(ctx context.Context) int {
+	ec.t.Helper()
+	var nodes corev1.NodeList
+	if err := ec.c.List(ctx, &nodes); err != nil {
+		ec.t.Fatal(err)
+	}
+	slots := len(nodes.Items)
+	for _, n := range nodes.Items {
+		id, ok, err := cluster.NodeIDCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		if err != nil || !ok {
+			ec.t.Fatalf("node %s has no id yet (%v)", n.Name, err)
+		}
+		slots = max(slots, id+1)
+	}
+	return slots
 }
 
 // TestConnectThroughKubectl connects two networks with `kubectl ovnk connect` and follows
@@ -134,14 +157,30 @@ func TestConnectThroughKubectl(t *testing.T) {
 	for _, reserved := range []string{"100.65.0.0/16", "100.88.0.0/16", "10.96.0.0/16", "169.254.0.0/17"} {
 		ec.refused(ctx, nil, reserved, "connect", "blue-c", "red-c", "--subnet", reserved)
 	}
-	ec.refused(ctx, nil, "192.170.0.0/28", "connect", "blue-c", "red-c", "--subnet", "192.170.0.0/28", "--network-prefix", "30")
+	// A /30 block holds 4 addresses, but a Layer3 network needs a link of 2 addresses
+	// per node (up to the highest node id): the message names how many.
+	need := 2 * ec.nodeSlots(ctx)
+	ec.refusedWith(ctx, nil, []string{"--subnet 192.170.0.0/28", "a block of 4 addresses", fmt.Sprintf("need 2 per node, %d ", need)},
+		"connect", "blue-c", "red-c", "--subnet", "192.170.0.0/28", "--network-prefix", "30")
+
+	// Networks that cannot be connected. Each is removed once refused: ovnk does not
+	// program secondary networks, and the zones are compared again below.
 	secondary := layer3CUDN("sec-c", "sec-c", "10.63.0.0/16")
 	secondary.Spec.Network.Layer3.Role = ovnkv1.NetworkRoleSecondary
-	ec.create(ctx, secondary)
+	inner := layer3CUDN("inner-c", "inner-c", "10.60.128.0/17") // inside blue-c's 10.60.0.0/16
+	noOverlay := layer3CUDN("nooverlay-c", "nooverlay-c", "10.64.0.0/16")
+	noOverlay.Spec.Network.Transport = ovnkv1.TransportOptionNoOverlay
+	noOverlay.Spec.Network.NoOverlay = &ovnkv1.NoOverlayConfig{OutboundSNAT: ovnkv1.SNATEnabled, Routing: ovnkv1.RoutingManaged}
+	ec.create(ctx, secondary, inner, noOverlay)
 	ec.refused(ctx, nil, "secondary", "connect", "blue-c", "sec-c")
-	// ovnk does not program secondary networks: remove it before zones are compared.
-	if err := ec.c.Delete(ctx, secondary); err != nil {
-		t.Fatal(err)
+	ec.refusedWith(ctx, nil, []string{"networks blue-c (10.60.0.0/16) and inner-c (10.60.128.0/17) overlap"}, "connect", "blue-c", "inner-c")
+	// Both networks and both CIDRs, whichever is named first.
+	ec.refusedWith(ctx, nil, []string{"inner-c (10.60.128.0/17)", "blue-c (10.60.0.0/16)", "overlap"}, "connect", "inner-c", "green-c", "blue-c")
+	ec.refusedWith(ctx, nil, []string{"network nooverlay-c cannot be connected: it uses transport NoOverlay", "leave it out"}, "connect", "blue-c", "nooverlay-c")
+	for _, o := range []*ovnkv1.ClusterUserDefinedNetwork{secondary, inner, noOverlay} {
+		if err := ec.c.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	ec.must(ctx, "disconnect", "bg")

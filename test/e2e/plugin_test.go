@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +17,15 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/test/testenv"
 )
 
 var (
@@ -94,20 +99,54 @@ func (ec *e2eCluster) must(ctx context.Context, args ...string) string {
 }
 
 // refused runs `kubectl ovnk args…` and requires it to fail with one line of error that
-// contains want.
+// contains want, and to leave the ClusterNetworkConnects as they were.
 func (ec *e2eCluster) refused(ctx context.Context, env []string, want string, args ...string) {
 	ec.t.Helper()
+	ec.refusedWith(ctx, env, []string{want}, args...)
+}
+
+// refusedWith is refused for an error that must contain every one of wants.
+func (ec *e2eCluster) refusedWith(ctx context.Context, env []string, wants []string, args ...string) {
+	ec.t.Helper()
+	before := ec.connects(ctx)
 	r := ec.ovnk(ctx, env, args...)
 	var exit *exec.ExitError
 	msg := strings.TrimSpace(r.stderr)
 	switch {
 	case r.err == nil:
-		ec.t.Errorf("kubectl ovnk %s succeeded; want it refused with %q\n%s", strings.Join(args, " "), want, r.stdout)
+		ec.t.Errorf("kubectl ovnk %s succeeded; want it refused with %q\n%s", strings.Join(args, " "), wants, r.stdout)
 	case !errors.As(r.err, &exit):
 		ec.t.Errorf("kubectl ovnk %s: %v", strings.Join(args, " "), r.err)
-	case strings.Count(msg, "\n") > 0 || !strings.Contains(msg, want):
-		ec.t.Errorf("kubectl ovnk %s: error %q, want one line containing %q", strings.Join(args, " "), msg, want)
+	case strings.Count(msg, "\n") > 0:
+		ec.t.Errorf("kubectl ovnk %s: error %q, want one line", strings.Join(args, " "), msg)
 	}
+	for _, want := range wants {
+		if r.err != nil && !strings.Contains(msg, want) {
+			ec.t.Errorf("kubectl ovnk %s: error %q, want it to contain %q", strings.Join(args, " "), msg, want)
+		}
+	}
+	if after := ec.connects(ctx); !maps.Equal(after, before) {
+		ec.t.Errorf("kubectl ovnk %s was refused but changed the ClusterNetworkConnects:\nbefore: %v\nafter:  %v", strings.Join(args, " "), before, after)
+	}
+}
+
+// connects maps each ClusterNetworkConnect's name to its spec, as JSON: what a refused
+// command must neither create, delete nor change.
+func (ec *e2eCluster) connects(ctx context.Context) map[string]string {
+	ec.t.Helper()
+	var list ovnkv1.ClusterNetworkConnectList
+	if err := ec.c.List(ctx, &list); err != nil {
+		ec.t.Fatalf("list ClusterNetworkConnects: %v", err)
+	}
+	out := map[string]string{}
+	for _, c := range list.Items {
+		spec, err := json.Marshal(c.Spec)
+		if err != nil {
+			ec.t.Fatal(err)
+		}
+		out[c.Name] = string(spec)
+	}
+	return out
 }
 
 // TestPluginThroughKubectl drives the plugin as users do, through the real kubectl's
@@ -261,6 +300,20 @@ func TestPluginThroughKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 		ec.refused(ctx, []string{"KUBECONFIG=" + closed}, "cannot reach the API server", "network", "list")
+		// No cluster at all: no kubeconfig file, no home to find ~/.kube/config in, and
+		// no pod around the plugin. It must say so, not try client-go's localhost:8080.
+		notInAPod := []string{"KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=", "KUBERNETES_MASTER="}
+		absent := filepath.Join(t.TempDir(), "no-kubeconfig")
+		noCluster := []string{"no cluster to talk to", "set KUBECONFIG", "--kubeconfig", "--context"}
+		ec.refusedWith(ctx, append([]string{"KUBECONFIG=" + absent, "HOME=" + t.TempDir()}, notInAPod...),
+			append(noCluster, "there is no kubeconfig file (looked for "+absent+")"), "network", "list")
+		ec.refusedWith(ctx, append([]string{"KUBECONFIG=", "HOME="}, notInAPod...),
+			append(noCluster, "there is no kubeconfig file"), "network", "list")
+		for _, env := range [][]string{{"KUBECONFIG=" + absent}, {"KUBECONFIG=", "HOME="}} {
+			if r := ec.ovnk(ctx, append(env, notInAPod...), "network", "list"); strings.Contains(r.stderr, "localhost:8080") {
+				t.Errorf("with %v, network list tried client-go's default server: %s", env, r.stderr)
+			}
+		}
 		if after := ec.must(ctx, "network", "list", "-o", "name"); after != before {
 			t.Errorf("refused commands changed the networks:\nbefore:\n%s\nafter:\n%s", before, after)
 		}
@@ -268,11 +321,46 @@ func TestPluginThroughKubectl(t *testing.T) {
 
 	t.Run("delete", func(t *testing.T) {
 		ec.refused(ctx, nil, "--force", "network", "delete", "plug-l3/red")
-		ec.must(ctx, "network", "delete", "plug-l3/red", "--force")
-		ec.must(ctx, "network", "delete", "plug-c2", "--force")
+		for _, n := range networks {
+			ec.must(ctx, "network", "delete", n.name, "--force")
+		}
 		got := strings.Fields(ec.must(ctx, "network", "list", "-o", "jsonpath={.items[*].metadata.name}"))
-		if slices.Contains(got, "red") || slices.Contains(got, "plug-c2") || !slices.Contains(got, "amber") {
-			t.Errorf("after deleting red and plug-c2: %v", got)
+		for _, gone := range []string{"red", "amber", "plug-c3", "plug-c2"} {
+			if slices.Contains(got, gone) {
+				t.Errorf("network list still has %s after its delete: %v", gone, got)
+			}
+		}
+		for _, key := range []struct {
+			obj       ctrlclient.Object
+			namespace string
+			name      string
+		}{
+			{&ovnkv1.UserDefinedNetwork{}, "plug-l3", "red"},
+			{&ovnkv1.UserDefinedNetwork{}, "plug-l2", "amber"},
+			{&ovnkv1.ClusterUserDefinedNetwork{}, "", "plug-c3"},
+			{&ovnkv1.ClusterUserDefinedNetwork{}, "", "plug-c2"},
+		} {
+			if err := ec.c.Get(ctx, ctrlclient.ObjectKey{Namespace: key.namespace, Name: key.name}, key.obj); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s/%s after network delete: %v, want not found", key.obj, key.namespace, key.name, err)
+			}
+		}
+		// And every zone drops the networks' rows.
+		for _, n := range ec.nodes {
+			err := testenv.Eventually(ctx, 60*time.Second, "deleted networks gone from zone "+n.name, func(ctx context.Context) error {
+				snap, err := ovn.OwnedSnapshot(ctx, n.nbClient)
+				if err != nil {
+					return err
+				}
+				for _, net := range networks {
+					if rs := networkRouters(snap, net.ovnName); len(rs) > 0 {
+						return fmt.Errorf("network %s still has router %s", net.ovnName, rs[0].Name)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Errorf("%v\n%s", err, n.agent.LogTail(20))
+			}
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,14 +53,86 @@ var Scheme = func() *runtime.Scheme {
 
 // RESTConfig is the API server connection kubectl's flags and kubeconfig describe.
 func (f *Factory) RESTConfig() (*rest.Config, error) {
+	if err := f.noCluster(); err != nil {
+		return nil, err
+	}
 	rc, err := f.Kube.ToRESTConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
-			return nil, errors.New("no cluster to talk to: set KUBECONFIG or pass --kubeconfig (for the local sandbox, run `make demo` and use the KUBECONFIG line it prints)")
+			return nil, noClusterError("the kubeconfig is empty")
 		}
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	return rc, nil
+}
+
+// noClusterError is the one line for "nothing names a cluster", saying why and what to do.
+func noClusterError(why string) error {
+	return fmt.Errorf("no cluster to talk to: %s: set KUBECONFIG or pass --kubeconfig to name a kubeconfig file, or --context to choose one of its contexts (for the local sandbox, run `make demo` and use the KUBECONFIG line it prints)", why)
+}
+
+// noCluster refuses what client-go would otherwise quietly turn into its default server,
+// http://localhost:8080: no --server, --context or --cluster; a kubeconfig (KUBECONFIG,
+// --kubeconfig or ~/.kube/config) that is missing, sets no current context, or whose
+// current context names no cluster it defines; and no pod around the process
+// (KUBERNETES_SERVICE_HOST unset), where client-go would use the service account.
+// Anything else, including errors reading the kubeconfig, is left to client-go.
+func (f *Factory) noCluster() error {
+	if f.Kube == nil {
+		return nil
+	}
+	for _, flag := range []*string{f.Kube.APIServer, f.Kube.Context, f.Kube.ClusterName} {
+		if flag != nil && *flag != "" {
+			return nil
+		}
+	}
+	// client-go's other ways to a server: the pod's (in-cluster) and the deprecated
+	// KUBERNETES_MASTER, which replaces localhost:8080.
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" || os.Getenv("KUBERNETES_MASTER") != "" {
+		return nil
+	}
+	loader := f.Kube.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil
+	}
+	files := kubeconfigFiles(loader.ConfigAccess())
+	switch ctx, ok := raw.Contexts[raw.CurrentContext]; {
+	case len(files.found) == 0:
+		return noClusterError(fmt.Sprintf("there is no kubeconfig file (looked for %s)", orNothing(files.looked)))
+	case raw.CurrentContext == "":
+		return noClusterError(fmt.Sprintf("kubeconfig %s sets no current context", strings.Join(files.found, ", ")))
+	case !ok:
+		return nil // client-go names the missing context
+	case raw.Clusters[ctx.Cluster] == nil:
+		return noClusterError(fmt.Sprintf("context %s of kubeconfig %s names cluster %q, which it does not define", raw.CurrentContext, strings.Join(files.found, ", "), ctx.Cluster))
+	}
+	return nil
+}
+
+// kubeconfigFiles are the kubeconfig files client-go reads, in order, and those of them
+// that exist.
+func kubeconfigFiles(access clientcmd.ConfigAccess) (files struct{ looked, found []string }) {
+	if access == nil {
+		return files
+	}
+	for _, path := range access.GetLoadingPrecedence() {
+		if path == "" {
+			continue
+		}
+		files.looked = append(files.looked, path)
+		if _, err := os.Stat(path); err == nil {
+			files.found = append(files.found, path)
+		}
+	}
+	return files
+}
+
+func orNothing(paths []string) string {
+	if len(paths) == 0 {
+		return "none: KUBECONFIG is empty and there is no home directory"
+	}
+	return strings.Join(paths, ", ")
 }
 
 // Client is a controller-runtime client for core and k8s.ovn.org objects.

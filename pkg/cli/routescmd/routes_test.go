@@ -2,6 +2,7 @@ package routescmd_test
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,6 +311,78 @@ func TestRoutesBadInput(t *testing.T) {
 		clitest.OneLine(t, err, c.want...)
 		if out != "" {
 			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
+		}
+	}
+}
+
+// TestRoutesOfConnectRouter: `routes connect_router_<cnc>` lists the connect router of
+// OKEP-5224's colored-enterprise in ovn-worker's zone: a route to each node subnet of
+// each connected network, through that node's link in the network's block of the
+// connect subnet. The table has docs/connect.md's lr-route-list lines; -o json has that
+// router alone, with exactly the routes the fixture's nodes and blocks call for.
+func TestRoutesOfConnectRouter(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	st := topologytest.OKEP5224()
+	nb := zoneviewtest.ZoneNB(t, st, "ovn-worker")
+	const router = "connect_router_colored-enterprise"
+	args := []string{router, "--node", "ovn-worker", "--nb", nb.Endpoint}
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, append([]string{"routes"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoneviewtest.RequireLines(t, out,
+		"Router "+router,
+		"Route Table <main>:",
+		"100.10.0.0/24 192.168.1.8 dst-ip",
+		"100.10.1.0/24 192.168.1.6 dst-ip",
+		"100.10.2.0/24 192.168.1.4 dst-ip",
+		"200.10.0.0/24 192.168.0.8 dst-ip",
+		"200.10.1.0/24 192.168.0.6 dst-ip",
+		"200.10.2.0/24 192.168.0.4 dst-ip",
+	)
+
+	// What the fixture calls for: each node's subnet of each connected network, via an
+	// address in that network's block.
+	cnc := st.Connects[0]
+	type want struct {
+		network string
+		block   netip.Prefix
+	}
+	wants := map[string]want{}
+	for _, n := range st.Nodes {
+		for _, network := range cnc.Networks {
+			for _, subnet := range n.Subnets[network] {
+				wants[subnet.String()] = want{network, cnc.Blocks[network][0]}
+			}
+		}
+	}
+	if len(wants) != 6 {
+		t.Fatalf("the fixture has %d node subnets in the connect, want 6 (3 nodes × 2 networks)", len(wants))
+	}
+	v := routesJSON(t, k, args...)
+	if len(v.Routers) != 1 || v.Routers[0].Name != router {
+		t.Fatalf("routes %s lists routers %+v, want %s alone", router, v.Routers, router)
+	}
+	seen := map[string]bool{}
+	for _, rt := range v.Routers[0].Routes {
+		w, ok := wants[rt.Prefix]
+		nexthop, err := netip.ParseAddr(rt.Nexthop)
+		switch {
+		case !ok:
+			t.Errorf("route %s via %s: no node subnet of a connected network", rt.Prefix, rt.Nexthop)
+		case err != nil || !w.block.Contains(nexthop):
+			t.Errorf("route %s via %s: the next hop is not in %s's block %s", rt.Prefix, rt.Nexthop, w.network, w.block)
+		case seen[rt.Prefix]:
+			t.Errorf("route %s listed twice", rt.Prefix)
+		}
+		if rt.Family != "IPv4" || rt.Policy != "dst-ip" || rt.UUID == "" {
+			t.Errorf("route %+v: want an IPv4 dst-ip route with its UUID", rt)
+		}
+		seen[rt.Prefix] = true
+	}
+	for prefix, w := range wants {
+		if !seen[prefix] {
+			t.Errorf("no route to %s (network %s) on %s: %+v", prefix, w.network, router, v.Routers[0].Routes)
 		}
 	}
 }
