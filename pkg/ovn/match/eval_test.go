@@ -1,0 +1,291 @@
+package match_test
+
+import (
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ovnk/ovnk/pkg/ovn/match"
+)
+
+// Packets for the evaluation tests: a pod's TCP connection to a service, and variations.
+var (
+	tcp4 = match.Packet{
+		InPort: "p1", EthSrc: macOf("0a:58:0a:f4:00:05"), EthDst: macOf("0a:58:0a:f4:00:01"), EthType: 0x0800,
+		IPSrc: addr("10.244.0.5"), IPDst: addr("10.96.0.10"), TTL: 64, Proto: 6, L4Src: 40000, L4Dst: 443,
+		PktMark: 0x1234, CT: match.CTState{Trk: true, Est: true},
+	}
+	udp4  = with(tcp4, func(p *match.Packet) { p.Proto, p.L4Dst, p.CT = 17, 53, match.CTState{} })
+	icmp4 = with(tcp4, func(p *match.Packet) { p.Proto, p.L4Src, p.L4Dst, p.ICMPType = 1, 0, 0, 8 })
+	mc4   = with(udp4, func(p *match.Packet) { p.EthDst, p.IPDst = macOf("01:00:5e:7f:ff:fa"), addr("239.255.255.250") })
+	mc4uc = with(mc4, func(p *match.Packet) { p.EthDst = tcp4.EthDst })
+	tcp6  = with(tcp4, func(p *match.Packet) {
+		p.EthType, p.IPSrc, p.IPDst = 0x86dd, addr("fd00:10:244::5"), addr("fd00:10:96::a")
+	})
+	icmp6  = with(tcp6, func(p *match.Packet) { p.Proto, p.ICMPType = 58, 128 })
+	icmp6t = with(icmp6, func(p *match.Packet) { p.ICMPType = 8 })
+	mc6    = with(tcp6, func(p *match.Packet) { p.Proto, p.EthDst, p.IPDst = 17, macOf("33:33:00:00:00:fb"), addr("ff02::fb") })
+	mapped = with(tcp6, func(p *match.Packet) { p.IPSrc = addr("::ffff:10.244.0.5") })
+	int6   = with(tcp6, func(p *match.Packet) { p.IPSrc = addr("::a00:1") })
+	arp    = match.Packet{InPort: "p1", EthSrc: tcp4.EthSrc, EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806}
+	lldp   = match.Packet{InPort: "p1", EthSrc: tcp4.EthSrc, EthDst: macOf("01:80:c2:00:00:0e"), EthType: 0x88cc}
+	untrk  = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{} })
+	estNoT = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{Est: true} })
+	trkNew = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{Trk: true, New: true} })
+	blue   = with(tcp4, func(p *match.Packet) { p.InPort, p.IPDst = "rtos-blue_node1", addr("100.65.0.2") })
+)
+
+func with(p match.Packet, f func(*match.Packet)) match.Packet {
+	f(&p)
+	return p
+}
+
+var evalSets = traceSets{
+	addrSets: map[string][]netip.Prefix{
+		"v4":     {netip.MustParsePrefix("10.244.0.0/24"), netip.MustParsePrefix("192.168.1.1/32")},
+		"v6":     {netip.MustParsePrefix("fd00:10:244::/64")},
+		"mixed":  {netip.MustParsePrefix("10.96.0.10/32"), netip.MustParsePrefix("fd00:10:96::a/128")},
+		"mapped": {netip.MustParsePrefix("::ffff:10.244.0.5/128")},
+		"one":    {netip.MustParsePrefix("10.0.0.1/32")},
+		"empty":  nil,
+	},
+	portGroups: map[string][]string{"nodes": {"p1", "p2"}, "none": nil},
+}
+
+func TestEval(t *testing.T) {
+	cases := []struct {
+		expr string
+		p    match.Packet
+		want bool
+	}{
+		{`1`, arp, true},
+		{`0`, tcp4, false},
+		{`!0`, tcp4, true},
+		{`inport == "rtos-blue_node1" && ip4.dst == 100.65.0.2 /* blue_node1 */`, blue, true},
+		{`inport == "rtos-blue_node1" && ip4.dst == 100.65.0.2 /* blue_node1 */`, tcp4, false},
+		{`inport == "p1"`, tcp4, true},
+		{`inport == "p2"`, tcp4, false},
+		{`outport == ""`, tcp4, true},
+		{`inport == "\u0070\u0031"`, tcp4, true},
+
+		// Masks.
+		{`ip4.src == 10.244.0.0/16`, tcp4, true},
+		{`ip4.src == 10.245.0.0/16`, tcp4, false},
+		{`ip4.src == 10.244.0.5/8`, tcp4, true},
+		{`ip4.src == 0.0.0.5/0.0.0.255`, tcp4, true},
+		{`ip4.src == 0.0.0.0/0`, tcp4, true},
+		{`ip4.src == 0.0.0.0/0`, tcp6, false},
+		{`ip4.src != 0.0.0.0/0`, tcp4, false},
+		{`eth.src == 0a:58:00:00:00:00/ff:ff:00:00:00:00`, tcp4, true},
+		{`eth.src == 0a:59:00:00:00:00/ff:ff:00:00:00:00`, tcp4, false},
+		{`pkt.mark == 0x1000/0xf000`, tcp4, true},
+		{`pkt.mark == 0/0xff`, tcp4, false},
+		{`pkt.mark == 0x1234 && eth.type == 0x800`, tcp4, true},
+		{`pkt.mark != 0x1234`, tcp4, false},
+
+		// IPv6.
+		{`ip6.src == fd00:10:244::5`, tcp6, true},
+		{`ip6.src == fd00:10:244::/48`, tcp6, true},
+		{`ip6.dst == fd00:10:97::/64`, tcp6, false},
+		{`ip6.dst == fd00:10:96::/ffff:ffff:ffff:ffff::`, tcp6, true},
+		{`ip6.src == ::ffff:0:0/96`, tcp4, false},
+		{`ip6.src == ::ffff:0:0/96`, mapped, true},
+		{`ip6.src == 10.0.0.1`, int6, true},
+		{`ip6.dst > fd00:10:96::9 && ip6.dst <= fd00:10:96::a`, tcp6, true},
+		{`ip6.dst < fd00:10:96::a`, tcp6, false},
+
+		// Relational operators.
+		{`tcp.dst > 442`, tcp4, true},
+		{`tcp.dst >= 444`, tcp4, false},
+		{`tcp.dst < 443`, tcp4, false},
+		{`400 < tcp.dst < 500`, tcp4, true},
+		{`500 > tcp.dst >= 443`, tcp4, true},
+		{`444 <= tcp.dst <= 500`, tcp4, false},
+		{`tcp.dst > 0`, udp4, false},
+		{`pkt.mark < 0x1235`, tcp4, true},
+		{`eth.src < 0a:58:0a:f4:00:06`, tcp4, true},
+		{`ct.est >= 1`, tcp4, true},
+
+		// Value sets.
+		{`tcp.dst == {80, 443}`, tcp4, true},
+		{`tcp.dst != {80, 443}`, tcp4, false},
+		{`tcp.dst != {80 8080}`, tcp4, true},
+		{`tcp.dst != {80}`, udp4, false},
+		{`!(tcp.dst == {80, 443})`, tcp4, false},
+		{`!(tcp.dst == {80, 8080})`, udp4, false},
+		{`ip4.dst == {10.96.0.0/16, 1.1.1.1}`, tcp4, true},
+		{`{80, 443} == tcp.dst`, tcp4, true},
+
+		// Address sets.
+		{`ip4.src == $v4`, tcp4, true},
+		{`ip4.dst == $v4`, tcp4, false},
+		{`ip4.src != $v4`, tcp4, false},
+		{`ip4.dst != $v4`, tcp4, true},
+		{`ip4.src == $v4`, tcp6, false},
+		{`ip4.dst != $v4`, tcp6, false},
+		{`ip6.src == $v6`, tcp6, true},
+		{`ip6.src == $v4`, tcp6, false},
+		{`ip4.dst == $mixed`, tcp4, true},
+		{`ip6.dst == $mixed`, tcp6, true},
+		{`ip4.src != $mixed`, tcp4, true},
+		{`ip4.src == $v6`, tcp4, false},
+		{`ip4.src != $v6`, tcp4, true},
+		{`ip4.src != $v6`, tcp6, false},
+		{`ip4.src == $empty`, tcp4, false},
+		{`ip4.src != $empty`, tcp6, true},
+		{`ip4.src != $empty`, lldp, true},
+		{`!(ip4.src == $empty)`, lldp, true},
+		{`ip4.src == {$empty, $empty}`, tcp4, false},
+		{`ip6.src == $mapped`, mapped, true},
+		{`ip4.src == $mapped`, tcp4, false},
+		{`ip6.src == 10.0.0.1`, int6, true},
+		{`ip6.src == $one`, int6, false},
+		{`ip4.src == {192.168.1.1, $v4}`, tcp4, true},
+		{`ip4.src != {192.168.1.1, $v4}`, tcp4, false},
+
+		// Port groups.
+		{`inport == @nodes`, tcp4, true},
+		{`inport == @none`, tcp4, false},
+		{`outport == @nodes`, tcp4, false},
+		{`!(inport != @nodes)`, tcp4, true},
+		{`inport == {@none, "p1"}`, tcp4, true},
+
+		// Negation and prerequisites.
+		{`tcp.dst != 80`, tcp4, true},
+		{`tcp.dst != 80`, udp4, false},
+		{`!(tcp.dst == 80)`, udp4, false},
+		{`!tcp.dst`, tcp4, false},
+		{`!(ip4.src == 10.244.0.5 && tcp.dst == 443)`, tcp4, false},
+		{`!(ip4.src == 10.244.0.5 && tcp.dst == 443)`, udp4, false},
+		{`!(ip4.src == 10.244.0.6 && tcp.dst == 443)`, udp4, true},
+		{`!(ip4.src == 10.244.0.6 || tcp.dst == 443)`, udp4, false},
+		{`(ip4 || ip6) && !(tcp.dst == 22)`, udp4, false},
+		{`!ct.est`, untrk, false},
+		{`!ct.est`, trkNew, true},
+		{`ct.est`, estNoT, false},
+		{`!ct.trk`, estNoT, true},
+		{`ct.trk && ct.est`, tcp4, true},
+		{`ct.new || ct.rel || ct.rpl || ct.inv`, tcp4, false},
+		{`ct.new && !ct.est`, trkNew, true},
+		{`tcp && tcp.dst == 443`, tcp6, true},
+		{`tcp`, udp4, false},
+		{`sctp.dst == 443`, tcp4, false},
+		{`udp.dst == 53 && ip.ttl == 64 && ip.proto == 17`, udp4, true},
+
+		// Predicates.
+		{`ip4`, tcp4, true},
+		{`ip4`, tcp6, false},
+		{`ip`, arp, false},
+		{`ip`, icmp6, true},
+		{`arp`, arp, true},
+		{`icmp`, icmp6, true},
+		{`icmp4`, icmp6, false},
+		{`icmp4.type == 8 && icmp4.code == 0`, icmp4, true},
+		{`icmp4.type == 8`, icmp6t, false},
+		{`icmp6.type == 128`, icmp6, true},
+		{`eth.bcast`, arp, true},
+		{`!eth.bcast`, tcp4, true},
+		{`eth.mcast`, mc4, true},
+		{`eth.mcast`, tcp4, false},
+		{`!eth.mcast`, tcp4, true},
+		{`ip4.mcast`, mc4, true},
+		{`ip4.mcast`, mc4uc, false},
+		{`!ip4.mcast`, mc4, false},
+		{`!ip4.mcast`, mc6, true},
+		{`ip6.mcast`, mc6, true},
+		{`ip6.mcast`, tcp6, false},
+		{`!ip6.mcast`, arp, true},
+		{`eth.type == 0x88cc`, lldp, true},
+		{`tcp == 1 && ip4 == 1`, tcp4, true},
+		{`eth.bcast == 0`, arp, false},
+		{`eth.bcast != 0 && arp`, arp, true},
+	}
+	for _, tc := range cases {
+		e, err := match.Parse(tc.expr)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.expr, err)
+			continue
+		}
+		got, err := e.Eval(&tc.p, evalSets)
+		if err != nil || got != tc.want {
+			t.Errorf("%q on %+v = %v, %v; want %v", tc.expr, tc.p, got, err, tc.want)
+		}
+	}
+}
+
+func TestEvalNilPacket(t *testing.T) {
+	for expr, want := range map[string]bool{`1`: true, `eth.type == 0`: true, `ip4`: false, `inport == ""`: true} {
+		e, err := match.Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := e.Eval(nil, nil); err != nil || got != want {
+			t.Errorf("%q on nil = %v, %v; want %v", expr, got, err, want)
+		}
+	}
+}
+
+// TestEvalUnknownNames shows an unknown name is an error for every packet, even where
+// evaluation would never reach the comparison that uses it.
+func TestEvalUnknownNames(t *testing.T) {
+	cases := []struct{ expr, msg string }{
+		{`ip4.src == $nope`, "unknown address set $nope"},
+		{`0 && ip4.src == $nope`, "unknown address set $nope"},
+		{`ip4.src == $v4 || inport == @nope`, "unknown port group @nope"},
+	}
+	for _, tc := range cases {
+		e, err := match.Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []match.Packet{tcp4, lldp} {
+			got, err := e.Eval(&p, evalSets)
+			if err == nil || err.Error() != tc.msg || got {
+				t.Errorf("%q = %v, %v; want false, %s", tc.expr, got, err, tc.msg)
+			}
+		}
+		if _, err := e.Eval(&tcp4, nil); err == nil || !strings.HasPrefix(err.Error(), "unknown ") {
+			t.Errorf("%q with nil Sets: %v", tc.expr, err)
+		}
+	}
+}
+
+// TestEvalAllocs holds Eval to its promise of not allocating for an expression
+// without sets, with every kind of node in it.
+func TestEvalAllocs(t *testing.T) {
+	e, err := match.Parse(`inport == "p1" && (ip4.dst == 10.96.0.0/16 || ip6.dst == fd00::/8) && tcp.dst == {80, 443} && !(tcp.src < 1024) && !ip4.mcast && ct.est`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tcp4
+	if ok, _ := e.Eval(&p, nil); !ok {
+		t.Fatal("the expression does not match the packet it is measured on")
+	}
+	if n := testing.AllocsPerRun(1000, func() { _, _ = e.Eval(&p, nil) }); n != 0 {
+		t.Errorf("Eval allocates %v times per call", n)
+	}
+}
+
+// TestEvalConcurrent evaluates one Expr from many goroutines (meaningful under -race).
+func TestEvalConcurrent(t *testing.T) {
+	e, err := match.Parse(`ip4.src == $v4 && inport == @nodes && tcp.dst == {80, 443}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				p := tcp4
+				if ok, err := e.Eval(&p, evalSets); !ok || err != nil {
+					t.Errorf("Eval = %v, %v", ok, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,325 @@
+package match_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/ovn/match"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// tracePackets are the packets of the differential test, each sent from p1 into a
+// switch with two ports (both with "unknown" addresses, so every packet also reaches p2
+// unless an ACL drops it).
+var tracePackets = map[string]match.Packet{
+	"tcp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("10.1.2.3"), TTL: 64, Proto: 6, L4Src: 12345, L4Dst: 80},
+	"marked": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("10.1.2.3"), TTL: 64, Proto: 6, L4Src: 12345, L4Dst: 80, PktMark: 0x30},
+	"udp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("10.1.2.3"), TTL: 1, Proto: 17, L4Src: 5353, L4Dst: 53},
+	"sctp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("10.1.2.3"), TTL: 64, Proto: 132, L4Src: 7, L4Dst: 9},
+	"icmp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.5"), IPDst: addr("192.168.1.1"), TTL: 64, Proto: 1, ICMPType: 8},
+	"mcast4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("01:00:5e:00:00:fb"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("224.0.0.251"), TTL: 1, Proto: 17, L4Src: 5353, L4Dst: 5353},
+	"mcast4uc": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
+		IPSrc: addr("10.0.0.1"), IPDst: addr("239.1.1.1"), TTL: 1, Proto: 17, L4Src: 5353, L4Dst: 5353},
+	"tcp6": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x86dd,
+		IPSrc: addr("fd00::1"), IPDst: addr("fd00::2"), TTL: 64, Proto: 6, L4Src: 40000, L4Dst: 443},
+	"int6": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x86dd,
+		IPSrc: addr("::a00:1"), IPDst: addr("fd00::2"), TTL: 64, Proto: 6, L4Src: 40000, L4Dst: 443},
+	"icmp6": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x86dd,
+		IPSrc: addr("2001:db8::1"), IPDst: addr("fd00::5"), TTL: 64, Proto: 58, ICMPType: 128},
+	"mcast6": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("33:33:00:00:00:01"), EthType: 0x86dd,
+		IPSrc: addr("fe80::1"), IPDst: addr("ff02::1"), TTL: 1, Proto: 17, L4Src: 546, L4Dst: 547},
+	"arp":   {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806},
+	"other": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x1234},
+}
+
+// traceCases pair an ACL match with a packet. invalid marks matches OVN refuses to
+// parse, so ovn-trace must report the flow as unparsable and Parse must fail too.
+var traceCases = []struct {
+	expr, packet string
+	invalid      bool
+}{
+	{expr: "1", packet: "tcp4"},
+	{expr: "0", packet: "tcp4"},
+	{expr: "ip4", packet: "tcp4"},
+	{expr: "ip4", packet: "tcp6"},
+	{expr: "ip6", packet: "tcp6"},
+	{expr: "ip", packet: "arp"},
+	{expr: "ip", packet: "mcast6"},
+	{expr: "arp", packet: "arp"},
+	{expr: "tcp", packet: "udp4"},
+	{expr: "tcp && tcp.dst == 443", packet: "tcp6"},
+	{expr: "ip4 && ip4.src == 10.0.0.1 && ip4.dst == 10.1.2.3 && tcp.src == 12345", packet: "tcp4"},
+	{expr: "udp && udp.dst == 53", packet: "udp4"},
+	{expr: "sctp.dst == 9", packet: "sctp4"},
+	{expr: "icmp", packet: "icmp6"},
+	{expr: "icmp4", packet: "icmp6"},
+	{expr: "icmp4.type == 8 && ip4.dst == 192.168.1.0/24", packet: "icmp4"},
+	{expr: "icmp6.type == 128 && icmp6.code == 0", packet: "icmp6"},
+	{expr: "eth.type == 0x1234", packet: "other"},
+	// Prerequisites survive negation.
+	{expr: "tcp.dst != 80", packet: "udp4"},
+	{expr: "tcp.dst != 443", packet: "tcp4"},
+	{expr: "!(tcp.dst == 80)", packet: "udp4"},
+	{expr: "!tcp.dst", packet: "tcp4"},
+	{expr: "(ip4 || ip6) && (tcp || udp.dst != 53)", packet: "udp4"},
+	{expr: "ct.trk", packet: "tcp4"},
+	{expr: "!ct.trk", packet: "tcp4"},
+	{expr: "!ct.est", packet: "tcp4"},
+	// Nominal symbols: equality only, predicates only positively.
+	{expr: "!tcp", packet: "udp4", invalid: true},
+	{expr: "ip.proto != 6", packet: "udp4", invalid: true},
+	{expr: `inport != "p2"`, packet: "tcp4", invalid: true},
+	{expr: "ip.ttl < 5", packet: "udp4", invalid: true},
+	{expr: `!(inport != "p1")`, packet: "tcp4"},
+	{expr: "ip.ttl == 64", packet: "tcp4"},
+	// Port groups and address sets.
+	{expr: "inport == @pg1", packet: "tcp4"},
+	{expr: "inport == @pg2", packet: "tcp4"},
+	{expr: `inport == {@pg2, "p1"}`, packet: "tcp4"},
+	{expr: "ip4.src == $as4", packet: "tcp4"},
+	{expr: "ip4.src == $as4", packet: "icmp4"},
+	{expr: "ip4.dst == $as4", packet: "tcp4"},
+	{expr: "ip4.src != $as4", packet: "icmp4"},
+	{expr: "ip4.src != $as4", packet: "tcp6"},
+	{expr: "ip4.src != $asempty", packet: "tcp6"},
+	{expr: "ip4.src == $asempty", packet: "tcp4"},
+	{expr: "ip6.dst == $as6", packet: "tcp6"},
+	{expr: "ip6.src == $as4", packet: "tcp6"},
+	{expr: "ip4.src == {10.0.0.5, $as4}", packet: "icmp4"},
+	// Masks and constants.
+	{expr: "ip4.dst == 10.1.0.0/16", packet: "tcp4"},
+	{expr: "ip4.dst == 10.1.0.0/255.255.0.0", packet: "tcp4"},
+	{expr: "ip4.dst == 0.1.0.0/0.255.0.0", packet: "tcp4"},
+	{expr: "ip4.src == 10.0.0.1/8", packet: "icmp4"},
+	{expr: "eth.src == 00:00:00:00:00:01", packet: "tcp4"},
+	{expr: "eth.dst == 00:00:00:00:00:00/01:00:00:00:00:00", packet: "tcp4"},
+	{expr: "pkt.mark == 0x10/0x10", packet: "marked"},
+	{expr: "pkt.mark == 0", packet: "tcp4"},
+	{expr: "ip6.src == fd00::1", packet: "tcp6"},
+	{expr: "ip6.dst == fd00::/64", packet: "tcp6"},
+	{expr: "ip6.src == 10.0.0.1", packet: "tcp6"},
+	{expr: "ip6.src == 10.0.0.1", packet: "int6"},
+	{expr: "ip6.src == 10.0.0.0/8", packet: "int6"},
+	{expr: "ip4.dst == fe80::1", packet: "tcp4", invalid: true},
+	{expr: "tcp.dst == 0x10000", packet: "tcp4", invalid: true},
+	// Multicast and broadcast predicates.
+	{expr: "eth.mcast", packet: "mcast4"},
+	{expr: "!eth.mcast", packet: "tcp4"},
+	{expr: "eth.bcast", packet: "arp"},
+	{expr: "!eth.bcast", packet: "arp"},
+	{expr: "ip4.mcast", packet: "mcast4"},
+	{expr: "ip4.mcast", packet: "mcast6"},
+	{expr: "!ip4.mcast", packet: "tcp6"},
+	{expr: "!ip4.mcast", packet: "mcast6"},
+	{expr: "ip4.mcast", packet: "mcast4uc"},
+	{expr: "!ip4.mcast", packet: "mcast4uc"},
+	{expr: "ip4.dst == 224.0.0.0/4", packet: "mcast4uc"},
+	{expr: "eth.bcast", packet: "mcast4"},
+	{expr: "ip6.mcast", packet: "mcast6"},
+	{expr: "ip6.mcast", packet: "tcp6"},
+	// Relational operators, sets, constants first.
+	{expr: "tcp.dst >= 80 && tcp.dst < 90", packet: "tcp4"},
+	{expr: "1024 <= tcp.src <= 65535", packet: "tcp4"},
+	{expr: "tcp.src > 20000", packet: "tcp4"},
+	{expr: "ip4.dst < 10.1.2.4", packet: "tcp4"},
+	{expr: "ip4.dst >= 10.1.2.4", packet: "tcp4"},
+	{expr: "ip6.dst > fd00::1", packet: "tcp6"},
+	{expr: "eth.src < 00:00:00:00:00:02", packet: "tcp4"},
+	{expr: "tcp.dst == {22, 80, 443}", packet: "tcp4"},
+	{expr: "tcp.dst != {22, 80}", packet: "tcp4"},
+	{expr: "tcp.dst != {22 443}", packet: "tcp4"},
+	{expr: "80 == tcp.dst", packet: "tcp4"},
+	{expr: `"p1" == inport`, packet: "tcp4"},
+	// Syntax.
+	{expr: "ip4 /* c */ && tcp.dst == 80 // trailing", packet: "tcp4"},
+	{expr: `inport == "p1" && (ip4.dst == 10.1.2.3 || ip6.dst == fd00::2)`, packet: "tcp6"},
+	{expr: `outport == "p2"`, packet: "tcp4"},
+	{expr: `outport == ""`, packet: "tcp4"},
+	{expr: "ip4 && tcp || udp", packet: "tcp4", invalid: true},
+	{expr: "!!ct.trk", packet: "tcp4", invalid: true},
+}
+
+// TestAgainstOVNTrace compares Eval with real OVN: for each case, a from-lport ACL whose
+// match is the expression drops packets in a logical switch, and ovn-trace says whether
+// the packet was dropped. Every packet is first traced with no ACL matching, to show it
+// would otherwise reach p2.
+func TestAgainstOVNTrace(t *testing.T) {
+	nb := testenv.StartNB(t)
+	northd := testenv.StartNorthd(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	nbctl := func(args ...string) string {
+		t.Helper()
+		out, err := nb.NBCtl(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	nbctl("ls-add", "sw")
+	for _, p := range []string{"p1", "p2"} {
+		nbctl("lsp-add", "sw", p)
+		nbctl("lsp-set-addresses", p, "unknown")
+	}
+	sets := traceSets{
+		addrSets: map[string][]netip.Prefix{
+			"as4":     {netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.1.0.0/16")},
+			"as6":     {netip.MustParsePrefix("fd00::/64")},
+			"asempty": nil,
+		},
+		portGroups: map[string][]string{"pg1": {"p1"}, "pg2": {"p2"}},
+	}
+	for name, members := range sets.addrSets {
+		var quoted []string
+		for _, m := range members {
+			quoted = append(quoted, fmt.Sprintf("%q", m.String()))
+		}
+		args := []string{"create", "Address_Set", "name=" + name}
+		if len(quoted) > 0 {
+			args = append(args, "addresses="+strings.Join(quoted, ","))
+		}
+		nbctl(args...)
+	}
+	for name, ports := range sets.portGroups {
+		nbctl(append([]string{"pg-add", name}, ports...)...)
+	}
+	nbctl("acl-add", "sw", "from-lport", "1000", "0", "drop")
+	acl := nbctl("--bare", "--columns=_uuid", "list", "ACL")
+	setMatch := func(expr string) {
+		t.Helper()
+		quoted, _ := json.Marshal(expr)
+		nbctl("set", "ACL", acl, "match="+string(quoted))
+	}
+
+	for name, p := range tracePackets {
+		res, err := northd.Trace(ctx, "sw", microflow(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Dropped {
+			t.Fatalf("packet %s is dropped with no ACL matching, so it cannot test one:\n%s", name, res.Output)
+		}
+	}
+
+	drops := 0
+	for _, tc := range traceCases {
+		p := tracePackets[tc.packet]
+		setMatch(tc.expr)
+		res, err := northd.Trace(ctx, "sw", microflow(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := false
+		e, perr := match.Parse(tc.expr)
+		if perr == nil {
+			if want, err = e.Eval(&p, sets); err != nil {
+				t.Fatalf("%s: %v", tc.expr, err)
+			}
+		}
+		if res.Dropped {
+			drops++
+		}
+		if res.Dropped != want {
+			t.Errorf("%q on %s: ovn-trace dropped=%v, Eval=%v (parse error: %v)\n%s", tc.expr, tc.packet, res.Dropped, want, perr, res.Output)
+		}
+		if tc.invalid != (perr != nil) {
+			t.Errorf("%q: invalid=%v but Parse returned %v", tc.expr, tc.invalid, perr)
+		}
+		if tc.invalid && !ovnRejects(ctx, t, northd, microflow(p)) {
+			t.Errorf("%q: ovn-trace did not report the ACL's match as unparsable", tc.expr)
+		}
+	}
+	// Both verdicts must be well represented, or the comparison shows little.
+	if drops < len(traceCases)/3 || drops > 2*len(traceCases)/3 {
+		t.Errorf("%d of %d cases dropped: the cases do not exercise both outcomes", drops, len(traceCases))
+	}
+	t.Logf("%d cases, %d dropped by ovn-trace", len(traceCases), drops)
+}
+
+// ovnRejects runs ovn-trace directly, since testenv's Trace keeps no diagnostics of a
+// successful run, and reports whether it warned that a logical flow failed to parse.
+func ovnRejects(ctx context.Context, t *testing.T, northd *testenv.Northd, flow string) bool {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "ovn-trace", "--db="+northd.SB.Endpoint, "--minimal", "sw", flow)
+	dir := t.TempDir()
+	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_LOGDIR="+dir, "OVN_RUNDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ovn-trace: %v: %s", err, stderr.String())
+	}
+	return strings.Contains(stderr.String(), "parsing expression failed")
+}
+
+// microflow writes p as an ovn-trace microflow.
+func microflow(p match.Packet) string {
+	m := func(b [6]byte) string {
+		return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5])
+	}
+	parts := []string{fmt.Sprintf("inport == %q", p.InPort), "eth.src == " + m(p.EthSrc), "eth.dst == " + m(p.EthDst)}
+	ip := "ip4"
+	switch p.EthType {
+	case 0x0800:
+		parts = append(parts, "ip4", "ip4.src == "+p.IPSrc.String(), "ip4.dst == "+p.IPDst.String())
+	case 0x86dd:
+		ip = "ip6"
+		parts = append(parts, "ip6", "ip6.src == "+p.IPSrc.String(), "ip6.dst == "+p.IPDst.String())
+	case 0x0806:
+		return strings.Join(append(parts, "arp"), " && ")
+	default:
+		return strings.Join(append(parts, fmt.Sprintf("eth.type == 0x%x", p.EthType)), " && ")
+	}
+	parts = append(parts, fmt.Sprintf("ip.ttl == %d", p.TTL))
+	l4 := map[uint8]string{6: "tcp", 17: "udp", 132: "sctp"}[p.Proto]
+	switch {
+	case l4 != "":
+		parts = append(parts, l4, fmt.Sprintf("%s.src == %d && %s.dst == %d", l4, p.L4Src, l4, p.L4Dst))
+	case p.Proto == 1 || p.Proto == 58:
+		icmp := map[string]string{"ip4": "icmp4", "ip6": "icmp6"}[ip]
+		parts = append(parts, icmp, fmt.Sprintf("%s.type == %d && %s.code == %d", icmp, p.ICMPType, icmp, p.ICMPCode))
+	}
+	if p.PktMark != 0 {
+		parts = append(parts, fmt.Sprintf("pkt.mark == %d", p.PktMark))
+	}
+	return strings.Join(parts, " && ")
+}
+
+func macOf(s string) [6]byte {
+	var b [6]byte
+	if _, err := fmt.Sscanf(s, "%02x:%02x:%02x:%02x:%02x:%02x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]); err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// traceSets resolves names from maps.
+type traceSets struct {
+	addrSets   map[string][]netip.Prefix
+	portGroups map[string][]string
+}
+
+func (s traceSets) AddressSet(name string) ([]netip.Prefix, bool) {
+	p, ok := s.addrSets[name]
+	return p, ok
+}
+
+func (s traceSets) PortGroup(name string) ([]string, bool) {
+	p, ok := s.portGroups[name]
+	return p, ok
+}

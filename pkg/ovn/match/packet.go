@@ -1,0 +1,162 @@
+package match
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// Packet is the header of a simulated packet: the fields an expression can read.
+//
+// Every field is read as it is, whatever the others hold: it is the prerequisites an
+// expression carries (see the package documentation) that make ip4.dst irrelevant to a
+// packet whose EthType is not 0x0800, or tcp.dst to one whose Proto is not 6. ip4.src
+// and ip4.dst read IPSrc and IPDst as IPv4 addresses (an IPv4-mapped IPv6 address is
+// unmapped; any other value reads as 0.0.0.0); ip6.src and ip6.dst read them as 16
+// bytes (an IPv4 address in its IPv4-mapped form; the zero Addr as ::).
+type Packet struct {
+	InPort, OutPort    string     // logical port names
+	EthSrc, EthDst     [6]byte    // eth.src, eth.dst; eth.mcast is bit 0 of EthDst[0]
+	EthType            uint16     // 0x0800 IPv4, 0x86dd IPv6, 0x0806 ARP
+	IPSrc, IPDst       netip.Addr // IPv4 when EthType is 0x0800, IPv6 when 0x86dd
+	TTL                uint8      // ip.ttl
+	Proto              uint8      // ip.proto: 6 tcp, 17 udp, 132 sctp, 1 icmp4, 58 icmp6
+	L4Src, L4Dst       uint16     // tcp/udp/sctp ports
+	ICMPType, ICMPCode uint8      // icmp4.type/code or icmp6.type/code
+	PktMark            uint32     // pkt.mark
+	CT                 CTState    // the connection-tracking state to assume (ct.* fields)
+}
+
+// CTState is the connection-tracking state a packet is assumed to have. ct.new, ct.est,
+// ct.rel, ct.rpl and ct.inv all require ct.trk, as in OVN: with Trk false, both ct.est
+// and !ct.est are false.
+type CTState struct{ Trk, New, Est, Rel, Rpl, Inv bool }
+
+// Sets resolves names an expression refers to: $address_set and @port_group.
+type Sets interface {
+	// AddressSet returns the members of an address set; ok is false if there is none by
+	// that name. A plain address is a /32 or /128 prefix. IPv4 members only ever match
+	// ip4.* fields and IPv6 members (IPv4-mapped ones included) ip6.* fields.
+	AddressSet(name string) (members []netip.Prefix, ok bool)
+	// PortGroup returns the logical port names in a port group; ok is false if there is
+	// none by that name.
+	PortGroup(name string) (ports []string, ok bool)
+}
+
+// fieldID names a packet field an expression can read.
+type fieldID uint8
+
+const (
+	fInport fieldID = iota + 1
+	fOutport
+	fEthSrc
+	fEthDst
+	fEthType
+	fEthMcast
+	fIPProto
+	fIPTTL
+	fIP4Src
+	fIP4Dst
+	fIP6Src
+	fIP6Dst
+	fTCPSrc
+	fTCPDst
+	fUDPSrc
+	fUDPDst
+	fSCTPSrc
+	fSCTPDst
+	fICMP4Type
+	fICMP4Code
+	fICMP6Type
+	fICMP6Code
+	fPktMark
+	fCTTrk
+	fCTNew
+	fCTEst
+	fCTRel
+	fCTRpl
+	fCTInv
+)
+
+// str reads a string field.
+func (f fieldID) str(p *Packet) string {
+	if f == fInport {
+		return p.InPort
+	}
+	return p.OutPort
+}
+
+// value reads an integer field, right-aligned in 128 bits.
+func (f fieldID) value(p *Packet) u128 {
+	switch f {
+	case fEthSrc:
+		return mac(p.EthSrc)
+	case fEthDst:
+		return mac(p.EthDst)
+	case fEthType:
+		return u128{lo: uint64(p.EthType)}
+	case fEthMcast:
+		return u128{lo: uint64(p.EthDst[0] & 1)}
+	case fIPProto:
+		return u128{lo: uint64(p.Proto)}
+	case fIPTTL:
+		return u128{lo: uint64(p.TTL)}
+	case fIP4Src:
+		return ipv4(p.IPSrc)
+	case fIP4Dst:
+		return ipv4(p.IPDst)
+	case fIP6Src:
+		return ipv6(p.IPSrc)
+	case fIP6Dst:
+		return ipv6(p.IPDst)
+	case fTCPSrc, fUDPSrc, fSCTPSrc:
+		return u128{lo: uint64(p.L4Src)}
+	case fTCPDst, fUDPDst, fSCTPDst:
+		return u128{lo: uint64(p.L4Dst)}
+	case fICMP4Type, fICMP6Type:
+		return u128{lo: uint64(p.ICMPType)}
+	case fICMP4Code, fICMP6Code:
+		return u128{lo: uint64(p.ICMPCode)}
+	case fPktMark:
+		return u128{lo: uint64(p.PktMark)}
+	case fCTTrk:
+		return bit(p.CT.Trk)
+	case fCTNew:
+		return bit(p.CT.New)
+	case fCTEst:
+		return bit(p.CT.Est)
+	case fCTRel:
+		return bit(p.CT.Rel)
+	case fCTRpl:
+		return bit(p.CT.Rpl)
+	case fCTInv:
+		return bit(p.CT.Inv)
+	}
+	return u128{}
+}
+
+func mac(b [6]byte) u128 {
+	return u128{lo: uint64(b[0])<<40 | uint64(b[1])<<32 | uint64(binary.BigEndian.Uint32(b[2:]))}
+}
+
+func ipv4(a netip.Addr) u128 {
+	if a.Is4() || a.Is4In6() {
+		b := a.Unmap().As4()
+		return u128{lo: uint64(binary.BigEndian.Uint32(b[:]))}
+	}
+	return u128{}
+}
+
+func ipv6(a netip.Addr) u128 {
+	if !a.IsValid() {
+		return u128{}
+	}
+	b := a.As16()
+	return u128{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+func bit(b bool) u128 {
+	if b {
+		return u128{lo: 1}
+	}
+	return u128{}
+}
