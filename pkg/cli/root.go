@@ -17,6 +17,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/routescmd"
 	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
 	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
+	"github.com/ovnk/ovnk/pkg/cli/tracecmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
@@ -74,6 +75,7 @@ live OVN topology and route tables of every node.`,
 		statuscmd.New(f),
 		topologycmd.New(f),
 		routescmd.New(f),
+		tracecmd.New(f),
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),
 		completioncmd.New(),

@@ -68,40 +68,30 @@ func ClusterOf(st *cluster.State, zones ZoneSource) *Cluster {
 	return NewCluster(zones, chassis, ports)
 }
 
-// PodPortsOf reads the ports of pods from their k8s.ovn.org/pod-networks annotations,
-// naming each port as OVN-Kubernetes does: "<namespace>_<pod>" on the default network,
-// prefixed with the network attachment's name made an OVN prefix on any other. Pods
-// not yet given addresses are skipped; a malformed annotation is an error naming the pod.
-func PodPortsOf(pods []corev1.Pod) ([]PodPort, error) {
+// PodPortsOf reads a pod's ports from its k8s.ovn.org/pod-networks annotation, naming
+// each port as OVN-Kubernetes does: "<namespace>_<pod>" on the default network,
+// prefixed with the network attachment's name made an OVN prefix on any other. A pod
+// not scheduled, finished (its addresses are free for others) or not yet given
+// addresses has none; a malformed annotation is an error naming the pod.
+func PodPortsOf(p *corev1.Pod) ([]PodPort, error) {
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil, nil
+	}
+	ref := cluster.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+	nets, ok, err := cluster.PodNetworksCodec.Lookup(ref, p.Annotations)
+	if err != nil || !ok {
+		return nil, err
+	}
 	var ports []PodPort
-	var errs []string
-	for i := range pods {
-		p := &pods[i]
-		if p.Spec.NodeName == "" {
-			continue
+	for nad, iface := range nets {
+		pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, Network: nad,
+			Port: cluster.OVNPrefix(nad) + p.Namespace + "_" + p.Name, Primary: strings.EqualFold(iface.Role, "primary")}
+		for _, ip := range iface.IPs {
+			pp.IPs = append(pp.IPs, ip.Addr())
 		}
-		ref := cluster.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
-		nets, ok, err := cluster.PodNetworksCodec.Lookup(ref, p.Annotations)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		if !ok {
-			continue
-		}
-		for nad, iface := range nets {
-			pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, Network: nad,
-				Port: cluster.OVNPrefix(nad) + p.Namespace + "_" + p.Name, Primary: strings.EqualFold(iface.Role, "primary")}
-			for _, ip := range iface.IPs {
-				pp.IPs = append(pp.IPs, ip.Addr())
-			}
-			ports = append(ports, pp)
-		}
+		ports = append(ports, pp)
 	}
 	sortPorts(ports)
-	if len(errs) > 0 {
-		return ports, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
 	return ports, nil
 }
 
@@ -125,13 +115,14 @@ func (c *Cluster) PodEndpoint(pod, network string) (PodPort, error) {
 	if len(mine) == 0 {
 		return PodPort{}, fmt.Errorf("pod %s has no addresses on any network (no k8s.ovn.org/pod-networks yet): is it scheduled and running?", pod)
 	}
+	network = NetworkDisplayName(network) // cluster_udn_blue is blue
 	var names []string
 	for _, p := range mine {
 		names = append(names, p.Network)
 		if network == "" && p.Primary {
 			return p, nil
 		}
-		if network != "" && (p.Network == network || NetworkDisplayName(network) == p.Network || strings.HasSuffix(p.Network, "/"+network)) {
+		if network != "" && (p.Network == network || strings.HasSuffix(p.Network, "/"+network)) {
 			return p, nil
 		}
 	}

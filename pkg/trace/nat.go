@@ -159,7 +159,15 @@ func (w *walker) unDNAT(z *Zone, lr *nbdb.LogicalRouter) {
 }
 
 func natRow(n *nbdb.NAT) *Row {
-	action := fmt.Sprintf("%s %s ↔ %s", n.Type, n.LogicalIP, n.ExternalIP)
+	// The arrow shows which way the row rewrites: sources for snat, destinations for
+	// dnat, both for dnat_and_snat.
+	action := fmt.Sprintf("%s %s → %s", n.Type, n.LogicalIP, n.ExternalIP)
+	switch n.Type {
+	case nbdb.NATTypeDNAT:
+		action = fmt.Sprintf("%s %s → %s", n.Type, n.ExternalIP, n.LogicalIP)
+	case nbdb.NATTypeDNATAndSNAT:
+		action = fmt.Sprintf("%s %s ↔ %s", n.Type, n.LogicalIP, n.ExternalIP)
+	}
 	r := &Row{Table: "NAT", UUID: n.UUID, Match: n.Match, Action: action, Owner: ownerOf(n.ExternalIDs)}
 	if n.Priority != 0 {
 		p := n.Priority

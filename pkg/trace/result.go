@@ -120,7 +120,8 @@ type Verdict struct {
 	Datapath string `json:"datapath,omitempty"`
 	// Port is the logical port it was delivered to or left through.
 	Port string `json:"port,omitempty"`
-	// Pod is "namespace/name" when Port is a pod's.
+	// Pod is "namespace/name" of the pod the packet was delivered to; on a packet dropped
+	// on its way to another network's pod (Port is then where it left), that pod.
 	Pod string `json:"pod,omitempty"`
 	// Row is the row that dropped it, when one did.
 	Row *Row `json:"row,omitempty"`

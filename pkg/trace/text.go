@@ -24,8 +24,13 @@ func writePath(b *strings.Builder, title string, p *Path) {
 	fmt.Fprintf(b, "%s: %s\n", title, describePacket(p.Packet))
 	for i, h := range p.Hops {
 		fmt.Fprintf(b, "%3d. %s %s %s [%s]", i+1, h.Zone, h.Kind, h.Datapath, h.Stage)
-		if h.InPort != "" || h.OutPort != "" {
-			fmt.Fprintf(b, " %s→%s", orDash(h.InPort), orDash(h.OutPort))
+		switch {
+		case h.InPort != "" && h.OutPort != "":
+			fmt.Fprintf(b, " %s→%s", h.InPort, h.OutPort)
+		case h.OutPort != "":
+			fmt.Fprintf(b, " →%s", h.OutPort)
+		case h.InPort != "":
+			fmt.Fprintf(b, " %s→", h.InPort)
 		}
 		fmt.Fprintf(b, ": %s", h.Note)
 		if len(h.Nexthops) > 0 {
@@ -63,7 +68,7 @@ func describeRow(r *Row) string {
 		fmt.Fprintf(&b, " priority %d", *r.Priority)
 	}
 	if r.Match != "" {
-		fmt.Fprintf(&b, " match %q", r.Match)
+		fmt.Fprintf(&b, " «%s»", r.Match)
 	}
 	if r.Action != "" {
 		fmt.Fprintf(&b, " action %s", r.Action)
@@ -94,13 +99,6 @@ func verdictWord(k VerdictKind) string {
 	default:
 		return "DROPPED"
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // shortUUID keeps the first block of a real UUID; identities of compiled rows, which

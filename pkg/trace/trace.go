@@ -83,15 +83,26 @@ type Request struct {
 }
 
 // ErrBadRequest marks an error in the request itself (an unknown port, an address the
-// port does not have), as opposed to something found on the way.
+// port does not have), as opposed to something found on the way. Such errors match it
+// with errors.Is; their text is only the problem, ready to show a user.
 var ErrBadRequest = errors.New("bad trace request")
+
+// badRequest is an ErrBadRequest in its own words.
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string        { return e.msg }
+func (e *badRequest) Is(target error) bool { return target == ErrBadRequest }
+
+func badRequestf(format string, args ...any) error {
+	return &badRequest{msg: fmt.Sprintf(format, args...)}
+}
 
 // Trace follows req's packet, and its reply when asked, through c's zones.
 func Trace(ctx context.Context, c *Cluster, req Request) (*Result, error) {
 	t := &tracer{ctx: ctx, c: c, zones: map[string]*Zone{}, zoneErr: map[string]error{}}
 	start, err := t.zone(req.Node)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source zone: %v", ErrBadRequest, err)
+		return nil, badRequestf("the source's zone: %v", err)
 	}
 	pkt, err := firstPacket(start, req)
 	if err != nil {
@@ -158,10 +169,10 @@ func firstPacket(z *Zone, req Request) (match.Packet, error) {
 	var p match.Packet
 	lsp, ls := z.SwitchPort(req.Port)
 	if lsp == nil || ls == nil {
-		return p, fmt.Errorf("%w: node %s's zone has no logical switch port %q", ErrBadRequest, z.Node, req.Port)
+		return p, badRequestf("node %s's zone has no logical switch port %q", z.Node, req.Port)
 	}
 	if !req.Dst.IsValid() {
-		return p, fmt.Errorf("%w: no destination address", ErrBadRequest)
+		return p, badRequestf("no destination address")
 	}
 	v6 := req.Dst.Is6()
 	src := req.Src
@@ -179,10 +190,10 @@ func firstPacket(z *Zone, req Request) (match.Packet, error) {
 		}
 	}
 	if !srcPrefix.IsValid() {
-		return p, fmt.Errorf("%w: port %s has no IPv%s address%s", ErrBadRequest, req.Port, family(v6), ifSrc(req.Src))
+		return p, badRequestf("port %s has no IPv%s address%s", req.Port, family(v6), ifSrc(req.Src))
 	}
 	if src.Is6() != v6 {
-		return p, fmt.Errorf("%w: source %s and destination %s are of different IP families", ErrBadRequest, src, req.Dst)
+		return p, badRequestf("source %s and destination %s are of different IP families", src, req.Dst)
 	}
 	p.InPort = req.Port
 	p.IPSrc, p.IPDst = src, req.Dst
@@ -198,7 +209,7 @@ func firstPacket(z *Zone, req Request) (match.Packet, error) {
 	p.CT = match.CTState{Trk: true, New: true}
 	dstMAC, ok := z.gatewayMAC(ls, lsp, src, req.Dst)
 	if !ok {
-		return p, fmt.Errorf("%w: switch %s has neither %s nor a router port serving %s", ErrBadRequest, ls.Name, req.Dst, src)
+		return p, badRequestf("switch %s has neither %s nor a router port serving %s", ls.Name, req.Dst, src)
 	}
 	p.EthDst = dstMAC
 	return p, nil

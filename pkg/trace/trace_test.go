@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -261,5 +264,55 @@ func TestMissingZoneStopsWithAReason(t *testing.T) {
 	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "10.244.1.7"))
 	if v := res.Forward.Verdict; v.Kind != trace.Stuck || !strings.Contains(v.Reason, "node2") {
 		t.Fatalf("verdict %+v", v)
+	}
+}
+
+// TestPodPortsOfNamesPortsAsTheCompiler reads pods back from the annotation the leader
+// writes and checks that every port name it derives is a port of the pod's zone, on
+// each of its networks, with the pod's addresses.
+func TestPodPortsOfNamesPortsAsTheCompiler(t *testing.T) {
+	st := topologytest.Layer3()
+	c := compiled(t, st)
+	nads := map[string]string{"default": "default", "cluster_udn_blue": "blue/blue"}
+	for _, p := range st.Pods {
+		ifaces := map[string]cluster.PodInterface{}
+		for network, iface := range p.Networks {
+			ifaces[nads[network]] = iface
+		}
+		value, err := cluster.PodNetworksCodec.Format(ifaces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name,
+			Annotations: map[string]string{cluster.PodNetworksCodec.Key: value}}, Spec: corev1.PodSpec{NodeName: p.Node}}
+		ports, err := trace.PodPortsOf(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ports) != len(p.Networks) {
+			t.Fatalf("pod %s/%s: %d ports, want %d", p.Namespace, p.Name, len(ports), len(p.Networks))
+		}
+		zone, err := c.Zones.Zone(context.Background(), p.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pp := range ports {
+			if lsp, _ := zone.SwitchPort(pp.Port); lsp == nil {
+				t.Errorf("pod %s: port %s (network %s) is not in %s's zone", pp.Pod, pp.Port, pp.Network, p.Node)
+			}
+			if pp.Node != p.Node || len(pp.IPs) == 0 {
+				t.Errorf("port %+v", pp)
+			}
+		}
+		pod.Status.Phase = corev1.PodSucceeded
+		if ports, err := trace.PodPortsOf(pod); err != nil || len(ports) != 0 {
+			t.Errorf("a finished pod has ports %v (err %v): its addresses are free", ports, err)
+		}
+	}
+	// A CUDN is found by its name and by its OVN name.
+	for _, network := range []string{"blue", "cluster_udn_blue"} {
+		if p, err := c.PodEndpoint("blue/web", network); err != nil || p.Port != "blue.blue_blue_web" {
+			t.Errorf("--network %s: %+v, %v", network, p, err)
+		}
 	}
 }

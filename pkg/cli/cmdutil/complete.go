@@ -50,3 +50,19 @@ func ListNodeNames(ctx context.Context, c client.Client) ([]string, error) {
 	}
 	return names, nil
 }
+
+// ListPodNames returns a lister of the names of namespace's pods, for completion of
+// the commands that take a pod.
+func ListPodNames(namespace string) func(ctx context.Context, c client.Client) ([]string, error) {
+	return func(ctx context.Context, c client.Client) ([]string, error) {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(pods.Items))
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+		}
+		return names, nil
+	}
+}
