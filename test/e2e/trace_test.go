@@ -3,12 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
 
@@ -96,6 +101,32 @@ func TestTraceAcrossZonesThroughKubectl(t *testing.T) {
 		}
 		if res.Reply == nil || res.Reply.Verdict.Pod != "l2-r/a" {
 			t.Errorf("the reply did not come back to l2-r/a: %+v", res.Reply)
+		}
+	})
+
+	t.Run("layer2 pod to another node's gateway router through the transit router", func(t *testing.T) {
+		// The gateway router of node3 keeps its join IP, 100.65.0.0/16 plus the node's
+		// id; a pod on node1 reaches it over the transit router, which hands the packet
+		// to node3's zone at its port for that gateway router (OKEP-5094).
+		var n3obj corev1.Node
+		if err := ec.c.Get(ctx, ctrlclient.ObjectKey{Name: n3}, &n3obj); err != nil {
+			t.Fatal(err)
+		}
+		id, ok, err := cluster.NodeIDCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n3}, n3obj.Annotations)
+		if err != nil || !ok {
+			t.Fatalf("node %s has no id (%v)", n3, err)
+		}
+		joinIP := netip.AddrFrom4([4]byte{100, 65, byte(id >> 8), byte(id)})
+		res := ec.traceJSON(ctx, "l2-r/a", joinIP.String(), "--no-reply")
+		v := res.Forward.Verdict
+		if v.Kind != trace.ToRouter || v.Zone != n3 || v.Datapath != "GR_cluster_udn_l2.r_"+n3 {
+			t.Fatalf("verdict %+v, want answered by %s's gateway router in its zone", v, n3)
+		}
+		handoff := slices.IndexFunc(res.Forward.Hops, func(h trace.Hop) bool {
+			return h.Stage == trace.StageHandoff && h.Kind == "router" && h.Datapath == "cluster_udn_l2.r_transit_router"
+		})
+		if handoff < 0 || res.Forward.Hops[handoff].Zone != n1 {
+			t.Errorf("no handoff from %s's transit router to %s: %+v", n1, n3, res.Forward.Hops)
 		}
 	})
 
