@@ -381,8 +381,9 @@ func vifs(s *rows.Set) []string {
 }
 
 // TestCompiledZonesAgreeWithOVNTrace runs every packet from every pod and management
-// port of each single-zone topology the compiler makes that OVN 23.03 can simulate, to
-// every address the zone knows and one outside, through both tracers.
+// port of one zone of each topology the compiler makes — Layer3, connected Layer3,
+// Layer3 connected to Layer2, OKEP-5094's Layer2 — to every address the zone knows and
+// one outside, through both tracers.
 func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 	for _, fx := range []struct {
 		name, node string
@@ -390,6 +391,8 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 	}{
 		{"layer3", "node1", topologytest.Layer3},
 		{"okep5224", "ovn-worker", topologytest.OKEP5224},
+		{"mixed", "ovn-worker", topologytest.MixedConnect},
+		{"okep5094", "ovn-worker", topologytest.OKEP5094},
 	} {
 		t.Run(fx.name, func(t *testing.T) {
 			st := fx.state()
