@@ -25,6 +25,22 @@ run() {
   "$@"
 }
 
+# run_when_ready runs a command like run, retrying once a second while it fails, until
+# it succeeds or SECONDS seconds have passed; then its last error is shown.
+run_when_ready() {
+  local deadline=$((SECONDS + $1)) out
+  shift
+  printf '\n$ %s\n' "$*"
+  until out="$("$@" 2>&1)"; do
+    if ((SECONDS >= deadline)); then
+      printf '%s\n' "$out" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  printf '%s\n' "$out"
+}
+
 # create_once runs the command after `--` unless the object that `kubectl get ARGS…`
 # names exists.
 create_once() {
@@ -88,6 +104,10 @@ run kubectl-ovnk status --wait --timeout 2m
 run kubectl ovnk network list
 run kubectl-ovnk topology blue/blue --node ovnk-node-1
 run kubectl-ovnk routes blue/blue --node ovnk-node-1
+# A packet from blue-a on node 1 to blue-b on node 2, hop by hop across both zones.
+# The networks are ready; the pods' addresses and ports follow within a reconcile, so
+# the trace is retried until both ends are programmed, for a minute at most.
+run_when_ready 60 kubectl ovnk trace blue/blue-a blue/blue-b --no-reply
 
 cat <<EOF
 
