@@ -7,32 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/topology"
+	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-// loadZone compiles a zone, writes it into a real NB in one transaction, and starts
+// loadZone writes a compiled zone into a real NB in one transaction, and starts
 // ovn-northd on it.
 func loadZone(t *testing.T, res *topology.Result) *testenv.Northd {
 	t.Helper()
-	nb := testenv.StartNB(t)
-	northd := testenv.StartNorthd(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ops, err := ovn.InsertOps(c, res.Rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ovn.Transact(ctx, c, ops); err != nil {
-		t.Fatalf("the NB refused the compiled zone: %v", err)
-	}
-	return northd
+	return nbtest.WithNorthd(t, res.Rows)
 }
 
 // TestLayer3ZoneForwardsInRealOVN loads node1's zone of the Layer3 fixture into a real

@@ -30,7 +30,7 @@ func natApplies(lr *nbdb.LogicalRouter, port *nbdb.LogicalRouterPort, n *nbdb.NA
 func (z *Zone) natRows(lr *nbdb.LogicalRouter, types ...nbdb.NATType) []*nbdb.NAT {
 	var out []*nbdb.NAT
 	for _, id := range lr.Nat {
-		if n := z.nats[id]; n != nil && slices.Contains(types, n.Type) {
+		if n := z.ix.NATs[id]; n != nil && slices.Contains(types, n.Type) {
 			out = append(out, n)
 		}
 	}

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/pkg/trace"
+	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -29,30 +29,13 @@ import (
 // loadZone writes s into a fresh NB with northd on it, and reads it back as a Zone.
 func loadZone(t *testing.T, node string, s *rows.Set) (*testenv.Northd, *trace.Zone) {
 	t.Helper()
-	nb := testenv.StartNB(t)
-	northd := testenv.StartNorthd(t, nb)
+	northd := nbtest.WithNorthd(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ops, err := ovn.InsertOps(c, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ovn.Transact(ctx, c, ops); err != nil {
-		t.Fatalf("the NB refused the zone: %v", err)
-	}
 	if err := northd.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ovn.TakeDump(ctx, c, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	z, err := trace.NewZone(node, d)
+	z, err := trace.NewZone(node, nbtest.Dump(t, northd.NB, node))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,17 +97,9 @@ func (w *walker) remoteRouterPort(z *Zone, p *nbdb.LogicalRouterPort) (string, b
 
 // ownAddress finds the port of lr that has ip as one of its own addresses.
 func (z *Zone) ownAddress(lr *nbdb.LogicalRouter, ip netip.Addr) (string, bool) {
-	for _, id := range lr.Ports {
-		p := z.lrpByUUID[id]
-		if p == nil {
-			continue
-		}
-		if _, nets, ok := routerPortAddrs(p); ok {
-			for _, n := range nets {
-				if n.Addr() == ip {
-					return p.Name, true
-				}
-			}
+	for p, nets := range z.addressedPorts(lr) {
+		if hasAddr(nets, ip) {
+			return p.Name, true
 		}
 	}
 	return "", false
@@ -174,7 +166,7 @@ func (z *Zone) resolve(out *nbdb.LogicalRouterPort, nexthop netip.Addr) ([6]byte
 		return [6]byte{}, "", false
 	}
 	for _, id := range ls.Ports {
-		p := z.lspByUUID[id]
+		p := z.ix.SwitchPorts[id]
 		if p == nil || p == attach {
 			continue
 		}
@@ -205,7 +197,7 @@ func hasAddr(ps []netip.Prefix, a netip.Addr) bool {
 
 func (z *Zone) hasUnknownPort(ls *nbdb.LogicalSwitch) bool {
 	for _, id := range ls.Ports {
-		if p := z.lspByUUID[id]; p != nil {
+		if p := z.ix.SwitchPorts[id]; p != nil {
 			for _, a := range p.Addresses {
 				if a == "unknown" {
 					return true
@@ -276,7 +268,7 @@ func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (route
 func (z *Zone) sortedPolicies(lr *nbdb.LogicalRouter) []*nbdb.LogicalRouterPolicy {
 	out := make([]*nbdb.LogicalRouterPolicy, 0, len(lr.Policies))
 	for _, id := range lr.Policies {
-		if p := z.policies[id]; p != nil {
+		if p := z.ix.Policies[id]; p != nil {
 			out = append(out, p)
 		}
 	}
@@ -288,15 +280,7 @@ func (z *Zone) sortedPolicies(lr *nbdb.LogicalRouter) []*nbdb.LogicalRouterPolic
 func (z *Zone) portTowards(lr *nbdb.LogicalRouter, a netip.Addr) *nbdb.LogicalRouterPort {
 	var best *nbdb.LogicalRouterPort
 	bestBits := -1
-	for _, id := range lr.Ports {
-		p := z.lrpByUUID[id]
-		if p == nil {
-			continue
-		}
-		_, nets, ok := routerPortAddrs(p)
-		if !ok {
-			continue
-		}
+	for p, nets := range z.addressedPorts(lr) {
 		for _, n := range nets {
 			if n.Masked().Contains(a) && n.Bits() > bestBits {
 				best, bestBits = p, n.Bits()

@@ -91,15 +91,7 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 			best = append(best, c)
 		}
 	}
-	for _, id := range lr.Ports {
-		p := z.lrpByUUID[id]
-		if p == nil {
-			continue
-		}
-		_, nets, ok := routerPortAddrs(p)
-		if !ok {
-			continue
-		}
+	for p, nets := range z.addressedPorts(lr) {
 		for _, n := range nets {
 			if n.Addr().Is6() == dst.Is6() && n.Masked().Contains(dst) {
 				consider(candidate{priority: n.Bits()*routePrioMultiplier + routeOffsetConnect, prefix: n.Masked(), choice: routeChoice{port: p, nexthop: dst}})
@@ -108,7 +100,7 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 	}
 	table := in.Options["route_table"]
 	for _, id := range lr.StaticRoutes {
-		r := z.routes[id]
+		r := z.ix.Routes[id]
 		if r == nil || (r.RouteTable != "" && r.RouteTable != table) {
 			continue
 		}

@@ -249,7 +249,7 @@ func (z *Zone) aclsFor(ls *nbdb.LogicalSwitch, port *nbdb.LogicalSwitchPort, dir
 func (z *Zone) l2Lookup(ls *nbdb.LogicalSwitch, mac [6]byte) (*nbdb.LogicalSwitchPort, string) {
 	var unknown *nbdb.LogicalSwitchPort
 	for _, id := range ls.Ports {
-		p := z.lspByUUID[id]
+		p := z.ix.SwitchPorts[id]
 		if p == nil {
 			continue
 		}
@@ -281,7 +281,7 @@ func (z *Zone) gatewayMAC(ls *nbdb.LogicalSwitch, from *nbdb.LogicalSwitchPort, 
 	var gw [6]byte
 	found := false
 	for _, id := range ls.Ports {
-		p := z.lspByUUID[id]
+		p := z.ix.SwitchPorts[id]
 		if p == nil || p == from {
 			continue
 		}

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"iter"
 	"net"
 	"net/netip"
 	"slices"
@@ -21,19 +22,14 @@ type Zone struct {
 	// Node is the node whose zone this is.
 	Node string
 
-	switches    map[string]*nbdb.LogicalSwitch
-	routers     map[string]*nbdb.LogicalRouter
+	// ix resolves the rows' keys (UUIDs in a dump) and switch and router names.
+	ix          *rows.Index
+	rows        int
 	switchPorts map[string]*nbdb.LogicalSwitchPort // by name
 	routerPorts map[string]*nbdb.LogicalRouterPort // by name
-	lspByUUID   map[string]*nbdb.LogicalSwitchPort
-	lrpByUUID   map[string]*nbdb.LogicalRouterPort
-	switchOf    map[string]*nbdb.LogicalSwitch // switch port name → its switch
-	routerOf    map[string]*nbdb.LogicalRouter // router port name → its router
-	attachment  map[string]*nbdb.LogicalSwitchPort
-	routes      map[string]*nbdb.LogicalRouterStaticRoute
-	policies    map[string]*nbdb.LogicalRouterPolicy
-	nats        map[string]*nbdb.NAT
-	gwChassis   map[string]*nbdb.GatewayChassis
+	switchOf    map[string]*nbdb.LogicalSwitch     // switch port name → its switch
+	routerOf    map[string]*nbdb.LogicalRouter     // router port name → its router
+	attachment  map[string]*nbdb.LogicalSwitchPort // router port name → the switch port of type router attaching it
 	acls        map[string]*nbdb.ACL
 	portGroups  map[string]*nbdb.PortGroup // by name
 	groupsOf    map[string][]*nbdb.PortGroup
@@ -81,19 +77,13 @@ type Extra struct {
 func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	z := &Zone{
 		Node:        node,
-		switches:    make(map[string]*nbdb.LogicalSwitch, len(s.Switches)),
-		routers:     make(map[string]*nbdb.LogicalRouter, len(s.Routers)),
+		ix:          rows.NewIndex(s),
+		rows:        s.Len() + len(extra.ACLs) + len(extra.AddressSets) + len(extra.PortGroups),
 		switchPorts: make(map[string]*nbdb.LogicalSwitchPort, len(s.SwitchPorts)),
 		routerPorts: make(map[string]*nbdb.LogicalRouterPort, len(s.RouterPorts)),
-		lspByUUID:   make(map[string]*nbdb.LogicalSwitchPort, len(s.SwitchPorts)),
-		lrpByUUID:   make(map[string]*nbdb.LogicalRouterPort, len(s.RouterPorts)),
 		switchOf:    make(map[string]*nbdb.LogicalSwitch, len(s.SwitchPorts)),
 		routerOf:    make(map[string]*nbdb.LogicalRouter, len(s.RouterPorts)),
 		attachment:  map[string]*nbdb.LogicalSwitchPort{},
-		routes:      make(map[string]*nbdb.LogicalRouterStaticRoute, len(s.Routes)),
-		policies:    make(map[string]*nbdb.LogicalRouterPolicy, len(s.Policies)),
-		nats:        make(map[string]*nbdb.NAT, len(s.NATs)),
-		gwChassis:   make(map[string]*nbdb.GatewayChassis, len(s.GatewayChassis)),
 		acls:        make(map[string]*nbdb.ACL, len(extra.ACLs)),
 		portGroups:  make(map[string]*nbdb.PortGroup, len(extra.PortGroups)),
 		groupsOf:    map[string][]*nbdb.PortGroup{},
@@ -104,7 +94,6 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	}
 	for _, p := range s.SwitchPorts {
 		z.switchPorts[p.Name] = p
-		z.lspByUUID[p.UUID] = p
 		if p.Type == "router" {
 			if rp := p.Options["router-port"]; rp != "" {
 				z.attachment[rp] = p
@@ -113,35 +102,20 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	}
 	for _, p := range s.RouterPorts {
 		z.routerPorts[p.Name] = p
-		z.lrpByUUID[p.UUID] = p
 	}
 	for _, ls := range s.Switches {
-		z.switches[ls.Name] = ls
 		for _, id := range ls.Ports {
-			if p := z.lspByUUID[id]; p != nil {
+			if p := z.ix.SwitchPorts[id]; p != nil {
 				z.switchOf[p.Name] = ls
 			}
 		}
 	}
 	for _, lr := range s.Routers {
-		z.routers[lr.Name] = lr
 		for _, id := range lr.Ports {
-			if p := z.lrpByUUID[id]; p != nil {
+			if p := z.ix.RouterPorts[id]; p != nil {
 				z.routerOf[p.Name] = lr
 			}
 		}
-	}
-	for _, r := range s.Routes {
-		z.routes[r.UUID] = r
-	}
-	for _, p := range s.Policies {
-		z.policies[p.UUID] = p
-	}
-	for _, n := range s.NATs {
-		z.nats[n.UUID] = n
-	}
-	for _, g := range s.GatewayChassis {
-		z.gwChassis[g.UUID] = g
 	}
 	for _, a := range extra.ACLs {
 		z.acls[a.UUID] = a
@@ -160,10 +134,7 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 }
 
 // Rows is the number of rows the zone holds.
-func (z *Zone) Rows() int {
-	return len(z.switches) + len(z.routers) + len(z.switchPorts) + len(z.routerPorts) + len(z.routes) +
-		len(z.policies) + len(z.nats) + len(z.gwChassis) + len(z.acls) + len(z.portGroups) + len(z.addrSets)
-}
+func (z *Zone) Rows() int { return z.rows }
 
 // SwitchPort returns the named logical switch port and its switch, or nils.
 func (z *Zone) SwitchPort(name string) (*nbdb.LogicalSwitchPort, *nbdb.LogicalSwitch) {
@@ -206,7 +177,7 @@ func (z *Zone) AddressSet(name string) ([]netip.Prefix, bool) {
 		out = parsePrefixes(as.Addresses)
 	} else if group, v6, ok := portGroupSet(name); ok && z.portGroups[group] != nil {
 		for _, id := range z.portGroups[group].Ports {
-			if p := z.lspByUUID[id]; p != nil {
+			if p := z.ix.SwitchPorts[id]; p != nil {
 				for _, a := range portAddresses(p) {
 					for _, ip := range a.ips {
 						if ip.Addr().Is6() == v6 {
@@ -241,7 +212,7 @@ func (z *Zone) PortGroup(name string) ([]string, bool) {
 	}
 	names := make([]string, 0, len(pg.Ports))
 	for _, id := range pg.Ports {
-		if p := z.lspByUUID[id]; p != nil {
+		if p := z.ix.SwitchPorts[id]; p != nil {
 			names = append(names, p.Name)
 		}
 	}
@@ -304,6 +275,21 @@ func portAddresses(p *nbdb.LogicalSwitchPort) []portAddress {
 		out = append(out, a)
 	}
 	return out
+}
+
+// addressedPorts yields each port of lr that has a valid MAC, with its networks.
+func (z *Zone) addressedPorts(lr *nbdb.LogicalRouter) iter.Seq2[*nbdb.LogicalRouterPort, []netip.Prefix] {
+	return func(yield func(*nbdb.LogicalRouterPort, []netip.Prefix) bool) {
+		for _, id := range lr.Ports {
+			p := z.ix.RouterPorts[id]
+			if p == nil {
+				continue
+			}
+			if _, nets, ok := routerPortAddrs(p); ok && !yield(p, nets) {
+				return
+			}
+		}
+	}
 }
 
 // routerPortAddrs are a router port's MAC and networks.

@@ -23,6 +23,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -164,16 +165,7 @@ func zone(ctx context.Context, t *testing.T, node string) *testenv.NB {
 // and so holds every committed row, and sends the dump through JSON as exec does.
 func directDump(ctx context.Context, t *testing.T, nb *testenv.NB, node string) *ovn.Dump {
 	t.Helper()
-	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	d, err := ovn.TakeDump(ctx, c, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(d)
+	data, err := json.Marshal(nbtest.Dump(t, nb, node))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,12 @@
 package topologycmd_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -17,9 +15,9 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -29,23 +27,6 @@ func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 func topologyJSON(t *testing.T, k *testenv.Kube, args ...string) topologycmd.View {
 	t.Helper()
 	return zoneviewtest.JSON[topologycmd.View](t, k, append([]string{"topology"}, args...)...)
-}
-
-// snapshot reads the NB through its own connection, as the truth the views must show.
-func snapshot(t *testing.T, nb *testenv.NB) *rows.Set {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := ovn.Snapshot(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // treeLines strips the tree's branches, so items compare as the text they hold.
@@ -62,7 +43,7 @@ func treeLines(out string) string {
 func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
 	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	set := snapshot(t, nb)
+	set := nbtest.Snapshot(t, nb)
 	ix := rows.NewIndex(set)
 	for _, network := range []string{"default", "cluster_udn_blue"} {
 		t.Run(network, func(t *testing.T) {

@@ -34,6 +34,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -49,13 +50,7 @@ func ZoneNB(t *testing.T, st *cluster.State, node string) *testenv.NB {
 		t.Fatalf("zone %s: networks not compiled: %v", node, res.NotCompiled)
 	}
 	nb := testenv.StartNB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{nb.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nbtest.Connect(t, nb)
 	ops, err := ovn.InsertOps(c, res.Rows)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +58,8 @@ func ZoneNB(t *testing.T, st *cluster.State, node string) *testenv.NB {
 	if err := fixUUIDs(ops); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if _, err := ovn.Transact(ctx, c, ops); err != nil {
 		t.Fatalf("write zone %s: %v", node, err)
 	}
