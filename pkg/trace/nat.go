@@ -39,19 +39,23 @@ func (z *Zone) natRows(lr *nbdb.LogicalRouter, types ...nbdb.NATType) []*nbdb.NA
 
 // natMatch evaluates a NAT row's own match and its external-IP sets on the packet.
 func (w *walker) natMatch(z *Zone, n *nbdb.NAT, peer netip.Addr) bool {
+	allowed, exempted := n.AllowedExtIPs != nil && *n.AllowedExtIPs != "", n.ExemptedExtIPs != nil && *n.ExemptedExtIPs != ""
+	if allowed && exempted {
+		return false // northd refuses a row that sets both
+	}
 	if n.Match != "" {
-		e, err := z.expr(n.Match)
-		if err != nil {
+		e, ok := w.expr(z, "NAT", n.UUID, n.Match)
+		if !ok {
 			return false
 		}
 		if ok, err := e.Eval(&w.p, z); err != nil || !ok {
 			return false
 		}
 	}
-	if n.ExemptedExtIPs != nil && z.setHas(*n.ExemptedExtIPs, peer) {
+	if exempted && z.setHas(*n.ExemptedExtIPs, peer) {
 		return false
 	}
-	if n.AllowedExtIPs != nil && !z.setHas(*n.AllowedExtIPs, peer) {
+	if allowed && !z.setHas(*n.AllowedExtIPs, peer) {
 		return false
 	}
 	return true
@@ -75,9 +79,8 @@ func prefixesContainMasked(ps []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// dnat rewrites the destination of a packet addressed to one of lr's DNAT external
-// IPs; false means the path has ended.
-func (w *walker) dnat(z *Zone, lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPort) bool {
+// dnat rewrites the destination of a packet addressed to one of lr's DNAT external IPs.
+func (w *walker) dnat(z *Zone, lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPort) {
 	for _, n := range z.natRows(lr, nbdb.NATTypeDNAT, nbdb.NATTypeDNATAndSNAT) {
 		ext, err := netip.ParseAddr(n.ExternalIP)
 		if err != nil || ext != w.p.IPDst || !natApplies(lr, in, n) || !w.natMatch(z, n, w.p.IPSrc) {
@@ -91,9 +94,8 @@ func (w *walker) dnat(z *Zone, lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 		w.p.IPDst = to
 		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageDNAT, InPort: in.Name, Row: natRow(n),
 			Note: fmt.Sprintf("destination %s translated to %s", ext, to)})
-		return true
+		return
 	}
-	return true
 }
 
 // snat rewrites the source of a packet leaving lr through out, by the most specific
@@ -151,7 +153,7 @@ func (w *walker) unDNAT(z *Zone, lr *nbdb.LogicalRouter) {
 	for _, c := range w.t.conns {
 		if !c.snat && c.zone == z.Node && c.router == lr.Name && c.to == w.p.IPSrc {
 			w.p.IPSrc = c.from
-			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageDNAT, OutPort: w.p.OutPort,
+			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageUnDNAT, OutPort: w.p.OutPort,
 				Note: fmt.Sprintf("reply: source %s translated back to %s (conntrack)", c.to, c.from)})
 			return
 		}

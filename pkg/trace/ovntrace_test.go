@@ -188,7 +188,9 @@ func microflow(h trace.Header) string {
 // differential traces every packet of cases through both tracers and reports each
 // disagreement with both outcomes and ovn-trace's own words. Differences that come
 // from OVN 23.03 lacking a newer feature (knownDifference) are counted, not failed.
-func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *trace.Zone, s *rows.Set, cases []trace.Request) (agreed, known int) {
+// seen, when set, is shown every forward path, for the caller to tally what the cases
+// exercised.
+func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *trace.Zone, s *rows.Set, cases []trace.Request, seen func(*trace.Path)) (agreed, known int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -196,6 +198,9 @@ func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *tra
 		res, err := trace.Trace(ctx, c, req)
 		if err != nil {
 			t.Fatalf("%s → %s: %v", req.Port, req.Dst, err)
+		}
+		if seen != nil {
+			seen(res.Forward)
 		}
 		_, ls := z.SwitchPort(req.Port)
 		want, raw := theirs(t, ctx, northd, ls.Name, res.Forward.Packet)
@@ -387,7 +392,7 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 			learnRouterNeighbors(t, northd, res.Rows)
 			c := trace.ClusterOf(st, trace.Zones{fx.node: z})
 			cases := packetsFrom(fx.node, res.Rows, vifs(res.Rows))
-			agreed, known := differential(t, c, northd, z, res.Rows, cases)
+			agreed, known := differential(t, c, northd, z, res.Rows, cases, nil)
 			t.Logf("%d of %d packets agree with ovn-trace, %d differ only where OVN 23.03 lacks a 25.03 feature", agreed, len(cases), known)
 			if agreed < len(cases)*3/4 {
 				t.Errorf("only %d of %d packets agree", agreed, len(cases))

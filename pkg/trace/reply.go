@@ -1,34 +1,33 @@
 package trace
 
 import (
-	"net/netip"
+	"fmt"
 
 	"github.com/ovnk/ovnk/pkg/ovn/match"
 )
 
-// replyPacket is the answer to a delivered packet: sent back from the port it reached,
+// reply traces the answer to a delivered packet: sent back from the port it reached,
 // to the address it came from as the receiver saw it (after any SNAT), with the
-// transport ports swapped and the connection marked established.
-func (t *tracer) replyPacket(fwd *Path, sent match.Packet) (*Zone, string, match.Packet, bool) {
-	v := fwd.Verdict
+// transport ports swapped and the connection marked established. A reply that cannot
+// be built ends at once, saying why.
+func (t *tracer) reply(v Verdict, got match.Packet) *Path {
+	stop := func(reason string) *Path {
+		return &Path{Packet: header(got), Hops: []Hop{}, Verdict: Verdict{Kind: Stuck, Zone: v.Zone, Datapath: v.Datapath, Port: v.Port,
+			Reason: "no reply traced: " + reason, Packet: header(got)}}
+	}
 	z, err := t.zone(v.Zone)
 	if err != nil {
-		return nil, "", match.Packet{}, false
+		return stop(err.Error())
 	}
 	lsp, ls := z.SwitchPort(v.Port)
 	if lsp == nil {
-		return nil, "", match.Packet{}, false
+		return stop(fmt.Sprintf("port %s is not in node %s's zone", v.Port, v.Zone))
 	}
-	src, err1 := netip.ParseAddr(v.Packet.IPDst)
-	dst, err2 := netip.ParseAddr(v.Packet.IPSrc)
-	if err1 != nil || err2 != nil {
-		return nil, "", match.Packet{}, false
-	}
-	p := sent
+	p := got
 	p.InPort, p.OutPort = v.Port, ""
-	p.IPSrc, p.IPDst = src, dst
+	p.IPSrc, p.IPDst = got.IPDst, got.IPSrc
 	p.TTL, p.PktMark = 64, 0
-	p.L4Src, p.L4Dst = sent.L4Dst, sent.L4Src
+	p.L4Src, p.L4Dst = got.L4Dst, got.L4Src
 	switch p.ICMPType {
 	case 8:
 		p.ICMPType = 0
@@ -36,17 +35,25 @@ func (t *tracer) replyPacket(fwd *Path, sent match.Packet) (*Zone, string, match
 		p.ICMPType = 129
 	}
 	p.CT = match.CTState{Trk: true, Est: true, Rpl: true}
-	for _, a := range portAddresses(lsp) {
-		if hasAddr(a.ips, src) {
+	// The port answers from the MAC that has the address, else from its first MAC (a
+	// port that takes unknown addresses, or a packet routed to it for another address).
+	addrs := portAddresses(lsp)
+	if len(addrs) > 0 {
+		p.EthSrc = addrs[0].mac
+	}
+	for _, a := range addrs {
+		if hasAddr(a.ips, p.IPSrc) {
 			p.EthSrc = a.mac
+			break
 		}
 	}
-	mac, ok := z.gatewayMAC(ls, lsp, src, dst)
+	mac, ok := z.gatewayMAC(ls, lsp, p.IPSrc, p.IPDst)
 	if !ok {
-		return nil, "", match.Packet{}, false
+		return stop(fmt.Sprintf("switch %s has neither %s nor a router port serving %s", ls.Name, p.IPDst, p.IPSrc))
 	}
 	p.EthDst = mac
-	return z, v.Port, p, true
+	path, _ := t.walk(z, v.Port, p, true)
+	return path
 }
 
 // header is the reported part of a packet.

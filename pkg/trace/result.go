@@ -23,6 +23,9 @@ type Path struct {
 	Packet  Header  `json:"packet"`
 	Hops    []Hop   `json:"hops"`
 	Verdict Verdict `json:"verdict"`
+	// Warnings name rows on the path the simulator could not evaluate (a match in
+	// syntax it does not read): OVN may treat the packet differently.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Header is the part of a packet a trace reports and rewrites.
@@ -49,6 +52,7 @@ const (
 	StageAdmit    Stage = "admission" // a router accepted or refused the frame
 	StageDNAT     Stage = "dnat"      // a router rewrote the destination
 	StageUnSNAT   Stage = "unsnat"    // a reply's destination restored after an SNAT
+	StageUnDNAT   Stage = "undnat"    // a reply's source restored after a DNAT
 	StageRoute    Stage = "route"     // a router's static or connected route
 	StagePolicy   Stage = "policy"    // a logical router policy
 	StageResolve  Stage = "resolve"   // a next hop's MAC address resolved

@@ -23,16 +23,21 @@ func (w *walker) routerIngress(z *Zone, inport string) {
 	w.p.InPort, w.p.OutPort = inport, ""
 	mac, _, ok := routerPortAddrs(lrp)
 	if !ok || (mac != w.p.EthDst && w.p.EthDst[0]&1 == 0) {
-		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name,
-			Reason: fmt.Sprintf("router port %s (MAC %s) refused a frame for MAC %s", inport, lrp.MAC, macString(w.p.EthDst))})
+		row := &Row{Table: "Logical_Router_Port", UUID: lrp.UUID, Owner: ownerOf(lrp.ExternalIDs)}
+		reason := fmt.Sprintf("router port %s (MAC %s) refused a frame for MAC %s", inport, lrp.MAC, macString(w.p.EthDst))
+		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageAdmit, InPort: inport, Row: row, Note: reason})
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name, Row: row, Reason: reason})
+		return
+	}
+	if port, own := z.ownAddress(lr, w.p.IPSrc); own && !w.p.IPSrc.IsLinkLocalUnicast() {
+		w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: lr.Name, Port: port,
+			Reason: fmt.Sprintf("source %s is router %s's own address (on port %s): OVN drops such packets on entry, as it does a loop back through an SNAT", w.p.IPSrc, lr.Name, port)})
 		return
 	}
 	if w.reply {
 		w.unSNAT(z, lr)
 	}
-	if !w.dnat(z, lr, lrp) {
-		return
-	}
+	w.dnat(z, lr, lrp)
 	if port, ok := z.ownAddress(lr, w.p.IPDst); ok {
 		w.end(Verdict{Kind: ToRouter, Zone: z.Node, Datapath: lr.Name, Port: port,
 			Reason: fmt.Sprintf("addressed to router %s itself (%s on port %s)", lr.Name, w.p.IPDst, port)})
@@ -211,12 +216,11 @@ func (z *Zone) hasUnknownPort(ls *nbdb.LogicalSwitch) bool {
 // policies applies lr's policies, highest priority first, to the routing decision.
 func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (routeChoice, bool) {
 	for _, pol := range z.sortedPolicies(lr) {
-		e, err := z.expr(pol.Match)
-		if err != nil {
+		e, ok := w.expr(z, "Logical_Router_Policy", pol.UUID, pol.Match)
+		if !ok {
 			continue
 		}
-		ok, err := e.Eval(&w.p, z)
-		if err != nil || !ok {
+		if matched, err := e.Eval(&w.p, z); err != nil || !matched {
 			continue
 		}
 		row := policyRow(pol)
@@ -230,38 +234,46 @@ func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (route
 				Reason: fmt.Sprintf("dropped by policy %q (priority %d) on router %s", pol.Match, pol.Priority, lr.Name)})
 			return c, false
 		case nbdb.LogicalRouterPolicyActionReroute:
-			var hops []string
-			var first *routeChoice
-			for _, nh := range pol.Nexthops {
-				a, err := netip.ParseAddr(nh)
-				if err != nil || a.Is6() != w.p.IPDst.Is6() {
-					continue
-				}
-				port := z.portTowards(lr, a)
-				if port == nil {
-					continue
-				}
-				hops = append(hops, nh)
-				if first == nil {
-					first = &routeChoice{port: port, nexthop: a}
-				}
-			}
-			if first == nil {
+			first, ok := z.rerouteTarget(lr, pol.Nexthops, w.p.IPDst.Is6())
+			if !ok {
 				continue // northd installs no flow for a policy it cannot route
 			}
+			hops := pol.Nexthops
 			h := Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, OutPort: first.port.Name, Row: row,
 				Note: fmt.Sprintf("policy reroutes to %s via %s", first.nexthop, first.port.Name)}
 			if len(hops) > 1 {
 				h.Nexthops = hops
 			}
 			w.hop(h)
-			return *first, true
+			return first, true
 		default:
 			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, OutPort: c.port.Name, Row: row, Note: "policy allows: the route stands"})
 			return c, true
 		}
 	}
 	return c, true
+}
+
+// rerouteTarget is where a reroute policy sends a packet: the first next hop and the
+// port towards it. Like northd, it refuses (false) a policy whose next hops are not all
+// of the packet's family and reachable through one of lr's ports: such a policy has no
+// flow at all.
+func (z *Zone) rerouteTarget(lr *nbdb.LogicalRouter, nexthops []string, v6 bool) (routeChoice, bool) {
+	var first routeChoice
+	for i, nh := range nexthops {
+		a, err := netip.ParseAddr(nh)
+		if err != nil || a.Is6() != v6 {
+			return routeChoice{}, false
+		}
+		port := z.portTowards(lr, a)
+		if port == nil {
+			return routeChoice{}, false
+		}
+		if i == 0 {
+			first = routeChoice{port: port, nexthop: a}
+		}
+	}
+	return first, len(nexthops) > 0
 }
 
 // sortedPolicies are lr's policies, highest priority first; ties by UUID.

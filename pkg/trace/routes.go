@@ -87,12 +87,17 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 		switch {
 		case len(best) == 0 || c.priority > best[0].priority:
 			best = append(best[:0], c)
-		case c.priority == best[0].priority && c.row != nil && best[0].row != nil:
-			best = append(best, c)
+		case c.priority == best[0].priority && c.row != nil && best[0].row != nil && !c.discard && !best[0].discard:
+			best = append(best, c) // ECMP: static routes of one prefix, none discarding
 		}
 	}
 	for p, nets := range z.addressedPorts(lr) {
 		for _, n := range nets {
+			// The link-local network is every port's: it routes only out of the port
+			// the packet came in through.
+			if n.Addr().IsLinkLocalUnicast() && p != in {
+				continue
+			}
 			if n.Addr().Is6() == dst.Is6() && n.Masked().Contains(dst) {
 				consider(candidate{priority: n.Bits()*routePrioMultiplier + routeOffsetConnect, prefix: n.Masked(), choice: routeChoice{port: p, nexthop: dst}})
 			}
@@ -101,7 +106,11 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 	table := in.Options["route_table"]
 	for _, id := range lr.StaticRoutes {
 		r := z.ix.Routes[id]
-		if r == nil || (r.RouteTable != "" && r.RouteTable != table) {
+		if r == nil {
+			continue
+		}
+		isSrc := r.Policy != nil && *r.Policy == nbdb.LogicalRouterStaticRoutePolicySrcIP
+		if !inRouteTable(r, isSrc, table) {
 			continue
 		}
 		prefix, ok := parsePrefixOrAddr(r.IPPrefix)
@@ -109,7 +118,6 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 			continue
 		}
 		prefix = prefix.Masked()
-		isSrc := r.Policy != nil && *r.Policy == nbdb.LogicalRouterStaticRoutePolicySrcIP
 		against, offset := dst, routeOffsetStatic
 		if isSrc {
 			against, offset = src, routeOffsetSrc
@@ -127,11 +135,12 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 		if err != nil {
 			continue
 		}
-		var port *nbdb.LogicalRouterPort
+		port := z.portTowards(lr, nh)
 		if r.OutputPort != nil && *r.OutputPort != "" {
 			port = z.routerPorts[*r.OutputPort]
-		} else {
-			port = z.portTowards(lr, nh)
+			if _, _, ok := routerPortAddrs(port); port == nil || z.routerOf[port.Name] != lr || !ok {
+				port = nil // another router's port, or one without a MAC: northd ignores the route
+			}
 		}
 		if port == nil {
 			continue // northd installs no flow for a route it has no path for
@@ -143,6 +152,17 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 		return cmp.Compare(a.choice.nexthop.String(), b.choice.nexthop.String())
 	})
 	return best
+}
+
+// inRouteTable reports whether a route applies to a packet that came in through a port
+// of route table table ("" for none). As northd writes them, destination routes apply
+// only within their own table, the main table's only to ports without one; source
+// routes of the main table apply to every port.
+func inRouteTable(r *nbdb.LogicalRouterStaticRoute, isSrc bool, table string) bool {
+	if r.RouteTable == "" {
+		return isSrc || table == ""
+	}
+	return r.RouteTable == table
 }
 
 func routeRow(r *nbdb.LogicalRouterStaticRoute, priority int) *Row {

@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/ovnk/ovnk/pkg/ovn/match"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
 // maxDatapaths bounds a path: a packet that crosses more datapaths than this is in a
@@ -24,11 +26,12 @@ type walker struct {
 	datapaths int
 }
 
-func (t *tracer) walk(z *Zone, inport string, p match.Packet, reply bool) *Path {
+// walk follows p from inport, and returns its path and the packet as it ended.
+func (t *tracer) walk(z *Zone, inport string, p match.Packet, reply bool) (*Path, match.Packet) {
 	w := &walker{t: t, reply: reply, p: p, path: &Path{Packet: header(p), Hops: []Hop{}}}
 	w.switchIngress(z, inport)
 	w.path.Verdict.Packet = header(w.p)
-	return w.path
+	return w.path, w.p
 }
 
 func (w *walker) hop(h Hop) { w.path.Hops = append(w.path.Hops, h) }
@@ -49,7 +52,7 @@ func (w *walker) enter(z *Zone, datapath string) bool {
 // switchIngress is a packet arriving on a switch through inport: from-lport ACLs,
 // then the L2 lookup that picks the output port.
 func (w *walker) switchIngress(z *Zone, inport string) {
-	lsp, ls := z.SwitchPort(inport)
+	_, ls := z.SwitchPort(inport)
 	if ls == nil {
 		w.end(Verdict{Kind: Stuck, Zone: z.Node, Reason: fmt.Sprintf("port %s is on no switch in node %s's zone", inport, z.Node)})
 		return
@@ -58,7 +61,7 @@ func (w *walker) switchIngress(z *Zone, inport string) {
 		return
 	}
 	w.p.InPort, w.p.OutPort = inport, ""
-	if !w.acls(z, ls, lsp, nbdb.ACLDirectionFromLport) {
+	if !w.acls(z, ls, nbdb.ACLDirectionFromLport) {
 		return
 	}
 	out, how := z.l2Lookup(ls, w.p.EthDst)
@@ -80,7 +83,7 @@ func (w *walker) switchEgress(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logical
 		w.handoffSwitch(z, ls, out, owner)
 		return
 	}
-	if !w.acls(z, ls, out, nbdb.ACLDirectionToLport) {
+	if !w.acls(z, ls, nbdb.ACLDirectionToLport) {
 		return
 	}
 	switch out.Type {
@@ -110,12 +113,13 @@ func (w *walker) switchEgress(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logical
 }
 
 // leave ends a path that leaves the logical network through a localnet port. A packet
-// for another pod that leaves this way has left its own network for the host, which
-// is how user-defined networks that no connect joins stay apart: say so.
+// for a pod of another network that leaves this way has left its own network for the
+// host, which is how user-defined networks that no connect joins stay apart: say so.
 func (w *walker) leave(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.LogicalSwitchPort) {
 	v := Verdict{Kind: LeftCluster, Zone: z.Node, Datapath: ls.Name, Port: out.Name,
 		Reason: fmt.Sprintf("left the cluster via %s as %s", z.Node, w.p.IPSrc)}
-	if pod, ok := w.t.c.PodOfIP(w.p.IPDst); ok {
+	network := NetworkDisplayName(ls.ExternalIDs[rows.NetworkKey])
+	if pod, ok := w.t.c.PodOfIP(w.p.IPDst); ok && !sameNetwork(network, pod.Network) {
 		v.Kind = Dropped
 		v.Pod = pod.Pod
 		v.Reason = fmt.Sprintf("%s is pod %s on network %s, which this packet's network does not reach: "+
@@ -123,6 +127,12 @@ func (w *walker) leave(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.LogicalSwitchP
 			w.p.IPDst, pod.Pod, pod.Network, z.Node, w.p.IPSrc)
 	}
 	w.end(v)
+}
+
+// sameNetwork reports whether a pod port's network (a name users know, or a network
+// attachment "namespace/name") is the network named display.
+func sameNetwork(display, podNetwork string) bool {
+	return display != "" && (podNetwork == display || strings.HasSuffix(podNetwork, "/"+display))
 }
 
 // remoteSwitchPort reports whether out lives on another node's chassis, and which node.
@@ -180,35 +190,35 @@ func (w *walker) handoff(z *Zone, datapath, kind, port, chassis, owner string) (
 }
 
 // acls applies a switch's ACLs of one direction to the packet; false means the packet
-// was dropped and the path has ended. ACLs of the switch and of every port group the
-// port belongs to take part, by tier and then by priority, as in OVN.
-func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, port *nbdb.LogicalSwitchPort, dir nbdb.ACLDirection) bool {
-	list := z.aclsFor(ls, port, dir)
+// was dropped and the path has ended. ACLs of the switch and of every port group with a
+// port on it take part, by tier and then by priority, as in OVN.
+func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) bool {
+	list := z.aclsFor(ls, dir)
 	if len(list) == 0 {
 		return true
 	}
-	if w.reply && slices.ContainsFunc(list, func(a *nbdb.ACL) bool { return a.Action == nbdb.ACLActionAllowRelated }) {
+	if w.reply && z.isStateful(ls) {
 		w.hop(Hop{Zone: z.Node, Datapath: ls.Name, Kind: "switch", Stage: StageACL, InPort: w.p.InPort, OutPort: w.p.OutPort,
-			Note: "reply of a tracked connection: stateful ACLs let it through"})
+			Note: "reply of a tracked connection: the switch is stateful, so its ACLs let it through"})
 		return true
 	}
 	tier := -1
 	for _, a := range list {
 		if a.Tier == tier {
-			continue // a pass or a verdict already decided this tier
+			continue // a pass already decided this tier
 		}
-		e, err := z.expr(a.Match)
-		if err != nil {
-			continue // northd refuses the row too: it never matches
+		e, ok := w.expr(z, "ACL", a.UUID, a.Match)
+		if !ok {
+			continue
 		}
-		ok, err := e.Eval(&w.p, z)
-		if err != nil || !ok {
+		matched, err := e.Eval(&w.p, z)
+		if err != nil || !matched {
 			continue
 		}
 		tier = a.Tier
 		row := aclRow(a)
-		note := fmt.Sprintf("%s ACL %s", dir, a.Action)
-		w.hop(Hop{Zone: z.Node, Datapath: ls.Name, Kind: "switch", Stage: StageACL, InPort: w.p.InPort, OutPort: w.p.OutPort, Row: row, Note: note})
+		w.hop(Hop{Zone: z.Node, Datapath: ls.Name, Kind: "switch", Stage: StageACL, InPort: w.p.InPort, OutPort: w.p.OutPort, Row: row,
+			Note: fmt.Sprintf("%s ACL %s", dir, a.Action)})
 		switch a.Action {
 		case nbdb.ACLActionDrop, nbdb.ACLActionReject:
 			w.end(Verdict{Kind: Dropped, Zone: z.Node, Datapath: ls.Name, Row: row,
@@ -222,8 +232,20 @@ func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, port *nbdb.LogicalSwitchP
 	return true
 }
 
-// aclsFor lists the ACLs of dir that apply on ls to port, in evaluation order.
-func (z *Zone) aclsFor(ls *nbdb.LogicalSwitch, port *nbdb.LogicalSwitchPort, dir nbdb.ACLDirection) []*nbdb.ACL {
+// expr parses a row's match; a match the simulator cannot read leaves a warning on the
+// path, since OVN may read it (ovn-kubernetes' own ACLs use subfields and registers)
+// and the verdict may then differ.
+func (w *walker) expr(z *Zone, table, uuid, src string) (*match.Expr, bool) {
+	e, err := z.expr(src)
+	if err != nil {
+		w.path.Warnings = append(w.path.Warnings, fmt.Sprintf("%s %s not evaluated: its match %q: %v", table, shortUUID(uuid), src, err))
+		return nil, false
+	}
+	return e, true
+}
+
+// aclsFor lists the ACLs of dir that apply on ls, in evaluation order.
+func (z *Zone) aclsFor(ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) []*nbdb.ACL {
 	var out []*nbdb.ACL
 	add := func(ids []string) {
 		for _, id := range ids {
@@ -233,10 +255,8 @@ func (z *Zone) aclsFor(ls *nbdb.LogicalSwitch, port *nbdb.LogicalSwitchPort, dir
 		}
 	}
 	add(ls.ACLs)
-	if port != nil {
-		for _, pg := range z.groupsOf[port.UUID] {
-			add(pg.ACLs)
-		}
+	for _, pg := range z.groupsOn[ls.Name] {
+		add(pg.ACLs)
 	}
 	slices.SortFunc(out, func(a, b *nbdb.ACL) int {
 		return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.UUID, b.UUID))

@@ -44,6 +44,9 @@ func writePath(b *strings.Builder, title string, p *Path) {
 	v := p.Verdict
 	fmt.Fprintf(b, "%s: %s\n", verdictWord(v.Kind), v.Reason)
 	fmt.Fprintf(b, "     final packet: %s\n", describePacket(v.Packet))
+	for _, warning := range p.Warnings {
+		fmt.Fprintf(b, "     warning: %s\n", warning)
+	}
 }
 
 // describePacket is a packet in one line: addresses, transport, MACs, TTL and mark.

@@ -16,7 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
+	"strings"
 
 	"github.com/ovnk/ovnk/pkg/ovn/match"
 )
@@ -102,28 +102,26 @@ func Trace(ctx context.Context, c *Cluster, req Request) (*Result, error) {
 	t := &tracer{ctx: ctx, c: c, zones: map[string]*Zone{}, zoneErr: map[string]error{}}
 	start, err := t.zone(req.Node)
 	if err != nil {
-		return nil, badRequestf("the source's zone: %v", err)
+		return nil, fmt.Errorf("read the source's zone: %w", err)
 	}
 	pkt, err := firstPacket(start, req)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{SchemaVersion: SchemaVersion}
-	res.Forward = t.walk(start, req.Port, pkt, false)
+	var last match.Packet
+	res.Forward, last = t.walk(start, req.Port, pkt, false)
 	if req.Reply && res.Forward.Verdict.Kind == Delivered {
-		if rz, rp, rpkt, ok := t.replyPacket(res.Forward, pkt); ok {
-			res.Reply = t.walk(rz, rp, rpkt, true)
-		}
+		res.Reply = t.reply(res.Forward.Verdict, last)
 	}
 	return res, nil
 }
 
 // tracer holds what one trace shares between its two directions: the zones it has
-// read and the connections it has tracked.
+// read and the connections it has tracked. One goroutine uses it.
 type tracer struct {
 	ctx     context.Context
 	c       *Cluster
-	mu      sync.Mutex
 	zones   map[string]*Zone
 	zoneErr map[string]error
 	conns   []translation
@@ -139,8 +137,6 @@ type translation struct {
 
 // zone reads node's zone once.
 func (t *tracer) zone(node string) (*Zone, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if z, ok := t.zones[node]; ok {
 		return z, nil
 	}
@@ -190,7 +186,7 @@ func firstPacket(z *Zone, req Request) (match.Packet, error) {
 		}
 	}
 	if !srcPrefix.IsValid() {
-		return p, badRequestf("port %s has no IPv%s address%s", req.Port, family(v6), ifSrc(req.Src))
+		return p, badRequestf("port %s has no IPv%s address%s (its addresses: %s)", req.Port, family(v6), ifSrc(req.Src), strings.Join(lsp.Addresses, "; "))
 	}
 	if src.Is6() != v6 {
 		return p, badRequestf("source %s and destination %s are of different IP families", src, req.Dst)

@@ -246,7 +246,6 @@ func TestBadRequests(t *testing.T) {
 	c := compiled(t, st)
 	for name, req := range map[string]trace.Request{
 		"unknown port":   {Node: "node1", Port: "nope", Dst: netip.MustParseAddr("10.0.0.1")},
-		"unknown zone":   {Node: "node9", Port: "blue_web", Dst: netip.MustParseAddr("10.0.0.1")},
 		"wrong family":   {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddr("fd00::1")},
 		"foreign src":    {Node: "node1", Port: "blue_web", Src: netip.MustParseAddr("10.9.9.9"), Dst: netip.MustParseAddr("10.244.1.7")},
 		"no destination": {Node: "node1", Port: "blue_web"},
@@ -254,6 +253,11 @@ func TestBadRequests(t *testing.T) {
 		if _, err := trace.Trace(context.Background(), c, req); !errors.Is(err, trace.ErrBadRequest) {
 			t.Errorf("%s: err %v, want ErrBadRequest", name, err)
 		}
+	}
+	// A zone that cannot be read is no fault of the request's.
+	_, err := trace.Trace(context.Background(), c, trace.Request{Node: "node9", Port: "blue_web", Dst: netip.MustParseAddr("10.0.0.1")})
+	if err == nil || errors.Is(err, trace.ErrBadRequest) || !strings.Contains(err.Error(), "node9") {
+		t.Errorf("unreadable source zone: err %v, want an error naming node9 that is not ErrBadRequest", err)
 	}
 }
 

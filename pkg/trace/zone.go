@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/match"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
@@ -31,14 +32,15 @@ type Zone struct {
 	routerOf    map[string]*nbdb.LogicalRouter     // router port name → its router
 	attachment  map[string]*nbdb.LogicalSwitchPort // router port name → the switch port of type router attaching it
 	acls        map[string]*nbdb.ACL
-	portGroups  map[string]*nbdb.PortGroup // by name
-	groupsOf    map[string][]*nbdb.PortGroup
-	addrSets    map[string]*nbdb.AddressSet // by name
+	portGroups  map[string]*nbdb.PortGroup   // by name
+	groupsOn    map[string][]*nbdb.PortGroup // switch name → the groups with a port on it
+	addrSets    map[string]*nbdb.AddressSet  // by name
 	addrSetByID map[string]*nbdb.AddressSet
 
-	mu      sync.Mutex
-	matches map[string]parsedMatch
-	sets    map[string][]netip.Prefix
+	mu       sync.Mutex
+	matches  map[string]parsedMatch
+	sets     map[string][]netip.Prefix
+	stateful map[string]bool // switch name → has an allow-related ACL
 }
 
 type parsedMatch struct {
@@ -86,11 +88,12 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 		attachment:  map[string]*nbdb.LogicalSwitchPort{},
 		acls:        make(map[string]*nbdb.ACL, len(extra.ACLs)),
 		portGroups:  make(map[string]*nbdb.PortGroup, len(extra.PortGroups)),
-		groupsOf:    map[string][]*nbdb.PortGroup{},
+		groupsOn:    map[string][]*nbdb.PortGroup{},
 		addrSets:    make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
 		addrSetByID: make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
 		matches:     map[string]parsedMatch{},
 		sets:        map[string][]netip.Prefix{},
+		stateful:    map[string]bool{},
 	}
 	for _, p := range s.SwitchPorts {
 		z.switchPorts[p.Name] = p
@@ -124,10 +127,18 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 		z.addrSets[as.Name] = as
 		z.addrSetByID[as.UUID] = as
 	}
+	// A port group's ACLs apply on every switch one of its ports is on, to every
+	// packet there: the ACL's match decides which ports it concerns.
 	for _, pg := range extra.PortGroups {
 		z.portGroups[pg.Name] = pg
+		on := map[string]bool{}
 		for _, id := range pg.Ports {
-			z.groupsOf[id] = append(z.groupsOf[id], pg)
+			if p := z.ix.SwitchPorts[id]; p != nil {
+				if ls := z.switchOf[p.Name]; ls != nil && !on[ls.Name] {
+					on[ls.Name] = true
+					z.groupsOn[ls.Name] = append(z.groupsOn[ls.Name], pg)
+				}
+			}
 		}
 	}
 	return z
@@ -145,11 +156,25 @@ func (z *Zone) SwitchPort(name string) (*nbdb.LogicalSwitchPort, *nbdb.LogicalSw
 	return p, z.switchOf[name]
 }
 
-// SwitchPorts calls fn for every logical switch port, in no particular order.
-func (z *Zone) SwitchPorts(fn func(*nbdb.LogicalSwitchPort)) {
-	for _, p := range z.switchPorts {
-		fn(p)
+// isStateful reports whether ls has an allow-related ACL, of either direction, of its
+// own or of a port group on it: OVN then commits every connection on the switch to
+// conntrack, and replies of established connections pass without ACLs.
+func (z *Zone) isStateful(ls *nbdb.LogicalSwitch) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if v, ok := z.stateful[ls.Name]; ok {
+		return v
 	}
+	ids := slices.Clone(ls.ACLs)
+	for _, pg := range z.groupsOn[ls.Name] {
+		ids = append(ids, pg.ACLs...)
+	}
+	v := slices.ContainsFunc(ids, func(id string) bool {
+		a := z.acls[id]
+		return a != nil && a.Action == nbdb.ACLActionAllowRelated
+	})
+	z.stateful[ls.Name] = v
+	return v
 }
 
 // expr parses a match once per zone; a match OVN would refuse is reported as the error.
@@ -293,10 +318,16 @@ func (z *Zone) addressedPorts(lr *nbdb.LogicalRouter) iter.Seq2[*nbdb.LogicalRou
 }
 
 // routerPortAddrs are a router port's MAC and networks.
+// Like northd, it counts the port's IPv6 link-local address (EUI-64 from its MAC) among
+// its networks, as fe80::/64.
 func routerPortAddrs(p *nbdb.LogicalRouterPort) (mac [6]byte, networks []netip.Prefix, ok bool) {
 	m, err := net.ParseMAC(p.MAC)
 	if err != nil || len(m) != 6 {
 		return mac, nil, false
 	}
-	return [6]byte(m), parsePrefixes(p.Networks), true
+	networks = parsePrefixes(p.Networks)
+	if lla, err := alloc.LinkLocalFromMAC(m); err == nil {
+		networks = append(networks, netip.PrefixFrom(lla, 64))
+	}
+	return [6]byte(m), networks, true
 }
