@@ -317,6 +317,18 @@ func (z *Zone) addressedPorts(lr *nbdb.LogicalRouter) iter.Seq2[*nbdb.LogicalRou
 	}
 }
 
+// PortIPs are the IP addresses of a switch port, from its addresses column and, when
+// that says "dynamic", its dynamic addresses.
+func PortIPs(p *nbdb.LogicalSwitchPort) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range portAddresses(p) {
+		for _, ip := range a.ips {
+			out = append(out, ip.Addr())
+		}
+	}
+	return out
+}
+
 // routerPortAddrs are a router port's MAC and networks.
 // Like northd, it counts the port's IPv6 link-local address (EUI-64 from its MAC) among
 // its networks, as fe80::/64.

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
@@ -220,7 +219,7 @@ func (r *resolver) managementPort(ctx context.Context, node, network string) (tr
 	for _, n := range networkCandidates(network, r.namespace) {
 		name := "k8s-" + cluster.OVNPrefix(n) + node
 		if lsp, _ := z.SwitchPort(name); lsp != nil {
-			return trace.PodPort{Node: node, Network: n, Port: name, IPs: portIPs(lsp)}, nil
+			return trace.PodPort{Node: node, Network: n, Port: name, IPs: trace.PortIPs(lsp)}, nil
 		}
 		tried = append(tried, name)
 	}
@@ -243,22 +242,6 @@ func networkCandidates(network, namespace string) []string {
 	for _, n := range []string{cluster.CUDNNetworkName(network), cluster.UDNNetworkName(namespace, network)} {
 		if !slices.Contains(out, n) {
 			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// portIPs are the addresses of a switch port's addresses column.
-func portIPs(lsp *nbdb.LogicalSwitchPort) []netip.Addr {
-	var out []netip.Addr
-	for _, entry := range lsp.Addresses {
-		fields := strings.Fields(entry)
-		for _, f := range fields[min(1, len(fields)):] {
-			if p, err := netip.ParsePrefix(f); err == nil {
-				out = append(out, p.Addr())
-			} else if a, err := netip.ParseAddr(f); err == nil {
-				out = append(out, a)
-			}
 		}
 	}
 	return out
