@@ -1,5 +1,6 @@
 // Package topologycmd implements `kubectl ovnk topology`: the logical routers, switches
-// and ports one network has in one node's OVN zone, read live, as a tree or as JSON/YAML.
+// and ports one network has in one node's OVN zone, or a ClusterNetworkConnect's connect
+// router and its links there, read live, as a tree or as JSON/YAML.
 package topologycmd
 
 import (
@@ -17,8 +18,8 @@ func New(f *cmdutil.Factory) *cobra.Command {
 	var node, nb string
 	var out *cmdutil.Output
 	cmd := &cobra.Command{
-		Use:   "topology [NETWORK] [--node NODE]",
-		Short: "Show a network's live OVN topology in a node's zone",
+		Use:   "topology [NETWORK | connect/NAME] [--node NODE]",
+		Short: "Show a network's or a connect's live OVN topology in a node's zone",
 		Long: `Show the logical routers and switches a network has in one node's OVN zone, as the
 node's Northbound database holds them right now: every port with its networks or
 addresses and MAC, the port at its other end (router-to-router peers and
@@ -28,8 +29,18 @@ router has.
 
 NETWORK is "default" (the default when omitted), a ClusterUserDefinedNetwork's name,
 a UserDefinedNetwork as NAMESPACE/NAME (or NAME with -n), or an OVN network name
-such as cluster_udn_blue. The zone is read from the node's agent (ovnk-agent dump
-through pods/exec), or straight from an NB with --nb or the settings' nb-endpoints.`,
+such as cluster_udn_blue.
+
+connect/NAME (or the router's name, connect_router_NAME) shows the connect router of
+the ClusterNetworkConnect NAME instead: its ports with the network router port each
+links to and that port's network, the other nodes' links with their chassis and
+tunnel key, and how many static routes it has; then each connected network's router
+in the zone with its rtocr- link port and how many of its priority-9001 policies
+steer traffic to the connect router. A UserDefinedNetwork of a namespace named
+"connect" is then named NAME -n connect, or by its OVN name.
+
+The zone is read from the node's agent (ovnk-agent dump through pods/exec), or
+straight from an NB with --nb or the settings' nb-endpoints.`,
 		Example: `  # The default network on the first node
   kubectl ovnk topology
 
@@ -39,19 +50,22 @@ through pods/exec), or straight from an NB with --nb or the settings' nb-endpoin
   # The namespace network red of namespace ns1, as JSON
   kubectl ovnk topology ns1/red --node worker1 -o json
 
+  # The connect router of the ClusterNetworkConnect colored-enterprise on worker1
+  kubectl ovnk topology connect/colored-enterprise --node worker1
+
   # Read a Northbound database directly
   kubectl ovnk topology blue --node worker1 --nb unix:/var/run/ovn/ovnnb_db.sock`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: zoneview.CompleteNetwork(f),
+		ValidArgsFunction: completeArg(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.Validate(); err != nil {
 				return err
 			}
-			network := cluster.DefaultNetworkName
+			arg := cluster.DefaultNetworkName
 			if len(args) == 1 {
-				network = args[0]
+				arg = args[0]
 			}
-			return run(cmd.Context(), f, out, network, node, nb)
+			return run(cmd.Context(), f, out, arg, node, nb)
 		},
 	}
 	out = cmdutil.AddOutputFlag(cmd)
@@ -62,16 +76,30 @@ through pods/exec), or straight from an NB with --nb or the settings' nb-endpoin
 	return cmd
 }
 
-func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, network, node, nb string) error {
+// run shows what arg names: a connect (connect/NAME or its router's name), else a
+// network.
+func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node, nb string) error {
 	z, err := zoneview.Read(ctx, f, nb, node)
 	if err != nil {
 		return err
+	}
+	tw := treeWriter{st: newStyles(f.Renderer(f.Out)), width: f.Width()}
+	if cnc, ok := connectArg(arg); ok {
+		cr, err := connectRouter(z, arg, cnc)
+		if err != nil {
+			return err
+		}
+		v := newBuilder(z, zoneview.Network{}).connectView(cnc, cr)
+		if !out.Human() {
+			return out.PrintData(v, f.Out)
+		}
+		return tw.writeConnect(f.Out, v, z)
 	}
 	ns, explicit, err := f.Namespace()
 	if err != nil {
 		return err
 	}
-	n, err := z.Network(network, zoneview.Namespace{Name: ns, Explicit: explicit})
+	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
 	if err != nil {
 		return err
 	}
@@ -79,5 +107,5 @@ func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, network, 
 	if !out.Human() {
 		return out.PrintData(v, f.Out)
 	}
-	return treeWriter{st: newStyles(f.Renderer(f.Out)), width: f.Width()}.write(f.Out, v, z)
+	return tw.write(f.Out, v, z)
 }

@@ -1,20 +1,26 @@
 package topologycmd_test
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/nbtest"
@@ -334,15 +340,23 @@ func TestTopologyBadInput(t *testing.T) {
 }
 
 // TestTopologyCompletion completes networks from the cluster's CUDN and UDN objects,
-// and --node from its nodes.
+// connects from its ClusterNetworkConnects, and --node from its nodes.
 func TestTopologyCompletion(t *testing.T) {
 	k := zoneviewtest.Cluster(t)
+	createConnect(t, k, "colored-enterprise")
 	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "test12/namespace-scoped"}) {
-		t.Errorf("network completions %v:\n%s", got, out)
+	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "test12/namespace-scoped", "connect/colored-enterprise"}) {
+		t.Errorf("network and connect completions %v:\n%s", got, out)
+	}
+	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "conn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := completions(out); !slices.Equal(got, []string{"connect/colored-enterprise"}) {
+		t.Errorf("connect completions %v:\n%s", got, out)
 	}
 	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "--node", "ovn-w")
 	if err != nil {
@@ -351,6 +365,49 @@ func TestTopologyCompletion(t *testing.T) {
 	if got := completions(out); !slices.Equal(got, []string{"ovn-worker", "ovn-worker2"}) {
 		t.Errorf("node completions %v:\n%s", got, out)
 	}
+}
+
+// createConnect creates a ClusterNetworkConnect of OKEP-5224's form, and deletes it when
+// the test ends: no controller acts on it in the test API server.
+func createConnect(t *testing.T, k *testenv.Kube, name string) {
+	t.Helper()
+	manifest := `
+apiVersion: k8s.ovn.org/v1
+kind: ClusterNetworkConnect
+metadata:
+  name: ` + name + `
+spec:
+  networkSelectors:
+  - networkSelectionType: PrimaryUserDefinedNetworks
+    primaryUserDefinedNetworkSelector:
+      namespaceSelector:
+        matchExpressions:
+        - key: kubernetes.io/metadata.name
+          operator: In
+          values: ["blue", "green"]
+  connectSubnets:
+  - cidr: 192.168.0.0/16
+    networkPrefix: 24
+  connectivity:
+  - PodNetwork
+`
+	var cnc ovnkv1.ClusterNetworkConnect
+	if err := yaml.UnmarshalStrict([]byte(manifest), &cnc); err != nil {
+		t.Fatal(err)
+	}
+	c := clitest.NewClient(t, k)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, &cnc); err != nil {
+		t.Fatalf("create ClusterNetworkConnect %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.Delete(ctx, &cnc); err != nil {
+			t.Errorf("delete ClusterNetworkConnect %s: %v", name, err)
+		}
+	})
 }
 
 // completions are the candidates of cobra's __complete output, without the directive.
@@ -362,4 +419,223 @@ func completions(out string) []string {
 		}
 	}
 	return names
+}
+
+// connectJSON runs `topology args… -o json` and decodes the connect's view.
+func connectJSON(t *testing.T, k *testenv.Kube, args ...string) topologycmd.ConnectView {
+	t.Helper()
+	return zoneviewtest.JSON[topologycmd.ConnectView](t, k, append([]string{"topology"}, args...)...)
+}
+
+// TestTopologyConnectGolden pins the tree of OKEP-5224's connect router on ovn-worker
+// with and without colour, at 80 and 200 columns.
+func TestTopologyConnectGolden(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+		{Name: "okep5224-ovn-worker-connect", Args: []string{"topology", "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint}},
+	})
+}
+
+// TestTopologyConnectShowsWhatTheNBHolds compares the connect view of OKEP-5224's zone
+// of ovn-worker, as -o json shows it, with the NB's rows read directly: every crtor-
+// port of the zone is a port of the connect router, a local one with its peer on the
+// network's router and that router's network, a remote one with the chassis and node
+// it stands for; each network's router has its rtocr- port and its one 9001 policy.
+// The router's own name selects the same view.
+func TestTopologyConnectShowsWhatTheNBHolds(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	set := nbtest.Snapshot(t, nb)
+	ix := rows.NewIndex(set)
+	v := connectJSON(t, k, "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint)
+	if v.Node != "ovn-worker" || v.Connect != "colored-enterprise" {
+		t.Errorf("view of node %q, connect %q", v.Node, v.Connect)
+	}
+	cr := ix.Router("connect_router_colored-enterprise")
+	if r := v.Router; r.Name != cr.Name || r.UUID != cr.UUID || r.Role != "connect router" || r.TunnelKey != "16715779" || r.StaticRoutes != 6 || r.Policies != 0 {
+		t.Errorf("connect router: %+v", r)
+	}
+	shown := map[string]topologycmd.RouterPort{}
+	for _, p := range v.Router.Ports {
+		shown[p.Name] = p
+	}
+	var crtor, remote int
+	for _, lrp := range set.RouterPorts {
+		if !strings.HasPrefix(lrp.Name, "crtor-") {
+			continue
+		}
+		crtor++
+		p, ok := shown[lrp.Name]
+		if !ok || p.UUID != lrp.UUID || !slices.Contains(cr.Ports, lrp.UUID) {
+			t.Errorf("port %s of the NB is not shown as a port of the connect router: %+v", lrp.Name, p)
+			continue
+		}
+		if p.MAC != lrp.MAC || !slices.Equal(p.Networks, lrp.Networks) || p.TunnelKey != lrp.Options["requested-tnl-key"] {
+			t.Errorf("port %s: %+v, NB has %s %v %v", lrp.Name, p, lrp.MAC, lrp.Networks, lrp.Options)
+		}
+		if chassis := lrp.Options["requested-chassis"]; chassis != "" {
+			remote++
+			node := lrp.ExternalIDs[rows.NodeKey]
+			if !p.Remote || p.Chassis != chassis || p.Node != node || node == "ovn-worker" || p.Peer != nil {
+				t.Errorf("remote port %s: %+v, NB binds it to %s of node %s", lrp.Name, p, chassis, node)
+			}
+			continue
+		}
+		peer := routerOfPort(set, ix, *lrp.Peer)
+		if peer == nil {
+			t.Errorf("port %s: the NB has no router with its peer %s", lrp.Name, *lrp.Peer)
+			continue
+		}
+		network := peer.ExternalIDs[rows.NetworkKey]
+		want := topologycmd.PortRef{Kind: "router", Name: peer.Name, Port: *lrp.Peer,
+			Network: &zoneview.Network{Name: zoneview.UserName(network), OVNName: network, Topology: "layer3"}}
+		if p.Remote || p.Chassis != "" || p.Peer == nil || *p.Peer.Network != *want.Network || p.Peer.Name != want.Name || p.Peer.Port != want.Port || p.Peer.Kind != want.Kind {
+			t.Errorf("local port %s: %+v, peer %+v; NB's peer is %s on %s of %s", lrp.Name, p, p.Peer, *lrp.Peer, peer.Name, network)
+		}
+	}
+	if crtor != 6 || remote != 4 || len(v.Router.Ports) != crtor {
+		t.Errorf("%d ports shown; the NB has %d crtor- ports, %d of them remote", len(v.Router.Ports), crtor, remote)
+	}
+
+	var networks []string
+	for _, r := range v.Networks {
+		networks = append(networks, r.Network.Name)
+		lr := ix.Router(r.Name)
+		if lr == nil || lr.UUID != r.UUID || r.Network.OVNName != lr.ExternalIDs[rows.NetworkKey] || r.Role != "cluster router" || r.Policies != 1 {
+			t.Errorf("network router %+v", r)
+			continue
+		}
+		if len(r.Links) != 1 || !strings.HasPrefix(r.Links[0].Name, "rtocr-") || !slices.Contains(lr.Ports, r.Links[0].UUID) ||
+			r.Links[0].Peer == nil || r.Links[0].Peer.Name != cr.Name || r.Links[0].Peer.Network != nil {
+			t.Errorf("network router %s: links %+v", r.Name, r.Links)
+		}
+	}
+	if !slices.Equal(networks, []string{"blue/blue-network", "green/green-network"}) {
+		t.Errorf("networks %v, want blue/blue-network, green/green-network", networks)
+	}
+
+	byRouter := connectJSON(t, k, "connect_router_colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint)
+	if !reflect.DeepEqual(byRouter, v) {
+		t.Errorf("connect_router_colored-enterprise shows\n%+v\nconnect/colored-enterprise\n%+v", byRouter, v)
+	}
+	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint, "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromYAML topologycmd.ConnectView
+	if err := yaml.UnmarshalStrict([]byte(out), &fromYAML); err != nil || !reflect.DeepEqual(fromYAML, v) {
+		t.Errorf("-o yaml is not the view of -o json (%v):\n%s", err, out)
+	}
+}
+
+// routerOfPort is the router of the NB's rows that has the port of that name.
+func routerOfPort(set *rows.Set, ix *rows.Index, port string) *nbdb.LogicalRouter {
+	for _, lr := range set.Routers {
+		for _, key := range lr.Ports {
+			if lrp := ix.RouterPorts[key]; lrp != nil && lrp.Name == port {
+				return lr
+			}
+		}
+	}
+	return nil
+}
+
+// TestTopologyConnectLayer2 shows the mixed connect of a Layer3 and a Layer2 network,
+// dual-stack: the Layer2 network links through its transit router with one link in
+// all, and each router has a 9001 policy per family of the other network's subnets.
+func TestTopologyConnectLayer2(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	nb := zoneviewtest.ZoneNB(t, topologytest.MixedConnect(), "ovn-worker")
+	v := connectJSON(t, k, "connect/mixed", "--node", "ovn-worker", "--nb", nb.Endpoint)
+	type summary struct {
+		network, router, role, link string
+		policies                    int
+	}
+	var got []summary
+	for _, r := range v.Networks {
+		s := summary{network: r.Network.Name, router: r.Name, role: r.Role, policies: r.Policies}
+		for _, l := range r.Links {
+			s.link += l.Name + " " + strings.Join(l.Networks, ",")
+		}
+		got = append(got, s)
+	}
+	want := []summary{
+		{"blue/blue-network", "blue_blue.network_ovn_cluster_router", "cluster router", "rtocr-blue_blue.network_ovn-worker_mixed 192.168.0.4/31,fd00:192:168::4/127", 2},
+		{"yellow/yellow-network", "yellow_yellow.network_transit_router", "transit router", "rtocr-yellow_yellow.network_mixed 192.168.1.0/31,fd00:192:168::100/127", 2},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("network routers\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestTopologyConnectSharedNetworks: blue and green are joined by a second connect as
+// well, so each network router has a 9001 policy and a link for each connect; the view
+// of either connect counts only the policy that reroutes to its own router.
+func TestTopologyConnectSharedNetworks(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	st := topologytest.OKEP5224()
+	blue, green := st.Networks[0].Name, st.Networks[1].Name
+	st.Connects = append(st.Connects, &cluster.Connect{
+		Name: "second", Networks: []string{blue, green}, Refused: map[string]string{},
+		Subnets:    []cluster.ConnectSubnet{{CIDR: netip.MustParsePrefix("172.31.0.0/16"), NetworkPrefix: 24}},
+		PodNetwork: true, TunnelKey: 16715790,
+		Blocks: map[string][]netip.Prefix{
+			green: {netip.MustParsePrefix("172.31.0.0/24")},
+			blue:  {netip.MustParsePrefix("172.31.1.0/24")},
+		},
+	})
+	nb := zoneviewtest.ZoneNB(t, st, "ovn-worker")
+	ix := rows.NewIndex(nbtest.Snapshot(t, nb))
+	for _, cnc := range []string{"colored-enterprise", "second"} {
+		v := connectJSON(t, k, "connect/"+cnc, "--node", "ovn-worker", "--nb", nb.Endpoint)
+		if len(v.Networks) != 2 {
+			t.Fatalf("%s: network routers %+v", cnc, v.Networks)
+		}
+		for _, r := range v.Networks {
+			var at9001 int
+			for _, key := range ix.Router(r.Name).Policies {
+				if ix.Policies[key].Priority == 9001 {
+					at9001++
+				}
+			}
+			if at9001 != 2 {
+				t.Errorf("%s: the NB has %d policies at 9001 on %s, want one per connect", cnc, at9001, r.Name)
+			}
+			if r.Policies != 1 || len(r.Links) != 1 || !strings.HasSuffix(r.Links[0].Name, "_"+cnc) {
+				t.Errorf("%s: router %s has %d policies to it and links %+v, want 1 and its rtocr-…_%s port", cnc, r.Name, r.Policies, r.Links, cnc)
+			}
+		}
+	}
+}
+
+// TestTopologyConnectBadInput: a connect the zone lacks is one line naming it and the
+// connects the zone has, or saying it has none, or why its agent has not programmed it.
+func TestTopologyConnectBadInput(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	zoneviewtest.Annotate(t, k, "node2", cluster.AnnotationZoneStatus,
+		`{"ClusterNetworkConnect/colored-enterprise":"waiting for the leader to allocate the connect router's tunnel key"}`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"connect/purple", "--node", "ovn-worker", "--nb", okep.Endpoint},
+			`unknown connect "connect/purple" in node ovn-worker's zone: it holds connect/colored-enterprise`},
+		{[]string{"connect_router_purple", "--node", "ovn-worker", "--nb", okep.Endpoint},
+			`unknown connect "connect_router_purple" in node ovn-worker's zone: it holds connect/colored-enterprise`},
+		{[]string{"connect/colored-enterprise", "--node", "node1", "--nb", layer3.Endpoint},
+			`unknown connect "connect/colored-enterprise": node node1's zone holds no connect routers (kubectl ovnk connections lists the cluster's connects)`},
+		{[]string{"connect/colored-enterprise", "--node", "node2", "--nb", layer3.Endpoint},
+			`connect "connect/colored-enterprise" is not programmed in node node2's zone yet: waiting for the leader to allocate the connect router's tunnel key`},
+	} {
+		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"topology"}, c.args...)...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %s", c.args, err, c.want)
+		}
+		if out != "" {
+			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss/tree"
 
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/topology"
 )
 
 // branchWidth is how many columns each level of the tree indents its items: the
@@ -18,22 +19,23 @@ const branchWidth = 4
 // styles colour the tree; with a renderer that has no colour they print plain text.
 type styles struct {
 	title, hint, router, sw, port, tag, remote, label, nat lipgloss.Style
-	branch, plain                                          lipgloss.Style
+	network, branch, plain                                 lipgloss.Style
 }
 
 func newStyles(r *lipgloss.Renderer) styles {
 	return styles{
-		title:  r.NewStyle().Bold(true),
-		hint:   r.NewStyle().Faint(true),
-		router: r.NewStyle().Bold(true).Foreground(lipgloss.Color("39")),
-		sw:     r.NewStyle().Bold(true).Foreground(lipgloss.Color("78")),
-		port:   r.NewStyle().Bold(true),
-		tag:    r.NewStyle().Foreground(lipgloss.Color("245")),
-		remote: r.NewStyle().Foreground(lipgloss.Color("214")),
-		label:  r.NewStyle().Foreground(lipgloss.Color("245")),
-		nat:    r.NewStyle().Foreground(lipgloss.Color("176")),
-		branch: r.NewStyle().Foreground(lipgloss.Color("240")).PaddingRight(1),
-		plain:  r.NewStyle(),
+		title:   r.NewStyle().Bold(true),
+		hint:    r.NewStyle().Faint(true),
+		router:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("39")),
+		sw:      r.NewStyle().Bold(true).Foreground(lipgloss.Color("78")),
+		port:    r.NewStyle().Bold(true),
+		tag:     r.NewStyle().Foreground(lipgloss.Color("245")),
+		remote:  r.NewStyle().Foreground(lipgloss.Color("214")),
+		label:   r.NewStyle().Foreground(lipgloss.Color("245")),
+		nat:     r.NewStyle().Foreground(lipgloss.Color("176")),
+		network: r.NewStyle().Bold(true),
+		branch:  r.NewStyle().Foreground(lipgloss.Color("240")).PaddingRight(1),
+		plain:   r.NewStyle(),
 	}
 }
 
@@ -44,21 +46,43 @@ type treeWriter struct {
 	width int
 }
 
-// write prints the title, the hint about the node, the trees and a pointer to the
-// route tables.
+// write prints a network's view: one tree per router and switch.
 func (t treeWriter) write(w io.Writer, v View, z *zoneview.Zone) error {
+	var trees []*tree.Tree
+	for _, r := range v.Routers {
+		trees = append(trees, t.router(r))
+	}
+	for _, s := range v.Switches {
+		trees = append(trees, t.switchTree(s))
+	}
+	more := fmt.Sprintf("Route, policy and NAT tables: kubectl ovnk routes %s --node %s --policies --nat", v.Network.Name, v.Node)
+	return t.page(w, z, z.Title(v.Network), trees, more)
+}
+
+// writeConnect prints a connect's view: the connect router's tree, then one per
+// connected network's router.
+func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *zoneview.Zone) error {
+	trees := []*tree.Tree{t.router(v.Router)}
+	for _, r := range v.Networks {
+		trees = append(trees, t.connectedRouter(r))
+	}
+	title := fmt.Sprintf("ClusterNetworkConnect %s in node %s's zone", v.Connect, v.Node)
+	more := fmt.Sprintf("Route table: kubectl ovnk routes %s --node %s; a network's policies: kubectl ovnk routes NETWORK --node %s --policies",
+		v.Router.Name, v.Node, v.Node)
+	return t.page(w, z, title, trees, more)
+}
+
+// page prints the title, the hint about the node, the trees and more, a pointer to
+// the route tables.
+func (t treeWriter) page(w io.Writer, z *zoneview.Zone, title string, trees []*tree.Tree, more string) error {
 	var b strings.Builder
-	b.WriteString(zoneview.Line{seg(t.st.title, z.Title(v.Network))}.Render(t.width) + "\n")
+	b.WriteString(zoneview.Line{seg(t.st.title, title)}.Render(t.width) + "\n")
 	if hint := z.NodeHint(); hint != "" {
 		b.WriteString(zoneview.Line{seg(t.st.hint, hint)}.Render(t.width) + "\n")
 	}
-	for _, r := range v.Routers {
-		b.WriteString("\n" + t.router(r).String() + "\n")
+	for _, tr := range trees {
+		b.WriteString("\n" + tr.String() + "\n")
 	}
-	for _, s := range v.Switches {
-		b.WriteString("\n" + t.switchTree(s).String() + "\n")
-	}
-	more := fmt.Sprintf("Route, policy and NAT tables: kubectl ovnk routes %s --node %s --policies --nat", v.Network.Name, v.Node)
 	b.WriteString("\n" + zoneview.Line{seg(t.st.hint, more)}.Render(t.width) + "\n")
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
@@ -123,7 +147,8 @@ func (t treeWriter) fields(pairs ...string) zoneview.Line {
 	return l
 }
 
-// peer is "peer: PORT on router|switch NAME".
+// peer is "peer: PORT on router|switch NAME", and "of network NETWORK" when the peer
+// belongs to a network other than the one shown.
 func (t treeWriter) peer(p *PortRef) zoneview.Line {
 	l := zoneview.Line{seg(t.st.label, zoneview.Glue("peer: ")), seg(t.st.port, p.Port)}
 	if p.Name != "" {
@@ -132,6 +157,9 @@ func (t treeWriter) peer(p *PortRef) zoneview.Line {
 			style = t.st.sw
 		}
 		l = append(l, seg(t.st.label, " "+zoneview.Glue("on "+p.Kind+" ")), seg(style, p.Name))
+	}
+	if p.Network != nil {
+		l = append(l, seg(t.st.label, " "+zoneview.Glue("of network ")), seg(t.st.network, p.Network.Name))
 	}
 	return l
 }
@@ -153,6 +181,19 @@ func (t treeWriter) router(r Router) *tree.Tree {
 	}
 	tables := fmt.Sprintf("%d static %s, %d %s", r.StaticRoutes, plural(r.StaticRoutes, "route", "routes"), r.Policies, plural(r.Policies, "policy", "policies"))
 	tr.Child(t.item(zoneview.Line{seg(t.st.label, tables)}, 1))
+	return tr
+}
+
+// connectedRouter is a network's router as a connect sees it: its network, its links
+// to the connect router and the policies that steer traffic there.
+func (t treeWriter) connectedRouter(r ConnectedRouter) *tree.Tree {
+	tr := t.newTree(t.named("router", t.st.router, r.Name, r.Role, t.st.tag))
+	tr.Child(t.item(t.fields("network", r.Network.Name), 1))
+	for _, p := range r.Links {
+		tr.Child(t.subtree(t.routerPortHead(p), 1, t.routerPortLines(p)))
+	}
+	policies := fmt.Sprintf("%d %s to the connect router (priority %d)", r.Policies, plural(r.Policies, "policy", "policies"), topology.ConnectPolicyPriority)
+	tr.Child(t.item(zoneview.Line{seg(t.st.label, policies)}, 1))
 	return tr
 }
 

@@ -109,6 +109,10 @@ type PortRef struct {
 	// Name is the router's or switch's name, "" when it is not in the zone.
 	Name string `json:"name,omitempty"`
 	Port string `json:"port"`
+	// Network is the network the router or switch belongs to (its external_ids), set
+	// only when that is not the network shown: on a connect router's ports, the
+	// network each links to.
+	Network *zoneview.Network `json:"network,omitempty"`
 }
 
 // builder resolves ports to their owners and peers across the whole zone: a peer may
@@ -194,15 +198,12 @@ func (b *builder) routerPort(lrp *nbdb.LogicalRouterPort) RouterPort {
 	p.Remote = p.Chassis != "" && p.Node != b.z.Node
 	switch {
 	case lrp.Peer != nil:
-		p.Peer = &PortRef{Kind: "router", Port: *lrp.Peer}
-		if lr := b.routerOfPort[*lrp.Peer]; lr != nil {
-			p.Peer.Name = lr.Name
-		}
+		p.Peer = b.routerRef(*lrp.Peer)
 	case b.patchOf[lrp.Name] != nil:
 		lsp := b.patchOf[lrp.Name]
 		p.Peer = &PortRef{Kind: "switch", Port: lsp.Name}
 		if ls := b.switchOfPort[lsp.UUID]; ls != nil {
-			p.Peer.Name = ls.Name
+			p.Peer.Name, p.Peer.Network = ls.Name, b.otherNetwork(ls.ExternalIDs)
 		}
 	}
 	for _, key := range lrp.GatewayChassis {
@@ -231,14 +232,38 @@ func (b *builder) switchView(ls *nbdb.LogicalSwitch) Switch {
 			p.Addresses = lsp.Addresses
 		}
 		if rp := lsp.Options["router-port"]; lsp.Type == "router" && rp != "" {
-			p.Peer = &PortRef{Kind: "router", Port: rp}
-			if lr := b.routerOfPort[rp]; lr != nil {
-				p.Peer.Name = lr.Name
-			}
+			p.Peer = b.routerRef(rp)
 		}
 		s.Ports = append(s.Ports, p)
 	}
 	return s
+}
+
+// routerRef refers to a router port, naming its router when the zone has it.
+func (b *builder) routerRef(port string) *PortRef {
+	ref := &PortRef{Kind: "router", Port: port}
+	if lr := b.routerOfPort[port]; lr != nil {
+		ref.Name, ref.Network = lr.Name, b.otherNetwork(lr.ExternalIDs)
+	}
+	return ref
+}
+
+// otherNetwork is the network of a row with these external_ids, nil when it is the
+// network shown or none.
+func (b *builder) otherNetwork(ids map[string]string) *zoneview.Network {
+	if n := networkOf(ids); n != nil && n.OVNName != b.net.OVNName {
+		return n
+	}
+	return nil
+}
+
+// networkOf is the network a row's external_ids name, nil if none.
+func networkOf(ids map[string]string) *zoneview.Network {
+	name := ids[rows.NetworkKey]
+	if name == "" {
+		return nil
+	}
+	return &zoneview.Network{Name: zoneview.UserName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
 }
 
 // linkLocal is the IPv6 link-local address OVN gives a router port with IPv6 networks.

@@ -108,6 +108,11 @@ func (z *Zone) NodeHint() string {
 		z.Node, len(z.Nodes), listSome(z.Nodes[1:]))
 }
 
+// NotProgrammed is why the node's agent reported (ovnk.io/zone-status) that its zone has
+// not programmed the network or connect under key (a network's OVN name, or
+// cluster.ConnectZoneStatusKey), "" when it reported no reason.
+func (z *Zone) NotProgrammed(key string) string { return z.zoneStatus[key] }
+
 // Title says what a view shows: the network and whose zone.
 func (z *Zone) Title(n Network) string {
 	var details []string
