@@ -68,6 +68,18 @@ func (o outcome) String() string {
 func ours(p *trace.Path) outcome {
 	v := p.Verdict
 	o := outcome{kind: "output", port: v.Port, ethSrc: v.Packet.EthSrc, ethDst: v.Packet.EthDst, ipSrc: v.Packet.IPSrc, ipDst: v.Packet.IPDst, ttl: v.Packet.TTL}
+	for _, h := range p.Hops {
+		if h.Stage == trace.StageResolve && strings.Contains(h.Note, "resolved by ARP/ND") {
+			// OVN asks before it routes on: the request leaves, before any SNAT, and
+			// ovn-trace stops there. The simulator follows the held packet further (an
+			// ACL may still drop it), but up to the request both say the same.
+			port := ""
+			if v.Kind == trace.LeftCluster {
+				port = v.Port
+			}
+			return outcome{kind: "arp", port: port, ethSrc: o.ethSrc, ttl: o.ttl}
+		}
+	}
 	switch {
 	case v.Kind == trace.ToRouter:
 		return outcome{kind: "answered"}
@@ -79,12 +91,6 @@ func ours(p *trace.Path) outcome {
 		// In a single zone, a port on another node's chassis is where the packet leaves.
 	default:
 		return outcome{kind: "dropped"}
-	}
-	for _, h := range p.Hops {
-		if h.Stage == trace.StageResolve && strings.Contains(h.Note, "resolved by ARP/ND") {
-			// OVN asks before it routes on: the request leaves, before any SNAT.
-			return outcome{kind: "arp", port: v.Port, ethSrc: o.ethSrc, ttl: o.ttl}
-		}
 	}
 	return o
 }

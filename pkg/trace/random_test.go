@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/trace"
@@ -20,7 +22,9 @@ import (
 // chain either by peer ports or by one join switch; routes between them that are
 // sometimes missing, discarding, source-based or more specific than needed; policies
 // that drop, reroute and allow; and a gateway router with a default route out of a
-// localnet port and an SNAT. Everything is IPv4, and every address is unique.
+// localnet port and an SNAT. Every address is unique. Zones of even seeds are
+// dual-stack: IPv6 subnets, links and a way out beside the IPv4 ones, with IPv6 routes
+// between routers through the neighbour's global address or its link-local one.
 type randomZone struct {
 	set  rows.Set
 	rng  *rand.Rand
@@ -29,22 +33,33 @@ type randomZone struct {
 
 func newRandomZone(seed uint64) *randomZone {
 	z := &randomZone{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	dualStack := seed%2 == 0
 	routers := 2 + z.rng.IntN(3)
 	peerChain := z.rng.IntN(2) == 0
 	var lrs []*nbdb.LogicalRouter
-	subnets := map[int][]netip.Prefix{}
+	subnets, subnets6 := map[int][]netip.Prefix{}, map[int][]netip.Prefix{}
 	for i := range routers {
 		lr := z.router(fmt.Sprintf("lr%d", i), nil)
 		lrs = append(lrs, lr)
 		for j := range 1 + z.rng.IntN(2) {
 			subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i), byte(j), 0}), 24)
+			subnet6 := netip.MustParsePrefix(fmt.Sprintf("fd00:%x:%x::/64", i, j))
 			subnets[i] = append(subnets[i], subnet)
 			ls := z.switchNamed(fmt.Sprintf("ls%d_%d", i, j))
-			z.link(lr, ls, fmt.Sprintf("lr%d-ls%d_%d", i, i, j), hostIn(subnet, 1))
+			gw := []netip.Prefix{hostIn(subnet, 1)}
+			if dualStack {
+				subnets6[i] = append(subnets6[i], subnet6)
+				gw = append(gw, hostIn(subnet6, 1))
+			}
+			z.link(lr, ls, fmt.Sprintf("lr%d-ls%d_%d", i, i, j), gw...)
 			for k := range 1 + z.rng.IntN(3) {
 				ip := hostIn(subnet, 10+k)
 				name := fmt.Sprintf("vif%d_%d_%d", i, j, k)
-				z.port(ls, &nbdb.LogicalSwitchPort{UUID: "LSP:" + name, Name: name, Addresses: []string{macOf(ip) + " " + ip.Addr().String()}})
+				addresses := macOf(ip) + " " + ip.Addr().String()
+				if dualStack {
+					addresses += " " + hostIn(subnet6, 10+k).Addr().String()
+				}
+				z.port(ls, &nbdb.LogicalSwitchPort{UUID: "LSP:" + name, Name: name, Addresses: []string{addresses}})
 				z.vifs = append(z.vifs, name)
 			}
 		}
@@ -53,17 +68,26 @@ func newRandomZone(seed uint64) *randomZone {
 	linkIP := func(i, side int) netip.Prefix {
 		return netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, byte(i), byte(side)}), 24)
 	}
+	linkIP6 := func(i, side int) netip.Prefix {
+		return netip.MustParsePrefix(fmt.Sprintf("fd64::%x:%x/112", i, side))
+	}
+	linkIPs := func(i, side int) []netip.Prefix {
+		if dualStack {
+			return []netip.Prefix{linkIP(i, side), linkIP6(i, side)}
+		}
+		return []netip.Prefix{linkIP(i, side)}
+	}
 	var join *nbdb.LogicalSwitch
 	if !peerChain {
 		join = z.switchNamed("join")
 	}
 	for i := 0; i+1 < routers; i++ {
-		a, b := linkIP(i, 1), linkIP(i, 2)
+		a, b := linkIPs(i, 1), linkIPs(i, 2)
 		if peerChain {
 			z.peers(lrs[i], lrs[i+1], fmt.Sprintf("lr%d-to-lr%d", i, i+1), fmt.Sprintf("lr%d-to-lr%d", i+1, i), a, b)
 		} else {
-			z.link(lrs[i], join, fmt.Sprintf("lr%d-join%d", i, i), a)
-			z.link(lrs[i+1], join, fmt.Sprintf("lr%d-join%d", i+1, i), b)
+			z.link(lrs[i], join, fmt.Sprintf("lr%d-join%d", i, i), a...)
+			z.link(lrs[i+1], join, fmt.Sprintf("lr%d-join%d", i+1, i), b...)
 		}
 	}
 	// Routes to every other router's subnets, through the neighbour on the way.
@@ -108,18 +132,82 @@ func newRandomZone(seed uint64) *randomZone {
 		via := linkIP(0, 2).Addr().String()
 		z.routeInTable(lrs[0], subnets[routers-1][0].String(), via, "rtb1")
 	}
+	if dualStack {
+		z.routes6(lrs, subnets6, linkIP6)
+	}
 	// The last router is a gateway router with a way out and an SNAT.
 	gw := lrs[routers-1]
 	gw.Options = map[string]string{"chassis": "chassis-1"}
 	ext := z.switchNamed("ext")
-	z.link(gw, ext, "gw-ext", netip.MustParsePrefix("172.16.0.10/24"))
+	out := []netip.Prefix{netip.MustParsePrefix("172.16.0.10/24")}
+	if dualStack {
+		out = append(out, netip.MustParsePrefix("fd16::10/64"))
+		z.route(gw, "::/0", "fd16::fe", "")
+		z.nat(gw, "fd16::10", "fd00::/16")
+	}
+	z.link(gw, ext, "gw-ext", out...)
 	z.port(ext, &nbdb.LogicalSwitchPort{UUID: "LSP:physnet", Name: "physnet", Type: "localnet", Addresses: []string{"unknown"}, Options: map[string]string{"network_name": "physnet"}})
 	z.route(gw, "0.0.0.0/0", "172.16.0.254", "")
 	z.nat(gw, "172.16.0.10", "10.0.0.0/8")
 	return z
 }
 
+// routes6 adds IPv6 routes from every router to every other router's subnets, through
+// the neighbour's global address or, with the port named, its link-local address.
+func (z *randomZone) routes6(lrs []*nbdb.LogicalRouter, subnets6 map[int][]netip.Prefix, linkIP6 func(i, side int) netip.Prefix) {
+	portTo := func(i, j int) *nbdb.LogicalRouterPort { // router i's port on the link towards router j
+		link, side := min(i, j), 1
+		if i > j {
+			side = 2
+		}
+		addr := linkIP6(link, side).String()
+		for _, p := range z.set.RouterPorts {
+			if slices.Contains(lrs[i].Ports, p.UUID) && slices.Contains(p.Networks, addr) {
+				return p
+			}
+		}
+		return nil
+	}
+	for i := range lrs {
+		for j := range lrs {
+			if i == j {
+				continue
+			}
+			next := i + 1
+			if j < i {
+				next = i - 1
+			}
+			own, neighbour := portTo(i, next), portTo(next, i)
+			for _, subnet := range subnets6[j] {
+				if z.rng.IntN(3) == 0 {
+					lla, err := alloc.LinkLocalFromMAC(mustMAC(neighbour.MAC))
+					if err != nil {
+						panic(err)
+					}
+					z.routeVia(lrs[i], subnet.String(), lla.String(), own.Name)
+					continue
+				}
+				z.route(lrs[i], subnet.String(), strings.Split(neighbour.Networks[1], "/")[0], "")
+			}
+		}
+	}
+}
+
+func mustMAC(s string) net.HardwareAddr {
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// hostIn is host n of p, keeping p's length.
 func hostIn(p netip.Prefix, n int) netip.Prefix {
+	if p.Addr().Is6() {
+		a := p.Masked().Addr().As16()
+		a[15] = byte(n)
+		return netip.PrefixFrom(netip.AddrFrom16(a), p.Bits())
+	}
 	a := p.Masked().Addr().As4()
 	a[3] = byte(n)
 	return netip.PrefixFrom(netip.AddrFrom4(a), p.Bits())
@@ -152,22 +240,27 @@ func (z *randomZone) port(ls *nbdb.LogicalSwitch, p *nbdb.LogicalSwitchPort) {
 	z.set.SwitchPorts = append(z.set.SwitchPorts, p)
 }
 
-func (z *randomZone) routerPort(lr *nbdb.LogicalRouter, name string, ip netip.Prefix, peer *string) {
-	p := &nbdb.LogicalRouterPort{UUID: "LRP:" + name, Name: name, MAC: macOf(ip), Networks: []string{ip.String()}, Peer: peer, ExternalIDs: ids("LRP:" + name)}
+func (z *randomZone) routerPort(lr *nbdb.LogicalRouter, name string, ips []netip.Prefix, peer *string) {
+	var networks []string
+	for _, ip := range ips {
+		networks = append(networks, ip.String())
+	}
+	p := &nbdb.LogicalRouterPort{UUID: "LRP:" + name, Name: name, MAC: macOf(ips[0]), Networks: networks, Peer: peer, ExternalIDs: ids("LRP:" + name)}
 	lr.Ports = append(lr.Ports, p.UUID)
 	z.set.RouterPorts = append(z.set.RouterPorts, p)
 }
 
-// link attaches lr to ls through a router port and its switch port.
-func (z *randomZone) link(lr *nbdb.LogicalRouter, ls *nbdb.LogicalSwitch, name string, ip netip.Prefix) {
-	z.routerPort(lr, "rp-"+name, ip, nil)
+// link attaches lr to ls through a router port (MAC from the first address) and its
+// switch port.
+func (z *randomZone) link(lr *nbdb.LogicalRouter, ls *nbdb.LogicalSwitch, name string, ips ...netip.Prefix) {
+	z.routerPort(lr, "rp-"+name, ips, nil)
 	z.port(ls, &nbdb.LogicalSwitchPort{UUID: "LSP:sp-" + name, Name: "sp-" + name, Type: "router", Addresses: []string{"router"},
 		Options: map[string]string{"router-port": "rp-" + name}})
 }
 
-func (z *randomZone) peers(a, b *nbdb.LogicalRouter, aName, bName string, aIP, bIP netip.Prefix) {
-	z.routerPort(a, aName, aIP, &bName)
-	z.routerPort(b, bName, bIP, &aName)
+func (z *randomZone) peers(a, b *nbdb.LogicalRouter, aName, bName string, aIPs, bIPs []netip.Prefix) {
+	z.routerPort(a, aName, aIPs, &bName)
+	z.routerPort(b, bName, bIPs, &aName)
 }
 
 func (z *randomZone) route(lr *nbdb.LogicalRouter, prefix, nexthop string, policy nbdb.LogicalRouterStaticRoutePolicy) {
@@ -178,6 +271,13 @@ func (z *randomZone) route(lr *nbdb.LogicalRouter, prefix, nexthop string, polic
 	}
 	lr.StaticRoutes = append(lr.StaticRoutes, id)
 	z.set.Routes = append(z.set.Routes, r)
+}
+
+// routeVia adds a route out of a named port, as a link-local next hop needs.
+func (z *randomZone) routeVia(lr *nbdb.LogicalRouter, prefix, nexthop, port string) {
+	id := fmt.Sprintf("route:%s:%s:%s:dev=%s", lr.Name, prefix, nexthop, port)
+	lr.StaticRoutes = append(lr.StaticRoutes, id)
+	z.set.Routes = append(z.set.Routes, &nbdb.LogicalRouterStaticRoute{UUID: id, IPPrefix: prefix, Nexthop: nexthop, OutputPort: &port, ExternalIDs: ids(id)})
 }
 
 func (z *randomZone) routeInTable(lr *nbdb.LogicalRouter, prefix, nexthop, table string) {
@@ -296,9 +396,15 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 						if len(h.Nexthops) > 1 {
 							exercised["ecmp"]++
 						}
+						if strings.HasPrefix(h.Row.Action, "via fe80:") {
+							exercised["link-local next hop"]++
+						}
 					}
 				}
 				exercised["verdict "+string(p.Verdict.Kind)]++
+				if strings.Contains(p.Packet.IPDst, ":") && p.Verdict.Kind == trace.Delivered {
+					exercised["ipv6 delivered"]++
+				}
 			})
 			total += agreed
 			if known != 0 {
@@ -309,7 +415,7 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 	}
 	t.Logf("%d packets agree in all; decisions exercised: %v", total, exercised)
 	for _, want := range []string{"acl drop", "acl allow-related", "acl reject", "policy drop", "policy allow", "policy reroute",
-		"route table", "route via", "ecmp",
+		"route table", "route via", "ecmp", "link-local next hop", "ipv6 delivered",
 		"verdict delivered", "verdict dropped", "verdict no-route", "verdict left-cluster", "verdict to-router"} {
 		if exercised[want] == 0 {
 			t.Errorf("no packet was decided by %q: the seeds no longer exercise it", want)
