@@ -106,7 +106,9 @@ var (
 // { … }) followed into, ARP/ND requests noted, ICMP errors it generates skipped.
 func theirs(t *testing.T, ctx context.Context, northd *testenv.Northd, datapath string, start trace.Header) (outcome, string) {
 	t.Helper()
-	minimal, err := northd.TraceRaw(ctx, "--minimal", datapath, microflow(start))
+	// Every connection the simulator starts is new; ovn-trace assumes established
+	// unless told, which skips NAT on the way out.
+	minimal, err := northd.TraceRaw(ctx, datapath, microflow(start), "--minimal", "--ct=new")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ var traceOutputRe = regexp.MustCompile(`output to "([^"]+)", type "([^"]*)"`)
 // Trace runs ovn-trace on a microflow entering datapath, after waiting for northd to
 // compile what the NB holds now.
 func (n *Northd) Trace(ctx context.Context, datapath, microflow string) (TraceResult, error) {
-	out, err := n.TraceRaw(ctx, "--detailed", datapath, microflow)
+	out, err := n.TraceRaw(ctx, datapath, microflow, "--detailed")
 	if err != nil {
 		return TraceResult{Output: out}, err
 	}
@@ -222,10 +222,10 @@ func (n *Northd) Trace(ctx context.Context, datapath, microflow string) (TraceRe
 	return res, nil
 }
 
-// TraceRaw runs ovn-trace with one output-format flag (--minimal, --summary,
-// --detailed) on a microflow entering datapath, after waiting for northd to compile
-// what the NB holds now, and returns its text.
-func (n *Northd) TraceRaw(ctx context.Context, format, datapath, microflow string) (string, error) {
+// TraceRaw runs ovn-trace with flags (an output format such as --minimal, --summary
+// or --detailed, and e.g. --ct=new) on a microflow entering datapath, after waiting
+// for northd to compile what the NB holds now, and returns its text.
+func (n *Northd) TraceRaw(ctx context.Context, datapath, microflow string, flags ...string) (string, error) {
 	if err := n.Sync(ctx); err != nil {
 		return "", fmt.Errorf("sync before trace: %w", err)
 	}
@@ -233,7 +233,8 @@ func (n *Northd) TraceRaw(ctx context.Context, format, datapath, microflow strin
 	if err != nil {
 		return "", err
 	}
-	out, err := run(ctx, ovsEnv(n.dir), trace, "--db="+n.SB.Endpoint, format, datapath, microflow)
+	args := append(append([]string{trace, "--db=" + n.SB.Endpoint}, flags...), datapath, microflow)
+	out, err := run(ctx, ovsEnv(n.dir), args...)
 	if err != nil {
 		return out, fmt.Errorf("ovn-trace %s %q: %w", datapath, microflow, err)
 	}
