@@ -48,6 +48,20 @@ func CUDNNetworkName(name string) string { return "cluster_udn_" + name }
 // "<namespace>_<name>".
 func UDNNetworkName(namespace, name string) string { return namespace + "_" + name }
 
+// UserNetworkName is how users name the network OVN calls ovnName, the inverse of
+// CUDNNetworkName and UDNNetworkName: "cluster_udn_blue" is the CUDN blue, "ns1_red"
+// the UDN ns1/red, "default" the default network. The mapping is unambiguous because
+// Kubernetes names never contain "_"; a name of neither form is returned as it is.
+func UserNetworkName(ovnName string) string {
+	if name, ok := strings.CutPrefix(ovnName, CUDNNetworkName("")); ok {
+		return name
+	}
+	if ns, name, ok := strings.Cut(ovnName, "_"); ok {
+		return ns + "/" + name
+	}
+	return ovnName
+}
+
 // ofFamilies returns the prefixes whose IP family one of subnets has; nil if none.
 func subnetCIDRs(subnets []Subnet) []netip.Prefix {
 	out := make([]netip.Prefix, len(subnets))

@@ -44,3 +44,17 @@ func TestSpecNetworks(t *testing.T) {
 		}
 	}
 }
+
+func TestUserNetworkName(t *testing.T) {
+	for ovn, user := range map[string]string{
+		"default":                 "default",
+		"cluster_udn_blue":        "blue",
+		"cluster_udn_blue-2":      "blue-2",
+		"test12_namespace-scoped": "test12/namespace-scoped",
+		"plain":                   "plain",
+	} {
+		if got := UserNetworkName(ovn); got != user {
+			t.Errorf("UserNetworkName(%q) = %q, want %q", ovn, got, user)
+		}
+	}
+}

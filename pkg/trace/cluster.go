@@ -56,7 +56,7 @@ func ClusterOf(st *cluster.State, zones ZoneSource) *Cluster {
 			if n == nil {
 				continue
 			}
-			pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Node, Network: NetworkDisplayName(name),
+			pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Node, Network: cluster.UserNetworkName(name),
 				Port: topology.PodPortName(n, p), Primary: strings.EqualFold(iface.Role, "primary")}
 			for _, ip := range iface.IPs {
 				pp.IPs = append(pp.IPs, ip.Addr())
@@ -115,7 +115,7 @@ func (c *Cluster) PodEndpoint(pod, network string) (PodPort, error) {
 	if len(mine) == 0 {
 		return PodPort{}, fmt.Errorf("pod %s has no addresses on any network (no k8s.ovn.org/pod-networks yet): is it scheduled and running?", pod)
 	}
-	network = NetworkDisplayName(network) // cluster_udn_blue is blue
+	network = cluster.UserNetworkName(network) // cluster_udn_blue is blue
 	var names []string
 	for _, p := range mine {
 		names = append(names, p.Network)

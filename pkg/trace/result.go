@@ -1,8 +1,7 @@
 package trace
 
 import (
-	"strings"
-
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -146,24 +145,11 @@ func ownerOf(ids map[string]string) *Owner {
 	case kind == "ClusterNetworkConnect" || kind == "EgressIP":
 		o.Kind, o.Name = kind, ids["k8s.ovn.org/name"]
 	case ids[rows.NetworkKey] != "":
-		o.Kind, o.Name = "Network", NetworkDisplayName(ids[rows.NetworkKey])
+		o.Kind, o.Name = "Network", cluster.UserNetworkName(ids[rows.NetworkKey])
 	case o.Node != "":
 		o.Kind, o.Name = "Node", o.Node
 	default:
 		return nil
 	}
 	return o
-}
-
-// NetworkDisplayName turns an OVN network name into the name users know:
-// cluster_udn_blue is the ClusterUserDefinedNetwork blue, ns1_blue the
-// UserDefinedNetwork ns1/blue, default the default network.
-func NetworkDisplayName(ovnName string) string {
-	if name, ok := strings.CutPrefix(ovnName, "cluster_udn_"); ok {
-		return name
-	}
-	if ns, name, ok := strings.Cut(ovnName, "_"); ok {
-		return ns + "/" + name
-	}
-	return ovnName
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/match"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -118,7 +119,7 @@ func (w *walker) switchEgress(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logical
 func (w *walker) leave(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.LogicalSwitchPort) {
 	v := Verdict{Kind: LeftCluster, Zone: z.Node, Datapath: ls.Name, Port: out.Name,
 		Reason: fmt.Sprintf("left the cluster via %s as %s", z.Node, w.p.IPSrc)}
-	network := NetworkDisplayName(ls.ExternalIDs[rows.NetworkKey])
+	network := cluster.UserNetworkName(ls.ExternalIDs[rows.NetworkKey])
 	if pod, ok := w.t.c.PodOfIP(w.p.IPDst); ok && !sameNetwork(network, pod.Network) {
 		v.Kind = Dropped
 		v.Pod = pod.Pod

@@ -17,6 +17,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -106,7 +107,7 @@ func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Netwo
 		name := lr.ExternalIDs[rows.NetworkKey]
 		n := zoneview.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
 		if name != "" {
-			n.Name = zoneview.UserName(name)
+			n.Name = cluster.UserNetworkName(name)
 		}
 		return n, []*nbdb.LogicalRouter{lr}, nil
 	}

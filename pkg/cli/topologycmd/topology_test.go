@@ -53,7 +53,7 @@ func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 	ix := rows.NewIndex(set)
 	for _, network := range []string{"default", "cluster_udn_blue"} {
 		t.Run(network, func(t *testing.T) {
-			v := topologyJSON(t, k, zoneview.UserName(network), "--node", "node1", "--nb", nb.Endpoint)
+			v := topologyJSON(t, k, cluster.UserNetworkName(network), "--node", "node1", "--nb", nb.Endpoint)
 			if v.Node != "node1" || v.Network.OVNName != network || v.Network.Topology != "layer3" {
 				t.Errorf("view of %s: node %q, network %+v", network, v.Node, v.Network)
 			}
@@ -489,7 +489,7 @@ func TestTopologyConnectShowsWhatTheNBHolds(t *testing.T) {
 		}
 		network := peer.ExternalIDs[rows.NetworkKey]
 		want := topologycmd.PortRef{Kind: "router", Name: peer.Name, Port: *lrp.Peer,
-			Network: &zoneview.Network{Name: zoneview.UserName(network), OVNName: network, Topology: "layer3"}}
+			Network: &zoneview.Network{Name: cluster.UserNetworkName(network), OVNName: network, Topology: "layer3"}}
 		if p.Remote || p.Chassis != "" || p.Peer == nil || *p.Peer.Network != *want.Network || p.Peer.Name != want.Name || p.Peer.Port != want.Port || p.Peer.Kind != want.Kind {
 			t.Errorf("local port %s: %+v, peer %+v; NB's peer is %s on %s of %s", lrp.Name, p, p.Peer, *lrp.Peer, peer.Name, network)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -263,7 +264,7 @@ func networkOf(ids map[string]string) *zoneview.Network {
 	if name == "" {
 		return nil
 	}
-	return &zoneview.Network{Name: zoneview.UserName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
+	return &zoneview.Network{Name: cluster.UserNetworkName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
 }
 
 // linkLocal is the IPv6 link-local address OVN gives a router port with IPv6 networks.

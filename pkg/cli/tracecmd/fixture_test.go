@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,15 +121,4 @@ func runWithoutCluster(t *testing.T, args ...string) (string, error) {
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	return out.String(), err
-}
-
-// freeAddr is an address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

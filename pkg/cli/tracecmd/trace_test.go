@@ -20,6 +20,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/tracecmd"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/procutil"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
@@ -189,13 +190,17 @@ func TestTraceBadInput(t *testing.T) {
 	}
 	t.Run("unreachable cluster", func(t *testing.T) {
 		h.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-		server := "https://" + freeAddr(t)
+		port, err := procutil.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		server := fmt.Sprintf("https://127.0.0.1:%d", port)
 		config := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + server + "\"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: x}}]\ncurrent-context: c\n"
 		if err := os.WriteFile(h.Kubeconfig, []byte(config), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		h.T, h.Prefix = t, []string{"trace"}
-		_, _, err := h.Run("blue/web", "kube-system/dns")
+		_, _, err = h.Run("blue/web", "kube-system/dns")
 		clitest.OneLine(t, err, "cannot reach the API server at "+server)
 	})
 }

@@ -28,25 +28,6 @@ type Network struct {
 	Topology string `json:"topology,omitempty"`
 }
 
-// cudnPrefix starts the OVN name of every ClusterUserDefinedNetwork.
-var cudnPrefix = cluster.CUDNNetworkName("")
-
-// UserName is how users name the network OVN calls ovnName. The mapping is unambiguous
-// because Kubernetes names never contain "_": "cluster_udn_blue" can only be the CUDN
-// blue, and "ns1_red" only the UDN red in namespace ns1.
-func UserName(ovnName string) string {
-	switch {
-	case ovnName == cluster.DefaultNetworkName:
-		return ovnName
-	case strings.HasPrefix(ovnName, cudnPrefix):
-		return strings.TrimPrefix(ovnName, cudnPrefix)
-	}
-	if ns, name, ok := strings.Cut(ovnName, "_"); ok {
-		return ns + "/" + name
-	}
-	return ovnName
-}
-
 // Networks are the networks the zone has routers or switches of, by user name.
 func (z *Zone) Networks() []Network {
 	seen := map[string]Network{}
@@ -56,7 +37,7 @@ func (z *Zone) Networks() []Network {
 			return
 		}
 		if _, ok := seen[name]; !ok {
-			seen[name] = Network{Name: UserName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
+			seen[name] = Network{Name: cluster.UserNetworkName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
 		}
 	}
 	for _, lr := range z.Rows.Routers {

@@ -57,20 +57,6 @@ func TestRenderStylesRuns(t *testing.T) {
 	}
 }
 
-func TestUserName(t *testing.T) {
-	for ovn, user := range map[string]string{
-		"default":                 "default",
-		"cluster_udn_blue":        "blue",
-		"cluster_udn_blue-2":      "blue-2",
-		"test12_namespace-scoped": "test12/namespace-scoped",
-		"plain":                   "plain",
-	} {
-		if got := UserName(ovn); got != user {
-			t.Errorf("UserName(%q) = %q, want %q", ovn, got, user)
-		}
-	}
-}
-
 // TestNetworkResolves the ways users name a network, against a zone holding a CUDN,
 // a UDN and the default network.
 func TestNetworkResolves(t *testing.T) {
