@@ -146,3 +146,19 @@ func MasqueradeIPs(masquerade netip.Prefix, networkID int) (gatewayRouter, manag
 	}
 	return gatewayRouter, managementPort, nil
 }
+
+// UpgradeJoinIP returns the dummy join-subnet address of OKEP-5094's upgrade port: the
+// last address but one of the join subnet, with its prefix length (100.65.255.254/16
+// of 100.65.0.0/16; fd99::ffff:ffff:ffff:fffe/64 of fd99::/64). A node that moved to
+// the transit-router Layer2 topology puts it on its transit router's "-upgrade" port
+// so that the join IPs of nodes still on the legacy topology are on a connected
+// subnet; it is never a packet's source or destination, so every node uses the same.
+// It fails for a join subnet of fewer than 4 addresses.
+func UpgradeJoinIP(join netip.Prefix) (netip.Prefix, error) {
+	join = join.Masked()
+	if join.Addr().BitLen()-join.Bits() < 2 {
+		return netip.Prefix{}, fmt.Errorf("join subnet %s is too small for an upgrade address; it needs at least 4 addresses", join)
+	}
+	last := addrNum(join.Addr()).add(prefixSize(join)).sub(uint128{lo: 2})
+	return netip.PrefixFrom(last.addr(join.Addr().Is4()), join.Bits()), nil
+}

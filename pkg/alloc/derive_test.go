@@ -244,3 +244,24 @@ func TestMasqueradeIPs(t *testing.T) {
 		})
 	}
 }
+
+func TestUpgradeJoinIP(t *testing.T) {
+	for in, want := range map[string]string{
+		"100.65.0.0/16": "100.65.255.254/16",
+		"100.65.7.9/24": "100.65.7.254/24",
+		"fd99::/64":     "fd99::ffff:ffff:ffff:fffe/64",
+		"10.0.0.0/30":   "10.0.0.2/30",
+		"fd00::/126":    "fd00::2/126",
+		"100.64.0.0/10": "100.127.255.254/10",
+	} {
+		got, err := UpgradeJoinIP(netip.MustParsePrefix(in))
+		if err != nil || got.String() != want {
+			t.Errorf("UpgradeJoinIP(%s) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"10.0.0.0/31", "10.0.0.1/32", "fd00::/127"} {
+		if _, err := UpgradeJoinIP(netip.MustParsePrefix(in)); err == nil || !strings.Contains(err.Error(), in[:len(in)-3]) {
+			t.Errorf("UpgradeJoinIP(%s): error %v, want one naming the subnet", in, err)
+		}
+	}
+}

@@ -158,6 +158,7 @@ func (b *builder) node(n *corev1.Node) *Node {
 		lookupInto(&node.PrimaryIfAddrs, PrimaryIfAddrCodec, ref, n.Annotations),
 		lookupInto(&node.HostCIDRs, HostCIDRsCodec, ref, n.Annotations),
 		lookupInto(&node.Gateway, L3GatewayConfigCodec, ref, n.Annotations),
+		lookupInto(&node.Layer2GatewayTunnelIDs, Layer2GatewayTunnelIDsCodec, ref, n.Annotations),
 	)
 	// A broken annotation matters more than a missing one: report only those then, so
 	// that errors.Is(err, ErrNotReady) means the node just needs time.

@@ -6,6 +6,7 @@ package cluster
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -83,7 +84,11 @@ type Node struct {
 	// Layer2TopologyVersion is k8s.ovn.org/layer2-topology-version ("2.0" once the node
 	// runs the transit-router Layer2 topology, "" before).
 	Layer2TopologyVersion string
-	Labels                map[string]string
+	// Layer2GatewayTunnelIDs maps a primary Layer2 network's name to the tunnel key of
+	// this node's gateway router port on its switch
+	// (k8s.ovn.org/udn-layer2-node-gateway-router-lrp-tunnel-ids).
+	Layer2GatewayTunnelIDs map[string]int
+	Labels                 map[string]string
 	// HostCIDRs are every address configured on the host, with its prefix length
 	// (k8s.ovn.org/host-cidrs), sorted by text.
 	HostCIDRs []netip.Prefix
@@ -194,4 +199,13 @@ type PodInterface struct {
 type PodRoute struct {
 	Dest    netip.Prefix
 	NextHop netip.Addr // invalid when the route has no next hop
+}
+
+// Node returns the node named name, or nil.
+func (s *State) Node(name string) *Node {
+	i := slices.IndexFunc(s.Nodes, func(n *Node) bool { return n.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return s.Nodes[i]
 }

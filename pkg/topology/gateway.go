@@ -114,9 +114,15 @@ func (c *compiler) snatAddress(n *cluster.Network, nodeIP netip.Addr, v6 bool) (
 }
 
 // managementSNAT masquerades traffic from the network's pods to its management port, so
-// the host sees it from the network's masquerade address. The NAT sits on the router
-// port facing the pods' switch, which therefore becomes a gateway port of this chassis.
+// the host sees it from the network's masquerade address. On a distributed router the
+// NAT sits on port, the router port facing the pods' switch, which therefore becomes a
+// gateway port of this chassis; a gateway router (port nil) is bound to its chassis
+// already.
 func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, port *nbdb.LogicalRouterPort, mgmtMAC string) error {
+	portName := ""
+	if port != nil {
+		portName = port.Name
+	}
 	for _, v6 := range []bool{false, true} {
 		cidr, ok := ofFamily(subnetCIDRs(n), v6)
 		if !ok {
@@ -130,9 +136,11 @@ func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.L
 		if err != nil {
 			return fmt.Errorf("network %s: %w", n.Name, err)
 		}
-		e.snat(router, mgmtIP.String(), cidr.String(), port.Name, "eth.dst == "+mgmtMAC, c.local.Name)
+		e.snat(router, mgmtIP.String(), cidr.String(), portName, "eth.dst == "+mgmtMAC, c.local.Name)
 	}
-	e.gatewayChassis(port, c.local.ChassisID, c.local.Name)
+	if port != nil {
+		e.gatewayChassis(port, c.local.ChassisID, c.local.Name)
+	}
 	return nil
 }
 

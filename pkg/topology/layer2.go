@@ -10,31 +10,24 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
-// layer2 compiles a Layer2 network with OKEP-5094's transit router: one switch spanning
-// every zone, and a transit router — also spanning every zone — whose port on the switch
-// holds the pods' gateway (.1 of each subnet) with a MAC derived from the IPv4 gateway.
-// That port, and so the gateway's IP, MAC and IPv6 link-local address, is identical on
-// every node, so a pod or VM that moves keeps a valid gateway with no GARP or RA. The
-// transit router reaches each node's gateway router through a /31 and /127 peer pair
-// derived from the node id: a direct, peered router port for the local node, a remote
-// port bound to the owning chassis for every other node.
+// upgradeSuffix ends the names of the two ports a transit-router zone keeps while other
+// nodes still run the legacy Layer2 topology (OKEP-5094's upgrade topology).
+const upgradeSuffix = "-upgrade"
+
+// layer2 compiles a Layer2 network: one switch spanning every zone, with the local
+// node's management port and pods and a remote port for every other node's pod. How
+// the pods reach their gateway depends on the local node's Layer2 topology
+// (Options.Layer2): OKEP-5094's transit router, or the legacy gateway router attached
+// to the switch.
 func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 	nm := namesOf(n)
 	node := c.local
 	if len(n.TunnelKeys) != 2 {
 		return fmt.Errorf("network %s needs 2 tunnel keys (switch, transit router) in k8s.ovn.org/tunnel-keys, has %v: waiting for the leader's allocation", n.Name, n.TunnelKeys)
 	}
-	if len(n.JoinSubnets) == 0 || len(n.TransitSubnets) == 0 {
-		return fmt.Errorf("network %s has no join or transit subnets", n.Name)
+	if len(n.JoinSubnets) == 0 {
+		return fmt.Errorf("network %s has no join subnets", n.Name)
 	}
-	for _, t := range n.TransitSubnets {
-		for _, s := range n.Subnets {
-			if t.Overlaps(s.CIDR) {
-				return fmt.Errorf("network %s: transit subnet %s overlaps subnet %s; a non-overlapping transit subnet must be chosen", n.Name, t, s.CIDR)
-			}
-		}
-	}
-
 	switchName := nm.Layer2Switch()
 	otherConfig := map[string]string{
 		"interconn-ts":      switchName,
@@ -44,26 +37,81 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 	if err != nil {
 		return err
 	}
-	gwNetworks, gwIPs, mgmtIPs := a.gwNetworks, a.gwIPs, a.mgmtIPs
 	for k, v := range a.otherConfig {
 		otherConfig[k] = v
 	}
+	grJoin, err := joinIPs(n, node)
+	if err != nil {
+		return err
+	}
 	ls := e.logicalSwitch(switchName, "", otherConfig)
-	tr := e.logicalRouter(nm.TransitRouter(), "", map[string]string{"requested-tnl-key": strconv.Itoa(n.TunnelKeys[1])})
-	trtos := e.routerPort(tr, &nbdb.LogicalRouterPort{Name: transitRouterToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks}, "")
-	e.routerLink(ls, switchToTransitRouter+switchName, trtos.Name, "", nil)
-	mgmtMAC := alloc.MACFromIP(mgmtIPs[0]).String()
+	mgmtMAC := alloc.MACFromIP(a.mgmtIPs[0]).String()
 	// Every node has a management port with the same addresses; each stays in its zone.
 	e.switchPort(ls, &nbdb.LogicalSwitchPort{
 		Name:      nm.ManagementPort(node.Name),
-		Addresses: []string{macAndIPs(mgmtMAC, mgmtIPs)},
+		Addresses: []string{macAndIPs(mgmtMAC, a.mgmtIPs)},
 		Options:   map[string]string{"requested-chassis": node.ChassisID},
 	}, node.Name)
+	l2 := &layer2Net{n: n, nm: nm, ls: ls, addrs: a, mgmtMAC: mgmtMAC, grJoin: grJoin}
+	if c.opts.Layer2 == Layer2Legacy {
+		err = c.layer2Legacy(e, l2)
+	} else {
+		err = c.layer2TransitRouter(e, l2)
+	}
+	if err != nil {
+		return err
+	}
+	c.layer2Pods(e, n, ls)
+	return nil
+}
 
-	// Peer pairs and routes for every node, the local one included: each gateway
-	// router's join IP is reached through that node's peer pair.
+// layer2Net is what both Layer2 topologies build on.
+type layer2Net struct {
+	n       *cluster.Network
+	nm      names
+	ls      *nbdb.LogicalSwitch
+	addrs   subnetAddrs
+	mgmtMAC string
+	grJoin  []netip.Prefix // the local gateway router's join IPs
+}
+
+// layer2TransitRouter builds OKEP-5094's topology: a transit router, spanning every
+// zone, whose port on the switch holds the pods' gateway (.1 of each subnet) with a MAC
+// derived from the IPv4 gateway. That port, and so the gateway's IP, MAC and IPv6
+// link-local address, is identical on every node, so a pod or VM that moves keeps a
+// valid gateway with no GARP or RA. The transit router reaches each node's gateway
+// router through a /31 and /127 peer pair derived from the node id: a direct, peered
+// router port for the local node, a remote port bound to the owning chassis for every
+// other node on this topology.
+//
+// While some nodes still run the legacy topology, the zone also keeps OKEP-5094's
+// upgrade pieces for them (legacyPeers).
+func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
+	n, nm, node := l2.n, l2.nm, c.local
+	if len(n.TransitSubnets) == 0 {
+		return fmt.Errorf("network %s has no transit subnets", n.Name)
+	}
+	for _, t := range n.TransitSubnets {
+		for _, s := range n.Subnets {
+			if t.Overlaps(s.CIDR) {
+				return fmt.Errorf("network %s: transit subnet %s overlaps subnet %s; a non-overlapping transit subnet must be chosen", n.Name, t, s.CIDR)
+			}
+		}
+	}
+	switchName := nm.Layer2Switch()
+	tr := e.logicalRouter(nm.TransitRouter(), "", map[string]string{"requested-tnl-key": strconv.Itoa(n.TunnelKeys[1])})
+	trtos := e.routerPort(tr, &nbdb.LogicalRouterPort{Name: transitRouterToSwitch + switchName, MAC: alloc.MACFromIP(l2.addrs.gwIPs[0]).String(), Networks: l2.addrs.gwNetworks}, "")
+	e.routerLink(l2.ls, switchToTransitRouter+switchName, trtos.Name, "", nil)
+
+	// Peer pairs and routes for every node on this topology, the local one included:
+	// each gateway router's join IP is reached through that node's peer pair.
 	var localTR, localGR []netip.Prefix
+	var legacy []*cluster.Node
 	for _, each := range c.state.Nodes {
+		if each != node && !each.Layer2TransitRouter() {
+			legacy = append(legacy, each)
+			continue
+		}
 		trSide, grSide, err := peerPairs(n, each)
 		if err != nil {
 			if each == node {
@@ -87,50 +135,41 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 			port.Options["requested-chassis"] = each.ChassisID
 		}
 		e.routerPort(tr, port, each.Name)
-		for _, j := range n.JoinSubnets {
-			joinIP, err := alloc.GatewayRouterJoinIP(j, each.ID)
-			if err != nil {
-				return fmt.Errorf("network %s: node %s: %w", n.Name, each.Name, err)
-			}
-			if nh, ok := ofFamily(grSide, j.Addr().Is6()); ok {
+		joins, err := joinIPs(n, each)
+		if err != nil {
+			return err
+		}
+		for _, joinIP := range joins {
+			if nh, ok := ofFamily(grSide, joinIP.Addr().Is6()); ok {
 				e.route(tr, hostRoute(joinIP.Addr()), nh.Addr().String(), "", "", each.Name)
 			}
 		}
+	}
+	if err := c.legacyPeers(e, l2, tr, legacy); err != nil {
+		return err
 	}
 	for _, cidr := range subnetCIDRs(n) {
 		if nh, ok := ofFamily(localGR, cidr.Addr().Is6()); ok {
 			e.route(tr, cidr.Masked().String(), nh.Addr().String(), "src-ip", "", node.Name)
 		}
 	}
-	for _, svc := range c.state.Config.HostServiceIPs {
-		if mgmt, ok := addrOfFamily(mgmtIPs, svc.Is6()); ok {
-			e.route(tr, hostRoute(svc), mgmt.String(), "", "", node.Name)
-		}
-	}
-	c.clusterPolicies(e, n, tr, trtos.Name, mgmtIPs, switchName)
-	if err := c.managementSNAT(e, n, tr, trtos, mgmtMAC); err != nil {
+	c.hostServiceRoutes(e, tr, l2.addrs.mgmtIPs)
+	c.clusterPolicies(e, n, tr, trtos.Name, l2.addrs.mgmtIPs, switchName)
+	if err := c.managementSNAT(e, n, tr, trtos, l2.mgmtMAC); err != nil {
 		return err
 	}
 
 	// The gateway router keeps its join IP (conntrack and service NAT use it) and gains
 	// the GR side of the peer pair on one port peered with the transit router.
-	var grJoin []netip.Prefix
-	for _, j := range n.JoinSubnets {
-		g, err := alloc.GatewayRouterJoinIP(j, node.ID)
-		if err != nil {
-			return err
-		}
-		grJoin = append(grJoin, g)
-	}
-	gr, err := c.gatewayRouter(e, n, grJoin)
+	gr, err := c.gatewayRouter(e, n, l2.grJoin)
 	if err != nil {
 		return err
 	}
 	peer := transitRouterToRouter + gr.Name
 	rtotr := e.routerPort(gr, &nbdb.LogicalRouterPort{
 		Name:     routerToTransitRouter + gr.Name,
-		MAC:      alloc.MACFromIP(grJoin[0].Addr()).String(),
-		Networks: prefixStrings(append(append([]netip.Prefix{}, grJoin...), localGR...)),
+		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
+		Networks: prefixStrings(append(append([]netip.Prefix{}, l2.grJoin...), localGR...)),
 		Peer:     &peer,
 	}, node.Name)
 	if n.MTU > 0 {
@@ -141,8 +180,153 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 			e.route(gr, cidr.Masked().String(), nh.Addr().String(), "", rtotr.Name, node.Name)
 		}
 	}
-	c.layer2Pods(e, n, ls)
 	return nil
+}
+
+// legacyPeers keeps the nodes that still run the legacy Layer2 topology reachable
+// from a transit-router zone, as OKEP-5094's upgrade topology does:
+//
+//   - their gateway routers stay remote ports of the switch ("stor-GR_…", with their
+//     tunnel keys), so the transit router can resolve their join IPs;
+//   - a router port "stotr-<switch>-upgrade" keeps this node's old gateway port tunnel
+//     key, so what legacy nodes send to this node's gateway router (its join IP and
+//     MAC, as they still see it) arrives, on "trtos-<switch>-upgrade": a transit router
+//     port with the gateway router's MAC and a dummy address of the join subnet, which
+//     makes the join subnet connected;
+//   - a /32 (/128) route per legacy node's join IP, via that IP itself (which only the
+//     upgrade port's connected subnet holds): without it the pods' src-ip route to the gateway router would win
+//     over the join subnet's connected route whenever the pod subnet is longer than it.
+//
+// The local node's own join IP is routed through its peer pair, by the longer prefix.
+// Nothing is added once every node runs the transit-router topology.
+func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter, legacy []*cluster.Node) error {
+	if len(legacy) == 0 {
+		return nil
+	}
+	n, nm := l2.n, l2.nm
+	key, ok := c.local.Layer2GatewayTunnelIDs[n.Name]
+	if !ok {
+		return fmt.Errorf("network %s: node %s has no gateway port tunnel key in %s, which nodes still on the legacy Layer2 topology (%s) need: waiting for the leader's allocation",
+			n.Name, c.local.Name, cluster.AnnotationLayer2GatewayTunnelIDs, legacy[0].Name)
+	}
+	var dummies []netip.Prefix
+	for _, j := range n.JoinSubnets {
+		d, err := alloc.UpgradeJoinIP(j)
+		if err != nil {
+			return fmt.Errorf("network %s: %w", n.Name, err)
+		}
+		dummies = append(dummies, d)
+	}
+	switchName := nm.Layer2Switch()
+	upgrade := e.routerPort(tr, &nbdb.LogicalRouterPort{
+		Name:     transitRouterToSwitch + switchName + upgradeSuffix,
+		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
+		Networks: prefixStrings(dummies),
+	}, c.local.Name)
+	e.routerLink(l2.ls, switchToTransitRouter+switchName+upgradeSuffix, upgrade.Name, c.local.Name,
+		map[string]string{"requested-tnl-key": strconv.Itoa(key)})
+	for _, each := range legacy {
+		if !c.remoteGatewayPort(e, l2, each) {
+			continue
+		}
+		joins, err := joinIPs(n, each)
+		if err != nil {
+			return err
+		}
+		for _, j := range joins {
+			e.route(tr, hostRoute(j.Addr()), j.Addr().String(), "", "", each.Name)
+		}
+	}
+	return nil
+}
+
+// layer2Legacy builds the Layer2 topology before OKEP-5094: the local gateway router is
+// attached to the switch by a port holding both its join IPs and the pods' gateway
+// addresses, and is the pods' only router (cluster policies, host service routes and
+// the management port's SNAT live on it). Every other node's gateway router is a
+// remote port of the switch with its join IPs and MAC, keyed by the tunnel key the
+// leader gave that node's gateway port on this network.
+func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
+	n, nm, node := l2.n, l2.nm, c.local
+	key, ok := node.Layer2GatewayTunnelIDs[n.Name]
+	if !ok {
+		return fmt.Errorf("network %s: node %s has no gateway port tunnel key in %s: waiting for the leader's allocation",
+			n.Name, node.Name, cluster.AnnotationLayer2GatewayTunnelIDs)
+	}
+	gr, err := c.gatewayRouter(e, n, l2.grJoin)
+	if err != nil {
+		return err
+	}
+	switchName := nm.Layer2Switch()
+	rtos := e.routerPort(gr, &nbdb.LogicalRouterPort{
+		Name:     routerToSwitch + switchName,
+		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
+		Networks: append(prefixStrings(l2.grJoin), l2.addrs.gwNetworks...),
+	}, node.Name)
+	if n.MTU > 0 {
+		rtos.Options = map[string]string{"gateway_mtu": strconv.Itoa(n.MTU)}
+	}
+	e.routerLink(l2.ls, switchToRouter+gr.Name, rtos.Name, node.Name, map[string]string{"requested-tnl-key": strconv.Itoa(key)})
+	for _, each := range c.remoteNodes() {
+		c.remoteGatewayPort(e, l2, each)
+	}
+	c.hostServiceRoutes(e, gr, l2.addrs.mgmtIPs)
+	c.clusterPolicies(e, n, gr, rtos.Name, l2.addrs.mgmtIPs, switchName)
+	// A gateway router is bound to its chassis: the SNAT needs no gateway port.
+	return c.managementSNAT(e, n, gr, nil, l2.mgmtMAC)
+}
+
+// remoteGatewayPort adds another node's legacy gateway router port to the switch as a
+// remote port: its MAC and join IPs, so the switch answers ARP/ND for them, and the
+// tunnel key under which that node's zone receives. It reports false, with a warning,
+// when the node cannot have one yet.
+func (c *compiler) remoteGatewayPort(e *emitter, l2 *layer2Net, node *cluster.Node) bool {
+	n := l2.n
+	key, ok := node.Layer2GatewayTunnelIDs[n.Name]
+	if !ok {
+		e.warnf("network %s: node %s has no gateway port tunnel key in %s yet; its gateway router is unreachable from this zone",
+			n.Name, node.Name, cluster.AnnotationLayer2GatewayTunnelIDs)
+		return false
+	}
+	joins, err := joinIPs(n, node)
+	if err != nil {
+		e.warnf("network %s: node %s skipped: %v", n.Name, node.Name, err)
+		return false
+	}
+	ips := make([]netip.Addr, len(joins))
+	for i, j := range joins {
+		ips[i] = j.Addr()
+	}
+	e.switchPort(l2.ls, &nbdb.LogicalSwitchPort{
+		Name:      switchToRouter + l2.nm.GatewayRouter(node.Name),
+		Type:      "remote",
+		Addresses: []string{macAndIPs(alloc.MACFromIP(ips[0]).String(), ips)},
+		Options:   map[string]string{"requested-chassis": node.ChassisID, "requested-tnl-key": strconv.Itoa(key)},
+	}, node.Name)
+	return true
+}
+
+// hostServiceRoutes sends the ClusterIPs the host serves (API server, DNS) to the
+// management port.
+func (c *compiler) hostServiceRoutes(e *emitter, lr *nbdb.LogicalRouter, mgmtIPs []netip.Addr) {
+	for _, svc := range c.state.Config.HostServiceIPs {
+		if mgmt, ok := addrOfFamily(mgmtIPs, svc.Is6()); ok {
+			e.route(lr, hostRoute(svc), mgmt.String(), "", "", c.local.Name)
+		}
+	}
+}
+
+// joinIPs are a node's gateway router join IPs on network n, one per join subnet.
+func joinIPs(n *cluster.Network, node *cluster.Node) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(n.JoinSubnets))
+	for _, j := range n.JoinSubnets {
+		g, err := alloc.GatewayRouterJoinIP(j, node.ID)
+		if err != nil {
+			return nil, fmt.Errorf("network %s: node %s: %w", n.Name, node.Name, err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // peerPairs derives a node's transit-router-side and gateway-router-side addresses,

@@ -68,7 +68,9 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 // switch spans zones, so each zone must know where every MAC lives. A pod port's tunnel
 // key comes from its annotation and is the same in every zone.
 func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
-	c.localPods(e, n, ls)
+	if !c.opts.HoldLocalLayer2Pods {
+		c.localPods(e, n, ls)
+	}
 	nodes := map[string]*cluster.Node{}
 	for _, node := range c.state.Nodes {
 		nodes[node.Name] = node

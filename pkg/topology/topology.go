@@ -43,17 +43,61 @@ type Result struct {
 // it still lacks the id or chassis OVN needs, which will come.
 var ErrNodeNotReady = errors.New("node not ready for OVN")
 
-// Compile returns the rows of nodeName's zone. It fails only when the node itself is not
-// in the state; every network's problem is reported in Result.NotCompiled instead.
-func Compile(st *cluster.State, nodeName string) (*Result, error) {
-	c := &compiler{state: st, podsByNetwork: map[string][]*cluster.Pod{}}
-	for _, n := range st.Nodes {
-		if n.Name == nodeName {
-			c.local = n
-		}
+// Layer2Topology is how a zone builds its own node's side of the Layer2 networks.
+type Layer2Topology int
+
+const (
+	// Layer2TransitRouter is OKEP-5094's topology: a transit router holds the pods'
+	// gateway, the same on every node ("2.0" in k8s.ovn.org/layer2-topology-version).
+	Layer2TransitRouter Layer2Topology = iota
+	// Layer2Legacy is the topology before it: each node's gateway router is attached to
+	// the switch and is the gateway of the pods on its node.
+	Layer2Legacy
+)
+
+func (t Layer2Topology) String() string {
+	if t == Layer2Legacy {
+		return "legacy"
 	}
+	return "transit-router"
+}
+
+// Options say how the local node's zone is built where the cluster state alone does
+// not: the agent decides them during the Layer2 topology upgrade.
+type Options struct {
+	// Layer2 is the local node's Layer2 topology. Other nodes' topologies come from
+	// their k8s.ovn.org/layer2-topology-version annotations.
+	Layer2 Layer2Topology
+	// HoldLocalLayer2Pods leaves out the local node's pods on Layer2 networks: the
+	// node is converting to the transit-router topology, and new pods wait for it.
+	HoldLocalLayer2Pods bool
+}
+
+// OptionsFor returns the options a zone is built with once nothing is in progress:
+// the local node's Layer2 topology as its annotation says.
+func OptionsFor(node *cluster.Node) Options {
+	if node.Layer2TransitRouter() {
+		return Options{Layer2: Layer2TransitRouter}
+	}
+	return Options{Layer2: Layer2Legacy}
+}
+
+// Compile returns the rows of nodeName's zone, with the options its annotations imply
+// (OptionsFor). It fails only when the node itself is not in the state; every network's
+// problem is reported in Result.NotCompiled instead.
+func Compile(st *cluster.State, nodeName string) (*Result, error) {
+	local := st.Node(nodeName)
+	if local == nil {
+		return nil, notInState(nodeName)
+	}
+	return CompileWith(st, nodeName, OptionsFor(local))
+}
+
+// CompileWith is Compile with explicit options.
+func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, error) {
+	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{}}
 	if c.local == nil {
-		return nil, fmt.Errorf("%w: node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", ErrNodeNotReady, nodeName)
+		return nil, notInState(nodeName)
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {
@@ -74,9 +118,14 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 	return res, nil
 }
 
+func notInState(nodeName string) error {
+	return fmt.Errorf("%w: node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", ErrNodeNotReady, nodeName)
+}
+
 // compiler holds what every network's compilation reads.
 type compiler struct {
 	state         *cluster.State
+	opts          Options
 	local         *cluster.Node
 	podsByNetwork map[string][]*cluster.Pod
 }
