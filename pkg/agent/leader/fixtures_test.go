@@ -172,7 +172,7 @@ func converge(t *testing.T, p *planner, s *snapshot) *plan {
 func leaderAnnotations(s *snapshot) string {
 	owned := []string{cluster.AnnotationNodeID, cluster.AnnotationNodeTransitSwitchPortIfAddr, cluster.AnnotationNodeSubnets,
 		cluster.AnnotationNetworkID, cluster.AnnotationTunnelKeys, cluster.AnnotationPodNetworks,
-		cluster.AnnotationConnectSubnets, cluster.AnnotationConnectRouterTunnelKey}
+		cluster.AnnotationConnectSubnets, cluster.AnnotationConnectRouterTunnelKey, cluster.AnnotationLayer2GatewayTunnelIDs}
 	var lines []string
 	for _, obj := range s.objects() {
 		var parts []string

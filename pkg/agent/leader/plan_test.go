@@ -2,6 +2,7 @@ package leader
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,10 +50,11 @@ func TestPlanCluster(t *testing.T) {
 
 // clusterAnnotations is what the leader writes for clusterSnapshot: ids in sorted
 // owner order from the lowest, pod addresses from .3 of each subnet, MACs from the
-// IPv4 addresses, tunnel ids from 3.
-const clusterAnnotations = `node/n1 node-id=2 node-subnets={"cluster_udn_blue":["10.100.0.0/24"],"default":["10.244.0.0/24","fd00:10:244::/64"],"red_net":["10.150.0.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.2/16","ipv6":"fd97::2/64"}
-node/n2 node-id=3 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.3/16","ipv6":"fd97::3/64"}
-node/n3 node-id=4 node-subnets={"cluster_udn_blue":["10.100.2.0/24"],"default":["10.244.2.0/24","fd00:10:244:2::/64"],"red_net":["10.150.2.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.4/16","ipv6":"fd97::4/64"}
+// IPv4 addresses, tunnel ids from 3: first the nodes' gateway router ports on the Layer2
+// network, then the pods'.
+const clusterAnnotations = `node/n1 node-id=2 node-subnets={"cluster_udn_blue":["10.100.0.0/24"],"default":["10.244.0.0/24","fd00:10:244::/64"],"red_net":["10.150.0.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.2/16","ipv6":"fd97::2/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"3"}
+node/n2 node-id=3 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.3/16","ipv6":"fd97::3/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"4"}
+node/n3 node-id=4 node-subnets={"cluster_udn_blue":["10.100.2.0/24"],"default":["10.244.2.0/24","fd00:10:244:2::/64"],"red_net":["10.150.2.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.4/16","ipv6":"fd97::4/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"5"}
 clusteruserdefinednetwork/blue network-id=1 tunnel-keys=[16711684]
 clusteruserdefinednetwork/green network-id=2 tunnel-keys=[16711685,16715779]
 userdefinednetwork/plain/extra network-id=3 tunnel-keys=[16711686]
@@ -60,9 +62,9 @@ userdefinednetwork/red/net network-id=4 tunnel-keys=[16711687]
 pod/blue/p-n1 pod-networks={"blue/blue":{"ip_addresses":["10.100.0.3/24"],"mac_address":"0a:58:0a:64:00:03","gateway_ips":["10.100.0.1"],"ip_address":"10.100.0.3/24","gateway_ip":"10.100.0.1","role":"primary"},"default":{"ip_addresses":["10.244.0.3/24","fd00:10:244::3/64"],"mac_address":"0a:58:0a:f4:00:03","gateway_ips":["10.244.0.1","fd00:10:244::1"],"role":"infrastructure-locked"}}
 pod/blue/p-n2 pod-networks={"blue/blue":{"ip_addresses":["10.100.1.3/24"],"mac_address":"0a:58:0a:64:01:03","gateway_ips":["10.100.1.1"],"ip_address":"10.100.1.3/24","gateway_ip":"10.100.1.1","role":"primary"},"default":{"ip_addresses":["10.244.1.3/24","fd00:10:244:1::3/64"],"mac_address":"0a:58:0a:f4:01:03","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"infrastructure-locked"}}
 pod/blue/p-n3 pod-networks={"blue/blue":{"ip_addresses":["10.100.2.3/24"],"mac_address":"0a:58:0a:64:02:03","gateway_ips":["10.100.2.1"],"ip_address":"10.100.2.3/24","gateway_ip":"10.100.2.1","role":"primary"},"default":{"ip_addresses":["10.244.2.3/24","fd00:10:244:2::3/64"],"mac_address":"0a:58:0a:f4:02:03","gateway_ips":["10.244.2.1","fd00:10:244:2::1"],"role":"infrastructure-locked"}}
-pod/green/p-n1 pod-networks={"default":{"ip_addresses":["10.244.0.4/24","fd00:10:244::4/64"],"mac_address":"0a:58:0a:f4:00:04","gateway_ips":["10.244.0.1","fd00:10:244::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.3/16"],"mac_address":"0a:58:0a:c8:00:03","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.3/16","gateway_ip":"10.200.0.1","tunnel_id":3,"role":"primary"}}
-pod/green/p-n2 pod-networks={"default":{"ip_addresses":["10.244.1.4/24","fd00:10:244:1::4/64"],"mac_address":"0a:58:0a:f4:01:04","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.4/16"],"mac_address":"0a:58:0a:c8:00:04","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.4/16","gateway_ip":"10.200.0.1","tunnel_id":4,"role":"primary"}}
-pod/green/p-n3 pod-networks={"default":{"ip_addresses":["10.244.2.4/24","fd00:10:244:2::4/64"],"mac_address":"0a:58:0a:f4:02:04","gateway_ips":["10.244.2.1","fd00:10:244:2::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.5/16"],"mac_address":"0a:58:0a:c8:00:05","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.5/16","gateway_ip":"10.200.0.1","tunnel_id":5,"role":"primary"}}
+pod/green/p-n1 pod-networks={"default":{"ip_addresses":["10.244.0.4/24","fd00:10:244::4/64"],"mac_address":"0a:58:0a:f4:00:04","gateway_ips":["10.244.0.1","fd00:10:244::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.3/16"],"mac_address":"0a:58:0a:c8:00:03","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.3/16","gateway_ip":"10.200.0.1","tunnel_id":6,"role":"primary"}}
+pod/green/p-n2 pod-networks={"default":{"ip_addresses":["10.244.1.4/24","fd00:10:244:1::4/64"],"mac_address":"0a:58:0a:f4:01:04","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.4/16"],"mac_address":"0a:58:0a:c8:00:04","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.4/16","gateway_ip":"10.200.0.1","tunnel_id":7,"role":"primary"}}
+pod/green/p-n3 pod-networks={"default":{"ip_addresses":["10.244.2.4/24","fd00:10:244:2::4/64"],"mac_address":"0a:58:0a:f4:02:04","gateway_ips":["10.244.2.1","fd00:10:244:2::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.5/16"],"mac_address":"0a:58:0a:c8:00:05","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.5/16","gateway_ip":"10.200.0.1","tunnel_id":8,"role":"primary"}}
 pod/plain/p-n1 pod-networks={"default":{"ip_addresses":["10.244.0.5/24","fd00:10:244::5/64"],"mac_address":"0a:58:0a:f4:00:05","gateway_ips":["10.244.0.1","fd00:10:244::1"],"role":"primary"}}
 pod/plain/p-n2 pod-networks={"default":{"ip_addresses":["10.244.1.5/24","fd00:10:244:1::5/64"],"mac_address":"0a:58:0a:f4:01:05","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"primary"}}
 pod/plain/p-n3 pod-networks={"default":{"ip_addresses":["10.244.2.5/24","fd00:10:244:2::5/64"],"mac_address":"0a:58:0a:f4:02:05","gateway_ips":["10.244.2.1","fd00:10:244:2::1"],"role":"primary"}}
@@ -144,10 +146,10 @@ func TestPlanResumes(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`node/a0 node-id=5 node-subnets={"cluster_udn_blue":["10.100.3.0/24"],"default":["10.244.3.0/24","fd00:10:244:3::/64"],"red_net":["10.150.3.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.5/16","ipv6":"fd97::5/64"}`,
+		`node/a0 node-id=5 node-subnets={"cluster_udn_blue":["10.100.3.0/24"],"default":["10.244.3.0/24","fd00:10:244:3::/64"],"red_net":["10.150.3.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.5/16","ipv6":"fd97::5/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"9"}`,
 		`pod/blue/a0 pod-networks={"blue/blue":{"ip_addresses":["10.100.0.4/24"]`,
 		`"default":{"ip_addresses":["10.244.0.7/24","fd00:10:244::7/64"]`,
-		`pod/green/a0 pod-networks={"default":{"ip_addresses":["10.244.1.7/24","fd00:10:244:1::7/64"],"mac_address":"0a:58:0a:f4:01:07","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.6/16"],"mac_address":"0a:58:0a:c8:00:06","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.6/16","gateway_ip":"10.200.0.1","tunnel_id":6,"role":"primary"}}`,
+		`pod/green/a0 pod-networks={"default":{"ip_addresses":["10.244.1.7/24","fd00:10:244:1::7/64"],"mac_address":"0a:58:0a:f4:01:07","gateway_ips":["10.244.1.1","fd00:10:244:1::1"],"role":"infrastructure-locked"},"green/green":{"ip_addresses":["10.200.0.6/16"],"mac_address":"0a:58:0a:c8:00:06","gateway_ips":["10.200.0.1"],"ip_address":"10.200.0.6/16","gateway_ip":"10.200.0.1","tunnel_id":10,"role":"primary"}}`,
 	} {
 		if !strings.Contains(after, want) {
 			t.Errorf("missing:\n%s\nin:\n%s", want, after)
@@ -162,7 +164,7 @@ func TestPlanReleases(t *testing.T) {
 	converge(t, p, s)
 
 	// A deleted pod's and a finished pod's addresses go to new pods.
-	s.pods = withoutPod(s.pods, "green", "p-n1") // 10.200.0.3, tunnel id 3
+	s.pods = withoutPod(s.pods, "green", "p-n1") // 10.200.0.3, tunnel id 6
 	findPod(t, s, "plain", "p-n2").Status.Phase = corev1.PodSucceeded
 	s.pods = append(s.pods, pod("green", "q", "n3"), pod("plain", "q", "n2"))
 	sortPods(s)
@@ -170,8 +172,8 @@ func TestPlanReleases(t *testing.T) {
 	if got := podIPs(t, findPod(t, s, "green", "q"), "green/green"); !slices.Equal(got, []string{"10.200.0.3/16"}) {
 		t.Errorf("green/q got %v, want the deleted pod's 10.200.0.3/16", got)
 	}
-	if !strings.Contains(findPod(t, s, "green", "q").Annotations[cluster.AnnotationPodNetworks], `"tunnel_id":3,`) {
-		t.Errorf("green/q did not get the deleted pod's tunnel id 3: %s", findPod(t, s, "green", "q").Annotations[cluster.AnnotationPodNetworks])
+	if !strings.Contains(findPod(t, s, "green", "q").Annotations[cluster.AnnotationPodNetworks], `"tunnel_id":6,`) {
+		t.Errorf("green/q did not get the deleted pod's tunnel id 6: %s", findPod(t, s, "green", "q").Annotations[cluster.AnnotationPodNetworks])
 	}
 	if got := podIPs(t, findPod(t, s, "plain", "q"), "default"); !slices.Equal(got, []string{"10.244.1.5/24", "fd00:10:244:1::5/64"}) {
 		t.Errorf("plain/q got %v, want the finished pod's addresses", got)
@@ -255,10 +257,55 @@ func TestPlanHandEdits(t *testing.T) {
 	findNode(t, s, "n2").Annotations[cluster.AnnotationNodeID] = "9"
 	converge(t, p, s)
 	want := strings.Replace(clusterAnnotations,
-		`node/n2 node-id=3 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.3/16","ipv6":"fd97::3/64"}`,
-		`node/n2 node-id=9 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.9/16","ipv6":"fd97::9/64"}`, 1)
+		`node/n2 node-id=3 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.3/16","ipv6":"fd97::3/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"4"}`,
+		`node/n2 node-id=9 node-subnets={"cluster_udn_blue":["10.100.1.0/24"],"default":["10.244.1.0/24","fd00:10:244:1::/64"],"red_net":["10.150.1.0/24"]} node-transit-switch-port-ifaddr={"ipv4":"100.88.0.9/16","ipv6":"fd97::9/64"} udn-layer2-node-gateway-router-lrp-tunnel-ids={"cluster_udn_green":"4"}`, 1)
 	diffLines(t, "annotations after a node id was edited", leaderAnnotations(s), want)
 	if pl := newTestPlanner(t).plan(s); len(pl.annotations) > 0 {
 		t.Errorf("a new leader would write %d annotations where the running one wrote none", len(pl.annotations))
+	}
+}
+
+// TestPlanGatewayTunnelIDs: every node gets a tunnel id for its gateway router port on
+// each primary Layer2 network from the pool the network's pods draw from, so the two
+// never collide; a persisted id is kept, even one a pod claims too, and a node that
+// leaves gives its id back.
+func TestPlanGatewayTunnelIDs(t *testing.T) {
+	s := clusterSnapshot()
+	n2 := findNode(t, s, "n2")
+	n2.Annotations = map[string]string{cluster.AnnotationLayer2GatewayTunnelIDs: `{"cluster_udn_green":"40","gone_net":"41"}`}
+	p := newTestPlanner(t)
+	converge(t, p, s)
+	ids := func(node string) string {
+		return findNode(t, s, node).Annotations[cluster.AnnotationLayer2GatewayTunnelIDs]
+	}
+	if got := ids("n2"); got != `{"cluster_udn_green":"40"}` {
+		t.Errorf("n2's persisted id: %s, want 40 kept and the entry of a network that does not exist dropped", got)
+	}
+	if got := ids("n1") + ids("n3"); got != `{"cluster_udn_green":"3"}{"cluster_udn_green":"4"}` {
+		t.Errorf("n1 and n3: %s, want the lowest free ids 3 and 4", got)
+	}
+	seen := map[string]string{"3": "node n1", "4": "node n3", "40": "node n2"}
+	for _, ns := range []string{"green"} {
+		for _, pod := range s.pods {
+			if pod.Namespace != ns {
+				continue
+			}
+			ifaces, _, err := cluster.PodNetworksCodec.Lookup(cluster.ObjectRef{Kind: "Pod"}, pod.Annotations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strconv.Itoa(ifaces["green/green"].TunnelID)
+			if owner, dup := seen[id]; dup {
+				t.Errorf("pod %s has tunnel id %s, which %s holds", pod.Name, id, owner)
+			}
+			seen[id] = "pod " + pod.Name
+		}
+	}
+
+	s.nodes = slices.DeleteFunc(s.nodes, func(n *corev1.Node) bool { return n.Name == "n1" })
+	s.nodes = append(s.nodes, node("n4"))
+	converge(t, p, s)
+	if got := ids("n4"); got != `{"cluster_udn_green":"3"}` {
+		t.Errorf("n4: %s, want the deleted node n1's id 3", got)
 	}
 }

@@ -58,14 +58,20 @@ func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 			owners[podOwner(pod)] = true
 		}
 	}
+	for _, n := range s.nodes {
+		owners[gatewayOwner(n.Name)] = true
+	}
 	p.pods.sweep(owners, func(network string) bool {
 		return network == cluster.DefaultNetworkName || nets.byName[network] != nil
 	})
+	gateways := gatewayNetworks(nets)
+	p.reserveGateways(s.nodes, gateways)
 	for _, pod := range s.pods {
 		if eligible(pod) {
 			p.reservePod(pod, pass)
 		}
 	}
+	p.gatewayChanges(s.nodes, nets, gateways, out)
 	for _, pod := range s.pods {
 		if !eligible(pod) {
 			continue
