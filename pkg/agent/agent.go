@@ -24,6 +24,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/agent/leader"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -104,6 +105,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Resync:         cfg.ResyncPeriod,
 		MinInterval:    cfg.MinReconcileInterval,
 		Metrics:        zone.NewMetrics(metrics.Registry),
+		Layer2Mode:     l2upgrade.Mode(cfg.Layer2Topology),
 	}
 	if err := zc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the zone controller: %w", err)
@@ -133,6 +135,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Zone:        zc.LastReconcile,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
 		NBConnected: nb.Connected,
+		Layer2Phase: zc.Layer2Phase,
 	}); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -108,6 +109,23 @@ func ownedRows(_ context.Context, c client.Client) ([]model.Model, error) {
 		}
 	}
 	return out, nil
+}
+
+// OwnedRouterPorts returns the router ports ovnk owns, from the client's cache: what
+// the last reconcile left, even an interrupted one. The rows are shared and must never
+// be modified.
+func (r *Reconciler) OwnedRouterPorts() []*nbdb.LogicalRouterPort {
+	var out []*nbdb.LogicalRouterPort
+	rc := r.Client.Cache().Table("Logical_Router_Port")
+	if rc == nil {
+		return nil
+	}
+	for _, m := range rc.RowsShallow() {
+		if p, ok := m.(*nbdb.LogicalRouterPort); ok && rows.Owned(p.ExternalIDs) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // plan computes the operations of one reconcile.

@@ -1,6 +1,10 @@
 package topology
 
-import "github.com/ovnk/ovnk/pkg/cluster"
+import (
+	"strings"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+)
 
 // Names of a network's OVN objects, as OVN-Kubernetes names them. Every name starts with
 // the network's prefix ("" for the default network), so networks never collide in a zone.
@@ -15,12 +19,15 @@ func (n names) GatewayRouter(node string) string  { return "GR_" + n.prefix + no
 func (n names) ExternalSwitch(node string) string { return n.prefix + "ext_" + node }
 func (n names) TransitSwitch() string             { return n.prefix + "transit_switch" }
 func (n names) TransitRouter() string             { return n.prefix + "transit_router" }
-func (n names) Layer2Switch() string              { return n.prefix + "ovn_layer2_switch" }
+func (n names) Layer2Switch() string              { return n.prefix + layer2SwitchName }
 func (n names) ManagementPort(node string) string { return "k8s-" + n.prefix + node }
 
 // The external switch's localnet port is the gateway interface id ("breth0_node1"),
 // scoped by network so every network's port has a name of its own.
 func (n names) LocalnetPort(interfaceID string) string { return n.prefix + interfaceID }
+
+// layer2SwitchName ends the name of every Layer2 network's switch.
+const layer2SwitchName = "ovn_layer2_switch"
 
 // Port name prefixes: <from>to<to>-<peer object>.
 const (
@@ -39,3 +46,34 @@ const (
 	connectRouterToRouter = "crtor-"
 	routerToConnectRouter = "rtocr-"
 )
+
+// Layer2PortKind tells which Layer2 topology a router port belongs to.
+type Layer2PortKind int
+
+const (
+	// NotLayer2Marker is any other port.
+	NotLayer2Marker Layer2PortKind = iota
+	// Layer2LegacyGatewayPort is a gateway router's port on a Layer2 switch
+	// ("rtos-<prefix>ovn_layer2_switch"): the legacy topology.
+	Layer2LegacyGatewayPort
+	// Layer2TransitRouterPort is a transit router's port on a Layer2 switch
+	// ("trtos-<prefix>ovn_layer2_switch"): OKEP-5094's topology.
+	Layer2TransitRouterPort
+	// Layer2UpgradePort is the transit router's port kept for nodes still on the
+	// legacy topology ("trtos-<prefix>ovn_layer2_switch-upgrade").
+	Layer2UpgradePort
+)
+
+// ClassifyLayer2Port tells what a router port's name says of a Layer2 topology.
+func ClassifyLayer2Port(name string) Layer2PortKind {
+	const layer2Switch = layer2SwitchName
+	switch {
+	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2Switch+upgradeSuffix):
+		return Layer2UpgradePort
+	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2Switch):
+		return Layer2TransitRouterPort
+	case strings.HasPrefix(name, routerToSwitch) && strings.HasSuffix(name, layer2Switch):
+		return Layer2LegacyGatewayPort
+	}
+	return NotLayer2Marker
+}

@@ -102,7 +102,17 @@ type Config struct {
 	// NBMaxOperations bounds one NB transaction ([default] nb-max-operations, default
 	// 20000); a larger change is applied as several, each whole switches and routers.
 	NBMaxOperations int
+	// Layer2Topology is the node's Layer2 topology ([default] layer2-topology):
+	// Layer2TopologyV2 (the default) converts to the transit router when it is safe,
+	// Layer2TopologyV1 keeps the legacy topology.
+	Layer2Topology string
 }
+
+// Values of Config.Layer2Topology ([default] layer2-topology).
+const (
+	Layer2TopologyV1 = "v1"
+	Layer2TopologyV2 = "v2"
+)
 
 // LeaderElectionConfig configures the Lease through which one agent is elected to do the
 // cluster-wide work (allocations, status, generated BGP configuration).

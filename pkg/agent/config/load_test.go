@@ -36,6 +36,7 @@ func defaults() *Config {
 		ResyncPeriod:         5 * time.Minute,
 		MinReconcileInterval: 100 * time.Millisecond,
 		NBMaxOperations:      20000,
+		Layer2Topology:       Layer2TopologyV2,
 	}
 }
 

@@ -183,6 +183,7 @@ func (c *Config) checkTransport(ch *checker) {
 	}
 	noOverlay := c.Default.Transport == TransportNoOverlay
 	oneOf("transport", c.Default.Transport, false, TransportGeneve, TransportNoOverlay)
+	oneOf("layer2-topology", c.Layer2Topology, false, Layer2TopologyV1, Layer2TopologyV2)
 	if oneOf("no-overlay.outbound-snat", c.NoOverlay.OutboundSNAT, true, OutboundSNATEnabled, OutboundSNATDisabled) &&
 		noOverlay && c.NoOverlay.OutboundSNAT == "" {
 		ch.fail("no-overlay.outbound-snat", "", "required when [default] transport is no-overlay: "+

@@ -50,6 +50,9 @@ type Heartbeat struct {
 	Leader func() bool
 	// NBConnected reports whether the agent is connected to its NB.
 	NBConnected func() bool
+	// Layer2Phase returns where the node is in the Layer2 topology upgrade; "" before
+	// the zone's first reconcile. Nil reports nothing.
+	Layer2Phase func() string
 	// RenewInterval is the renewal period; 0 means DefaultRenewInterval. The Lease's
 	// duration is four of them.
 	RenewInterval time.Duration
@@ -181,13 +184,18 @@ func (h *Heartbeat) annotations(current map[string]string) map[string]string {
 	} else {
 		delete(out, AnnotationLastError)
 	}
+	if phase := h.layer2Phase(); phase != "" {
+		out[AnnotationLayer2Phase] = phase
+	} else {
+		delete(out, AnnotationLayer2Phase)
+	}
 	return out
 }
 
 // changed reports whether want says something have does not: any annotation but the
 // last reconcile's time, which only matters once it first appears.
 func changed(have, want map[string]string) bool {
-	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationLastError} {
+	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationLastError, AnnotationLayer2Phase} {
 		h, hok := have[key]
 		w, wok := want[key]
 		if h != w || hok != wok {
@@ -229,4 +237,11 @@ func (h *Heartbeat) now() time.Time {
 		return h.Now()
 	}
 	return time.Now()
+}
+
+func (h *Heartbeat) layer2Phase() string {
+	if h.Layer2Phase == nil {
+		return ""
+	}
+	return h.Layer2Phase()
 }

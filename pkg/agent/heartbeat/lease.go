@@ -35,6 +35,9 @@ const (
 	// AnnotationNBConnected is "true" while the agent is connected to its node's OVN
 	// northbound database, else "false".
 	AnnotationNBConnected = "ovnk.io/nb-connected"
+	// AnnotationLayer2Phase is where the agent's node is in the Layer2 topology upgrade
+	// (legacy, blocked, converting, upgraded); absent before its first reconcile.
+	AnnotationLayer2Phase = "ovnk.io/layer2-topology-phase"
 )
 
 // Labels of a heartbeat Lease, so that `kubectl get leases -l
@@ -91,6 +94,8 @@ type Status struct {
 	Leader bool
 	// NBConnected reports whether the agent reaches its NB.
 	NBConnected bool
+	// Layer2Phase is where the node is in the Layer2 topology upgrade; "" if unknown.
+	Layer2Phase string
 	// RenewTime is when the agent last renewed the Lease; zero if it never did.
 	RenewTime time.Time
 	// Duration is how long after RenewTime the heartbeat counts as fresh.
@@ -106,7 +111,8 @@ func (s Status) Fresh(now time.Time) bool {
 // Parse reads a heartbeat Lease. A Lease whose annotations do not parse is an error
 // naming the Lease and the annotation.
 func Parse(lease *coordinationv1.Lease) (Status, error) {
-	s := Status{Version: lease.Annotations[AnnotationVersion], LastError: lease.Annotations[AnnotationLastError]}
+	s := Status{Version: lease.Annotations[AnnotationVersion], LastError: lease.Annotations[AnnotationLastError],
+		Layer2Phase: lease.Annotations[AnnotationLayer2Phase]}
 	if lease.Spec.HolderIdentity != nil {
 		s.Node = *lease.Spec.HolderIdentity
 	}

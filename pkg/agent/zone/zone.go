@@ -26,6 +26,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
@@ -47,8 +48,12 @@ type Controller struct {
 	// MinInterval is the least time between two reconciles.
 	MinInterval time.Duration
 	Metrics     *Metrics
+	// Layer2Mode is the Layer2 topology the agent runs (--layer2-topology).
+	Layer2Mode l2upgrade.Mode
 
 	last  time.Time
+	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
+	layer2Phase atomic.Value // l2upgrade.Phase
 	ready atomic.Bool
 
 	// outcome is the last reconcile's, for the agent's heartbeat.
@@ -57,6 +62,13 @@ type Controller struct {
 		succeeded time.Time // the last success
 		err       error     // the last reconcile's error, nil after a success
 	}
+}
+
+// Layer2Phase returns where the node is in the Layer2 topology upgrade, as of the last
+// successful reconcile; "" before it.
+func (c *Controller) Layer2Phase() string {
+	p, _ := c.layer2Phase.Load().(l2upgrade.Phase)
+	return string(p)
 }
 
 // Ready reports whether the zone has been reconciled successfully at least once.
@@ -106,7 +118,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	c.last = time.Now()
 	logger := log.FromContext(ctx)
 	start := time.Now()
-	stats, st, res, err := c.reconcile(ctx)
+	stats, z, err := c.reconcile(ctx)
 	if errors.Is(err, topology.ErrNodeNotReady) {
 		// Expected until the leader allocates this node's id: wait, without an error.
 		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
@@ -114,14 +126,15 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	c.Metrics.observe(time.Since(start), stats, err)
 	if err == nil {
-		err = c.reportStatus(ctx, st, res)
+		err = c.reportStatus(ctx, z)
 	}
 	c.recordOutcome(err)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	c.ready.Store(true)
-	if incomplete := connectsIncomplete(res); stats.Operations > 0 || len(res.NotCompiled) > 0 || incomplete > 0 {
+	c.noteLayer2Step(ctx, z.step)
+	if res, incomplete := z.res, connectsIncomplete(z.res); stats.Operations > 0 || len(res.NotCompiled) > 0 || incomplete > 0 {
 		logger.Info("zone reconciled", "operations", stats.Operations, "transactions", stats.Transactions,
 			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes,
 			"notCompiled", len(res.NotCompiled), "connectsIncomplete", incomplete)
@@ -129,22 +142,64 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: c.Resync}, nil
 }
 
-func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *cluster.State, *topology.Result, error) {
+// reconciled is what one successful reconcile compiled and decided.
+type reconciled struct {
+	state *cluster.State
+	res   *topology.Result
+	step  l2upgrade.Step
+}
+
+func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, error) {
 	in, err := c.inputs(ctx)
 	if err != nil {
-		return ovn.Stats{}, nil, nil, err
+		return ovn.Stats{}, nil, err
 	}
 	st, buildErrs := cluster.Build(in)
-	res, err := topology.Compile(st, c.NodeName)
-	if err != nil {
+	local := st.Node(c.NodeName)
+	if local == nil {
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
-		return ovn.Stats{}, nil, nil, fmt.Errorf("compile zone: %w", err)
+		_, err := topology.Compile(st, c.NodeName)
+		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
+	}
+	step := l2upgrade.Decide(c.layer2Mode(), st, local, l2upgrade.FootprintOf(c.NB.OwnedRouterPorts()))
+	res, err := topology.CompileWith(st, c.NodeName, step.Options)
+	if err != nil {
+		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
 	}
 	stats, err := c.NB.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
 	if err != nil {
-		return stats, nil, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
+		return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
 	}
-	return stats, st, res, nil
+	return stats, &reconciled{state: st, res: res, step: step}, nil
+}
+
+func (c *Controller) layer2Mode() l2upgrade.Mode {
+	if c.Layer2Mode == "" {
+		return l2upgrade.ModeTransitRouter
+	}
+	return c.Layer2Mode
+}
+
+// noteLayer2Step logs where the node is in the Layer2 topology upgrade when that
+// changes, and keeps it for the heartbeat.
+func (c *Controller) noteLayer2Step(ctx context.Context, step l2upgrade.Step) {
+	phase := step.Phase
+	if step.SetVersion {
+		phase = l2upgrade.PhaseUpgraded // the annotation is written: the conversion is done
+	}
+	if c.Layer2Phase() == string(phase) {
+		return
+	}
+	c.layer2Phase.Store(phase)
+	logger := log.FromContext(ctx)
+	switch phase {
+	case l2upgrade.PhaseBlocked:
+		logger.Info("Layer2 networks stay on the legacy topology until no Layer2 pod runs on this node", "pods", step.Blocking)
+	case l2upgrade.PhaseUpgraded:
+		logger.Info("Layer2 networks run the transit-router topology", "annotation", cluster.AnnotationLayer2TopologyVersion)
+	default:
+		logger.Info("Layer2 topology", "phase", phase)
+	}
 }
 
 // Keep says which owned rows the reconciler must leave alone although the zone no
@@ -226,11 +281,21 @@ func connectsIncomplete(res *topology.Result) int {
 
 // reportStatus publishes, on this node, which networks and ClusterNetworkConnects the
 // zone programmed and why the others are not: the leader aggregates every node's
-// report into their status.
-func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, res *topology.Result) error {
+// report into their status. In the same write it sets or clears the node's
+// k8s.ovn.org/layer2-topology-version as the Layer2 step says: the zone is applied by
+// now, so other zones may rely on it.
+func (c *Controller) reportStatus(ctx context.Context, z *reconciled) error {
+	st, res := z.state, z.res
 	var node corev1.Node
 	if err := c.Client.Get(ctx, types.NamespacedName{Name: c.NodeName}, &node); err != nil {
 		return fmt.Errorf("get node %s: %w", c.NodeName, err)
+	}
+	changes := map[string]any{}
+	switch version, ok := node.Annotations[cluster.AnnotationLayer2TopologyVersion]; {
+	case z.step.SetVersion && version != cluster.Layer2TopologyVersionTransitRouter:
+		changes[cluster.AnnotationLayer2TopologyVersion] = cluster.Layer2TopologyVersionTransitRouter
+	case z.step.ClearVersion && ok:
+		changes[cluster.AnnotationLayer2TopologyVersion] = nil
 	}
 	report := map[string]string{}
 	for _, n := range st.Networks {
@@ -249,10 +314,13 @@ func (c *Controller) reportStatus(ctx context.Context, st *cluster.State, res *t
 	if err != nil {
 		return err
 	}
-	if node.Annotations[cluster.AnnotationZoneStatus] == value {
+	if node.Annotations[cluster.AnnotationZoneStatus] != value {
+		changes[cluster.AnnotationZoneStatus] = value
+	}
+	if len(changes) == 0 {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{cluster.AnnotationZoneStatus: value}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": changes}})
 	if err != nil {
 		return err
 	}
