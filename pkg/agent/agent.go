@@ -24,10 +24,10 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
-	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/agent/leader"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/version"
 )

@@ -51,10 +51,10 @@ type Controller struct {
 	// Layer2Mode is the Layer2 topology the agent runs (--layer2-topology).
 	Layer2Mode l2upgrade.Mode
 
-	last  time.Time
+	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
 	layer2Phase atomic.Value // l2upgrade.Phase
-	ready atomic.Bool
+	ready       atomic.Bool
 
 	// outcome is the last reconcile's, for the agent's heartbeat.
 	outcome struct {
