@@ -5,6 +5,7 @@ package topologytest
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -402,4 +403,46 @@ func connectBlocks(nodes int) (prefix, perConnect int) {
 		links *= 2
 	}
 	return prefix, (32767-maxID-1)/links + 1
+}
+
+// Layer2Upgrade is OKEP-5094's upgrade example grown to three nodes: the Layer2 CUDN
+// "green" (203.203.0.0/24 and 2010:100:200::/60, join 100.65.0.0/16 and fd99::/64) on
+// node1, node2 and node3 (ids 2, 3 and 4, so join IPs 100.65.0.2-4), whose gateway
+// router ports have tunnel keys 4, 5 and 6 as in the OKEP's diagram, with a pod on each
+// node (tunnel ids 7-9). The nodes named in upgraded carry
+// k8s.ovn.org/layer2-topology-version "2.0"; the others run the legacy topology. The pod
+// subnet is longer than the join subnet, the case that needs the per-join-IP routes.
+func Layer2Upgrade(upgraded ...string) *cluster.State {
+	var nodes []*cluster.Node
+	for i, name := range []string{"node1", "node2", "node3"} {
+		n := kindNode(name, i+2, i+2)
+		n.Layer2TopologyVersion = ""
+		if slices.Contains(upgraded, name) {
+			n.Layer2TopologyVersion = cluster.Layer2TopologyVersionTransitRouter
+		}
+		n.Layer2GatewayTunnelIDs = map[string]int{"cluster_udn_green": 4 + i}
+		nodes = append(nodes, n)
+	}
+	net := &cluster.Network{
+		Name:           "cluster_udn_green",
+		Topology:       cluster.Layer2,
+		Role:           cluster.Primary,
+		Subnets:        []cluster.Subnet{{CIDR: pfx("203.203.0.0/24")}, {CIDR: pfx("2010:100:200::/60")}},
+		MTU:            1400,
+		Transport:      cluster.Geneve,
+		JoinSubnets:    prefixes("100.65.0.0/16", "fd99::/64"),
+		TransitSubnets: prefixes("100.88.0.0/16", "fd97::/64"),
+		ID:             2,
+		TunnelKeys:     []int{16711685, 16715779},
+		Namespaces:     []string{"green"},
+		Owner:          cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: "green"},
+	}
+	var pods []*cluster.Pod
+	for i, node := range []string{"node1", "node2", "node3"} {
+		o := 3 + i
+		pods = append(pods, &cluster.Pod{Namespace: "green", Name: "pod-" + node, Node: node, Networks: map[string]cluster.PodInterface{
+			net.Name: {IPs: prefixes("203.203.0."+itoa(o)+"/24", "2010:100:200::"+itoa(o)+"/60"), MAC: "0a:58:cb:cb:00:0" + itoa(o), Role: "primary", TunnelID: 7 + i},
+		}})
+	}
+	return &cluster.State{Config: baseConfig(), Nodes: nodes, Networks: []*cluster.Network{net}, Pods: pods}
 }
