@@ -157,9 +157,17 @@ func (w *walker) handoffSwitch(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logica
 	}
 	nport, nls := next.SwitchPort(out.Name)
 	if nport == nil || nls == nil || nls.Name != ls.Name {
-		w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: ls.Name, Port: out.Name,
-			Reason: fmt.Sprintf("node %s's zone has no port %s on switch %s", owner, out.Name, ls.Name)})
-		return
+		// The tunnel carries the port's key: the receiving zone may know the port under
+		// another name.
+		key := out.Options["requested-tnl-key"]
+		if nport = next.SwitchPortByKey(ls.Name, key); key == "" || nport == nil {
+			w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: ls.Name, Port: out.Name,
+				Reason: fmt.Sprintf("node %s's zone has no port %s on switch %s, nor one with its tunnel key %q", owner, out.Name, ls.Name, key)})
+			return
+		}
+		_, nls = next.SwitchPort(nport.Name)
+		w.hop(Hop{Zone: owner, Datapath: ls.Name, Kind: "switch", Stage: StageHandoff, OutPort: nport.Name,
+			Note: fmt.Sprintf("tunnel key %s is port %s in node %s's zone", key, nport.Name, owner)})
 	}
 	if nport.Type == "remote" {
 		w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: ls.Name, Port: out.Name,
@@ -296,27 +304,43 @@ func (z *Zone) l2Lookup(ls *nbdb.LogicalSwitch, mac [6]byte) (*nbdb.LogicalSwitc
 	return nil, ""
 }
 
-// gatewayMAC is where a port on ls sends a packet for dst: straight to the port that
-// has dst when one on the switch does, else to the router port whose network holds src.
+// gatewayMAC is where a port on ls with address src sends a packet for dst, as a pod's
+// routes say: to the router port whose network holds src (its gateway), unless dst is
+// in that same network (on its link) and a port of the switch has it, which gets the
+// packet straight. Without such a router port, every address of the switch is on link.
 func (z *Zone) gatewayMAC(ls *nbdb.LogicalSwitch, from *nbdb.LogicalSwitchPort, src, dst netip.Addr) ([6]byte, bool) {
 	var gw [6]byte
-	found := false
+	found, onLink := false, true
 	for _, id := range ls.Ports {
 		p := z.ix.SwitchPorts[id]
-		if p == nil || p == from {
+		if p == nil || p == from || p.Type != "router" {
 			continue
 		}
-		for _, a := range portAddresses(p) {
-			for _, ip := range a.ips {
-				if ip.Addr() == dst {
-					return a.mac, true
+		if lrp := z.routerPorts[p.Options["router-port"]]; lrp != nil {
+			if m, nets, ok := routerPortAddrs(lrp); ok {
+				for _, n := range nets {
+					if n.Contains(src) {
+						gw, found, onLink = m, true, n.Contains(dst)
+						break
+					}
 				}
 			}
 		}
-		if p.Type == "router" && !found {
-			if lrp := z.routerPorts[p.Options["router-port"]]; lrp != nil {
-				if m, nets, ok := routerPortAddrs(lrp); ok && prefixesContain(nets, src) {
-					gw, found = m, true
+		if found {
+			break
+		}
+	}
+	if onLink {
+		for _, id := range ls.Ports {
+			p := z.ix.SwitchPorts[id]
+			if p == nil || p == from {
+				continue
+			}
+			for _, a := range portAddresses(p) {
+				for _, ip := range a.ips {
+					if ip.Addr() == dst {
+						return a.mac, true
+					}
 				}
 			}
 		}

@@ -29,6 +29,7 @@ type Zone struct {
 	switchPorts map[string]*nbdb.LogicalSwitchPort // by name
 	routerPorts map[string]*nbdb.LogicalRouterPort // by name
 	switchOf    map[string]*nbdb.LogicalSwitch     // switch port name → its switch
+	keyed       map[portKey]*nbdb.LogicalSwitchPort // a switch's ports by requested tunnel key
 	routerOf    map[string]*nbdb.LogicalRouter     // router port name → its router
 	attachment  map[string]*nbdb.LogicalSwitchPort // router port name → the switch port of type router attaching it
 	acls        map[string]*nbdb.ACL
@@ -106,10 +107,14 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	for _, p := range s.RouterPorts {
 		z.routerPorts[p.Name] = p
 	}
+	z.keyed = map[portKey]*nbdb.LogicalSwitchPort{}
 	for _, ls := range s.Switches {
 		for _, id := range ls.Ports {
 			if p := z.ix.SwitchPorts[id]; p != nil {
 				z.switchOf[p.Name] = ls
+				if key := p.Options["requested-tnl-key"]; key != "" {
+					z.keyed[portKey{ls.Name, key}] = p
+				}
 			}
 		}
 	}
@@ -154,6 +159,17 @@ func (z *Zone) SwitchPort(name string) (*nbdb.LogicalSwitchPort, *nbdb.LogicalSw
 		return nil, nil
 	}
 	return p, z.switchOf[name]
+}
+
+// portKey names a port the way a tunnel does: its switch and its tunnel key.
+type portKey struct{ datapath, key string }
+
+// SwitchPortByKey returns the port of the switch named datapath whose requested tunnel
+// key is key, or nil. Between zones a packet travels with its port's tunnel key, not its
+// name: a port may stand under another name in the receiving zone (OKEP-5094's upgrade
+// port keeps the key of the gateway router port it replaces).
+func (z *Zone) SwitchPortByKey(datapath, key string) *nbdb.LogicalSwitchPort {
+	return z.keyed[portKey{datapath, key}]
 }
 
 // isStateful reports whether ls has an allow-related ACL, of either direction, of its
