@@ -18,6 +18,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
 	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
 	"github.com/ovnk/ovnk/pkg/cli/tracecmd"
+	"github.com/ovnk/ovnk/pkg/cli/upgradecmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
 )
 
@@ -73,6 +74,7 @@ live OVN topology and route tables of every node.`,
 		connectcmd.NewDisconnect(f),
 		connectcmd.NewConnections(f),
 		statuscmd.New(f),
+		upgradecmd.New(f),
 		topologycmd.New(f),
 		routescmd.New(f),
 		tracecmd.New(f),
