@@ -88,9 +88,19 @@ type e2eCluster struct {
 	cfg   *config.Config // the configuration every agent runs with (but its node name)
 	// extraFlags are appended to the command line of agents started from now on.
 	extraFlags []string
+	// legacyLayer2 creates nodes without k8s.ovn.org/layer2-topology-version, as nodes
+	// of a release before OKEP-5094 are.
+	legacyLayer2 bool
 }
 
 func newCluster(t *testing.T, names ...string) *e2eCluster {
+	t.Helper()
+	return newClusterWith(t, func(*e2eCluster) {}, names...)
+}
+
+// newClusterWith is newCluster with setup run before the nodes are added (to set
+// extraFlags or legacyLayer2).
+func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2eCluster {
 	t.Helper()
 	testenv.NeedBinaries(t, "go", "ovsdb-server")
 	k := testenv.SharedKube(t)
@@ -115,6 +125,7 @@ func newCluster(t *testing.T, names ...string) *e2eCluster {
 	if ec.cfg, err = config.Load(fs, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
+	setup(ec)
 	for i, name := range names {
 		ec.addNode(name, 2+i)
 	}
@@ -162,6 +173,9 @@ func (ec *e2eCluster) addNode(name string, hostOctet int) *node {
 		cluster.AnnotationNodePrimaryIfAddr:     primary,
 		cluster.AnnotationLayer2TopologyVersion: cluster.Layer2TopologyVersionTransitRouter,
 	}}}
+	if ec.legacyLayer2 {
+		delete(obj.Annotations, cluster.AnnotationLayer2TopologyVersion)
+	}
 	if err := ec.c.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}
