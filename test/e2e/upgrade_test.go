@@ -108,8 +108,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 
 	{ // an agent killed halfway through a conversion converges
 		u.deletePod(ctx, "c")
-		// Small transactions make the conversion take several, so the kill can land
-		// between two of them.
+		// Even with transactions this small, a conversion is one transaction.
 		u.restartOnV2(ctx, n3, []string{"--nb-max-operations", "4"})
 		err := testenv.Eventually(ctx, 60*time.Second, "the conversion under way", func(ctx context.Context) error {
 			out, err := n3.nb.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router", "name="+upgradePrefix+"transit_router")
@@ -122,6 +121,13 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		n3.agent.Kill()
+		ports, err := n3.nb.NBCtl(ctx, "--bare", "--columns=name", "list", "Logical_Router_Port")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(strings.Fields(ports), "rtos-"+upgradeSwitch) {
+			t.Errorf("the zone holds the legacy gateway port beside the transit router: the conversion was not one transaction:\n%s", ports)
+		}
 		if u.annotated(ctx, n3) {
 			// The kill landed after the last write: take the annotation back, which
 			// leaves the zone converted and the node not saying so, as a kill between

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,12 +162,22 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 		_, err := topology.Compile(st, c.NodeName)
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
 	}
-	step := l2upgrade.Decide(c.layer2Mode(), st, local, l2upgrade.FootprintOf(c.NB.OwnedRouterPorts()))
+	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
+	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
 	res, err := topology.CompileWith(st, c.NodeName, step.Options)
 	if err != nil {
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
 	}
-	stats, err := c.NB.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
+	nb := c.NB
+	if step.Phase == l2upgrade.PhaseConverting && len(fp.TransitRouter) == 0 && len(fp.Legacy) > 0 {
+		// The conversion goes in one transaction: interrupted, it leaves the legacy zone
+		// or the converted one, never a mix that a restart would take for a legacy zone
+		// (and keep, should a pod have arrived meanwhile).
+		whole := *c.NB
+		whole.MaxOperations = math.MaxInt
+		nb = &whole
+	}
+	stats, err := nb.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
 	if err != nil {
 		return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
 	}
