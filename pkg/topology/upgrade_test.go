@@ -210,5 +210,3 @@ func TestClassifyLayer2Port(t *testing.T) {
 		}
 	}
 }
-
-

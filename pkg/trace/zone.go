@@ -26,12 +26,12 @@ type Zone struct {
 	// ix resolves the rows' keys (UUIDs in a dump) and switch and router names.
 	ix          *rows.Index
 	rows        int
-	switchPorts map[string]*nbdb.LogicalSwitchPort // by name
-	routerPorts map[string]*nbdb.LogicalRouterPort // by name
-	switchOf    map[string]*nbdb.LogicalSwitch     // switch port name → its switch
+	switchPorts map[string]*nbdb.LogicalSwitchPort  // by name
+	routerPorts map[string]*nbdb.LogicalRouterPort  // by name
+	switchOf    map[string]*nbdb.LogicalSwitch      // switch port name → its switch
 	keyed       map[portKey]*nbdb.LogicalSwitchPort // a switch's ports by requested tunnel key
-	routerOf    map[string]*nbdb.LogicalRouter     // router port name → its router
-	attachment  map[string]*nbdb.LogicalSwitchPort // router port name → the switch port of type router attaching it
+	routerOf    map[string]*nbdb.LogicalRouter      // router port name → its router
+	attachment  map[string]*nbdb.LogicalSwitchPort  // router port name → the switch port of type router attaching it
 	acls        map[string]*nbdb.ACL
 	portGroups  map[string]*nbdb.PortGroup   // by name
 	groupsOn    map[string][]*nbdb.PortGroup // switch name → the groups with a port on it
