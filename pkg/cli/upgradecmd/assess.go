@@ -37,6 +37,7 @@ type inputs struct {
 	leases []coordinationv1.Lease
 	// leaseErr says why the Leases could not be listed; nil when they were.
 	leaseErr error
+	// namespace is the agent namespace, where the Leases are.
 	namespace string
 }
 

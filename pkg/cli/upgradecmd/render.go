@@ -179,7 +179,7 @@ func foldCount(line string, width int) []string {
 }
 
 // foldList fits a list of names ("a, b, c, d") too wide for its column as "a, b and 2
-// more", with as many names as fit.
+// more", with as many names as fit (at least one, cut if it must be).
 func foldList(line string, width int) []string {
 	names := strings.Split(line, ", ")
 	for shown := len(names) - 1; shown >= 1; shown-- {
@@ -189,10 +189,17 @@ func foldList(line string, width int) []string {
 		}
 	}
 	if len(names) > 1 {
-		return table.Cut(fmt.Sprintf("%s and %d more", names[0], len(names)-1), width)
+		// Not even one name fits with the count: cut the name, keep the count.
+		more := fmt.Sprintf(" and %d more", len(names)-1)
+		if room := width - ansi.StringWidth(more); room >= minCutName {
+			return []string{ansi.Truncate(names[0], room, "…") + more}
+		}
 	}
 	return table.Cut(line, width)
 }
+
+// minCutName is the least of a name foldList shows before its count.
+const minCutName = 4
 
 // userNames are OVN network names as users name the networks.
 func userNames(networks []string) []string {
@@ -204,7 +211,8 @@ func userNames(networks []string) []string {
 }
 
 // bar is the progress line: a bar of the nodes upgraded, and what else the upgrade
-// waits for once they all are.
+// waits for (zones holding upgrade ports, zones not read) after it, or on a line of
+// its own when the terminal is too narrow for both.
 func (v *view) bar(r l2upgrade.Report) string {
 	text := fmt.Sprintf("upgraded %d/%d nodes", r.Upgraded, r.Total)
 	var holding, unread int
@@ -216,15 +224,23 @@ func (v *view) bar(r l2upgrade.Report) string {
 			unread++
 		}
 	}
+	var also []string
 	if holding > 0 {
-		text += fmt.Sprintf("; %d %s upgrade ports", holding, plural(holding, "zone holds", "zones hold"))
+		also = append(also, fmt.Sprintf("%d %s upgrade ports", holding, plural(holding, "zone holds", "zones hold")))
 	}
 	if unread > 0 {
-		text += fmt.Sprintf("; %d %s", unread, plural(unread, "zone not read", "zones not read"))
+		also = append(also, fmt.Sprintf("%d %s", unread, plural(unread, "zone not read", "zones not read")))
+	}
+	extra := ""
+	if len(also) > 0 {
+		extra = "; " + strings.Join(also, "; ")
+		if maxBarWidth+3+ansi.StringWidth(text+extra) > v.width {
+			extra = "\n  " + ansi.Truncate(strings.Join(also, "; "), v.width-2, "…")
+		}
 	}
 	width := min(maxBarWidth, v.width-ansi.StringWidth(text)-3)
 	if width < 5 {
-		return ansi.Truncate(text, v.width, "…")
+		return ansi.Truncate(text, v.width, "…") + extra
 	}
 	filled := width
 	if r.Total > 0 {
@@ -238,7 +254,15 @@ func (v *view) bar(r l2upgrade.Report) string {
 	if !r.Complete {
 		done = v.busy
 	}
-	return "[" + done.Render(strings.Repeat(full, filled)) + v.faint.Render(strings.Repeat(empty, width-filled)) + "] " + text
+	return "[" + render(done, strings.Repeat(full, filled)) + render(v.faint, strings.Repeat(empty, width-filled)) + "] " + text + extra
+}
+
+// render styles s, and leaves an empty s empty rather than a pair of escapes.
+func render(st lipgloss.Style, s string) string {
+	if s == "" {
+		return ""
+	}
+	return st.Render(s)
 }
 
 // section writes a titled list under the tables, at most maxListed items, each

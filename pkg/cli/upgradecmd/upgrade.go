@@ -125,6 +125,7 @@ stops watching.`,
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --watch, how long to wait for the upgrade to complete before giving up")
 	cmd.Flags().StringVar(&o.NB, "nb", "", "read every node's zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
 	o.Output = cmdutil.AddOutputFlag(cmd)
+	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	return cmd
 }
 
