@@ -95,6 +95,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 			t.Errorf("upgrade-status shows %s as %+v, want blocked by %s/b", n2.name, got, upgradeNS)
 		}
 		text := ec.must(ctx, "upgrade-status")
+		t.Logf("kubectl ovnk upgrade-status, %s blocked:\n%s", n2.name, text)
 		for _, want := range []string{upgradeNS + "/b", "drain node " + n2.name} {
 			if !strings.Contains(text, want) {
 				t.Errorf("upgrade-status does not say %q:\n%s", want, text)
@@ -334,6 +335,7 @@ func (u *upgradeRun) check(ctx context.Context, step string) {
 	if r := u.status(ctx); r.Upgraded != len(upgraded) || r.Total != 3 {
 		t.Errorf("%s: upgrade-status counts %d of %d upgraded, want %d of 3", step, r.Upgraded, r.Total, len(upgraded))
 	}
+	t.Logf("kubectl ovnk upgrade-status, %s:\n%s", step, ec.must(ctx, "upgrade-status"))
 }
 
 // traceUpgradeZone loads an upgraded node's zone into ovn-northd and follows a local
