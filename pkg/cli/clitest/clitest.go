@@ -5,11 +5,13 @@
 package clitest
 
 import (
+	"bytes"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -122,4 +124,23 @@ func OneLine(t *testing.T, err error, want ...string) {
 			t.Errorf("error %q does not name %q", msg, w)
 		}
 	}
+}
+
+// LockedBuffer is a buffer that a command running in another goroutine writes while
+// the test reads it.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -9,12 +9,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
@@ -152,17 +152,11 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 	if err := c.List(ctx, &pods, client.InNamespace(namespace), agentPods); err != nil {
 		return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
 	}
-	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	var udns ovnkv1.UserDefinedNetworkList
-	for _, l := range []client.ObjectList{&cudns, &udns} {
-		if err := c.List(ctx, l); err != nil {
-			if meta.IsNoMatchError(err) {
-				return nil, fmt.Errorf("the cluster does not serve k8s.ovn.org networks: install the CRDs with `kubectl ovnk install`")
-			}
-			return nil, fmt.Errorf("list networks: %w", err)
-		}
+	cudns, udns, err := usernet.ListAll(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	in.nodes, in.leases, in.pods, in.cudns, in.udns = nodes.Items, leases.Items, pods.Items, cudns.Items, udns.Items
+	in.nodes, in.leases, in.pods, in.cudns, in.udns = nodes.Items, leases.Items, pods.Items, cudns, udns
 	return in, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,34 +26,15 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 
-// lockedBuffer is a buffer that a command running in another goroutine writes while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // command is `kubectl ovnk status` against kube, with the agent in namespace and the
 // given clock and terminal, and its output streams.
 type command struct {
 	opts        *Options
-	out, errOut *lockedBuffer
+	out, errOut *clitest.LockedBuffer
 }
 
 func newTestCommand(kube *testenv.Kube, namespace string, clock func() time.Time, term clitest.Terminal) *command {
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	out, errOut := &clitest.LockedBuffer{}, &clitest.LockedBuffer{}
 	f := clitest.NewFactory(kube.Kubeconfig, term, nil, out, errOut)
 	f.Settings = &cmdutil.Settings{AgentNamespace: namespace}
 	return &command{opts: &Options{f: f, Now: clock, Interval: 20 * time.Millisecond}, out: out, errOut: errOut}

@@ -10,12 +10,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/live"
+	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
@@ -83,22 +83,16 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 			return nil, fmt.Errorf("list %s: %w", l.what, err)
 		}
 	}
-	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	var udns ovnkv1.UserDefinedNetworkList
-	for _, l := range []client.ObjectList{&cudns, &udns} {
-		if err := c.List(ctx, l); err != nil {
-			if meta.IsNoMatchError(err) {
-				return nil, fmt.Errorf("the cluster does not serve k8s.ovn.org networks: install the CRDs with `kubectl ovnk install`")
-			}
-			return nil, fmt.Errorf("list networks: %w", err)
-		}
+	cudns, udns, err := usernet.ListAll(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	in.cluster = cluster.Inputs{Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items}
-	for i := range cudns.Items {
-		in.cluster.CUDNs = append(in.cluster.CUDNs, &cudns.Items[i])
+	for i := range cudns {
+		in.cluster.CUDNs = append(in.cluster.CUDNs, &cudns[i])
 	}
-	for i := range udns.Items {
-		in.cluster.UDNs = append(in.cluster.UDNs, &udns.Items[i])
+	for i := range udns {
+		in.cluster.UDNs = append(in.cluster.UDNs, &udns[i])
 	}
 	// Without the Leases (no agent namespace, no access) the agents' phases are
 	// unknown; nodes are then judged by their annotations, pods and zones.

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,34 +42,15 @@ const (
 	upgradePort = "trtos-cluster.udn.green_ovn_layer2_switch-upgrade"
 )
 
-// lockedBuffer is a buffer that a command running in another goroutine writes while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // command is `kubectl ovnk upgrade-status` against kube with the given settings and
 // terminal, and its output streams.
 type command struct {
 	opts        *Options
-	out, errOut *lockedBuffer
+	out, errOut *clitest.LockedBuffer
 }
 
 func newTestCommand(kube *testenv.Kube, settings *cmdutil.Settings, term clitest.Terminal) *command {
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	out, errOut := &clitest.LockedBuffer{}, &clitest.LockedBuffer{}
 	f := clitest.NewFactory(kube.Kubeconfig, term, nil, out, errOut)
 	f.Settings = settings
 	return &command{opts: &Options{f: f, Interval: 20 * time.Millisecond}, out: out, errOut: errOut}
