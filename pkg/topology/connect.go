@@ -117,6 +117,11 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 			problems = append(problems, fmt.Errorf("network %s is selected but not in the cluster state", name))
 			continue
 		}
+		if n.Topology == cluster.Layer2 && c.opts.Layer2 == Layer2Legacy {
+			// The legacy topology has no router shared by the nodes to link.
+			problems = append(problems, fmt.Errorf("network %s: node %s still runs the legacy Layer2 topology: the network joins the connect here once the node has moved to the transit router (drain it; kubectl ovnk upgrade-status)", name, c.local.Name))
+			continue
+		}
 		cn, errs := c.connectedNetwork(cc, n, notCompiled[name] == nil)
 		if cn != nil {
 			if err := claimKeys(keys, cn); err != nil {

@@ -210,3 +210,44 @@ func TestClassifyLayer2Port(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyZoneLeavesLayer2NetworksOutOfConnects: a legacy zone has no transit router
+// to link to a connect router; the connect says why the network is left out, and the
+// Layer3 networks of the connect are still linked.
+func TestLegacyZoneLeavesLayer2NetworksOutOfConnects(t *testing.T) {
+	st := topologytest.MixedConnect()
+	var layer2 string
+	for _, n := range st.Networks {
+		if n.Topology == cluster.Layer2 {
+			layer2 = n.Name
+		}
+	}
+	for _, n := range st.Nodes {
+		n.Layer2TopologyVersion = ""
+		n.Layer2GatewayTunnelIDs = map[string]int{layer2: 4 + n.ID}
+	}
+	node := st.Nodes[0].Name
+	res, err := Compile(st, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotCompiled) > 0 {
+		t.Fatalf("not compiled: %v", res.NotCompiled)
+	}
+	var reason error
+	for _, err := range res.Connects {
+		reason = err
+	}
+	if reason == nil || !strings.Contains(reason.Error(), layer2) || !strings.Contains(reason.Error(), "legacy Layer2 topology") || !strings.Contains(reason.Error(), node) {
+		t.Errorf("connect status %v, want the Layer2 network %s named as left out on legacy node %s", reason, layer2, node)
+	}
+	linked := 0
+	for _, p := range res.Rows.RouterPorts {
+		if strings.HasPrefix(p.Name, "crtor-") {
+			linked++
+		}
+	}
+	if linked == 0 {
+		t.Errorf("no network linked to the connect router: the Layer3 networks should be")
+	}
+}
