@@ -184,6 +184,19 @@ func TestTopologyGolden(t *testing.T) {
 	})
 }
 
+// TestTopologyLayer2UpgradeGolden pins the tree of both sides of OKEP-5094's rolling
+// upgrade: an upgraded zone with its upgrade ports and a legacy zone.
+func TestTopologyLayer2UpgradeGolden(t *testing.T) {
+	k := zoneviewtest.Cluster(t)
+	st := topologytest.Layer2Upgrade("node1")
+	upgraded := zoneviewtest.ZoneNB(t, st, "node1")
+	legacy := zoneviewtest.ZoneNB(t, st, "node2")
+	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+		{Name: "upgrade-node1-green", Args: []string{"topology", "green", "--node", "node1", "--nb", upgraded.Endpoint}},
+		{Name: "upgrade-node2-green", Args: []string{"topology", "green", "--node", "node2", "--nb", legacy.Endpoint}},
+	})
+}
+
 // TestTopologyNoColour: NO_COLOR and --no-color keep a terminal's output plain.
 func TestTopologyNoColour(t *testing.T) {
 	k := zoneviewtest.Cluster(t)

@@ -108,6 +108,24 @@ spec:
       - cidr: 2014:100:200::/48
         hostSubnet: 64
 `
+	// cudnGreen is topologytest.Layer2Upgrade's network.
+	cudnGreen = `
+apiVersion: k8s.ovn.org/v1
+kind: ClusterUserDefinedNetwork
+metadata:
+  name: green
+spec:
+  namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: green
+  network:
+    topology: Layer2
+    layer2:
+      role: Primary
+      subnets:
+      - 203.203.0.0/24
+      - 2010:100:200::/60
+`
 	udnNamespaceScoped = `
 apiVersion: k8s.ovn.org/v1
 kind: UserDefinedNetwork
@@ -135,7 +153,7 @@ func Cluster(t *testing.T) *testenv.Kube {
 	defer cancel()
 	c := clitest.NewClient(t, k)
 	var objects []client.Object
-	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094()} {
+	for _, st := range []*cluster.State{topologytest.Layer3(), topologytest.OKEP5094(), topologytest.Layer2Upgrade()} {
 		for _, n := range st.Nodes {
 			objects = append(objects, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}})
 		}
@@ -144,7 +162,7 @@ func Cluster(t *testing.T) *testenv.Kube {
 	for _, manifest := range []struct {
 		yaml string
 		into client.Object
-	}{{cudnBlue, &ovnkv1.ClusterUserDefinedNetwork{}}, {udnNamespaceScoped, &ovnkv1.UserDefinedNetwork{}}} {
+	}{{cudnBlue, &ovnkv1.ClusterUserDefinedNetwork{}}, {cudnGreen, &ovnkv1.ClusterUserDefinedNetwork{}}, {udnNamespaceScoped, &ovnkv1.UserDefinedNetwork{}}} {
 		if err := yaml.UnmarshalStrict([]byte(manifest.yaml), manifest.into); err != nil {
 			t.Fatal(err)
 		}
