@@ -361,7 +361,7 @@ func TestTopologyCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "test12/namespace-scoped", "connect/colored-enterprise"}) {
+	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "green", "test12/namespace-scoped", "connect/colored-enterprise"}) {
 		t.Errorf("network and connect completions %v:\n%s", got, out)
 	}
 	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "conn")
