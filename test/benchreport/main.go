@@ -78,6 +78,10 @@ func main() {
 	if r, ok := results["BenchmarkNodeAdded"]; ok {
 		row("a node added: compile + diff + apply", secs(r.nsPerOp)+fmt.Sprintf(", %.0f txn", r.metrics["transactions"]), "1 transaction, ≤ 100 ms")
 	}
+	if r, ok := results["BenchmarkLayer2Conversion"]; ok {
+		row(fmt.Sprintf("a node moves to the transit router (%.0f → %.0f rows)", r.metrics["legacy-rows"], r.metrics["converted-rows"]),
+			secs(r.nsPerOp)+fmt.Sprintf(", %.0f ops in %.0f txn", r.metrics["write-ops"], r.metrics["transactions"]), "1 transaction")
+	}
 	if r, ok := results["BenchmarkCompileZone"]; ok {
 		row(fmt.Sprintf("compile one zone (%.0f rows)", r.metrics["rows"]), secs(r.nsPerOp), "")
 	}
