@@ -108,6 +108,10 @@ run kubectl-ovnk routes blue/blue --node ovnk-node-1
 # The networks are ready; the pods' addresses and ports follow within a reconcile, so
 # the trace is retried until both ends are programmed, for a minute at most.
 run_when_ready 60 kubectl ovnk trace blue/blue-a blue/blue-b --no-reply
+# Every agent built the Layer2 network green with OKEP-5094's transit router from the
+# start (new nodes need no upgrade); on a cluster coming from the legacy topology this
+# view follows the rolling upgrade node by node (docs/upgrade.md).
+run kubectl ovnk upgrade-status
 
 cat <<EOF
 

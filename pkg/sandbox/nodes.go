@@ -72,10 +72,9 @@ func (n Node) object(i int) (*corev1.Node, error) {
 		Name:   n.Name,
 		Labels: map[string]string{corev1.LabelHostname: n.Name},
 		Annotations: map[string]string{
-			cluster.AnnotationNodeChassisID:         "chassis-" + n.Name,
-			cluster.AnnotationL3GatewayConfig:       gateway,
-			cluster.AnnotationNodePrimaryIfAddr:     primary,
-			cluster.AnnotationLayer2TopologyVersion: cluster.Layer2TopologyVersionTransitRouter,
+			cluster.AnnotationNodeChassisID:     "chassis-" + n.Name,
+			cluster.AnnotationL3GatewayConfig:   gateway,
+			cluster.AnnotationNodePrimaryIfAddr: primary,
 		},
 	}}, nil
 }

@@ -88,9 +88,6 @@ type e2eCluster struct {
 	cfg   *config.Config // the configuration every agent runs with (but its node name)
 	// extraFlags are appended to the command line of agents started from now on.
 	extraFlags []string
-	// legacyLayer2 creates nodes without k8s.ovn.org/layer2-topology-version, as nodes
-	// of a release before OKEP-5094 are.
-	legacyLayer2 bool
 }
 
 func newCluster(t *testing.T, names ...string) *e2eCluster {
@@ -99,7 +96,7 @@ func newCluster(t *testing.T, names ...string) *e2eCluster {
 }
 
 // newClusterWith is newCluster with setup run before the nodes are added (to set
-// extraFlags or legacyLayer2).
+// extraFlags).
 func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2eCluster {
 	t.Helper()
 	testenv.NeedBinaries(t, "go", "ovsdb-server")
@@ -167,15 +164,12 @@ func (ec *e2eCluster) addNode(name string, hostOctet int) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node's agent adds k8s.ovn.org/layer2-topology-version itself.
 	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-		cluster.AnnotationNodeChassisID:         "chassis-" + name,
-		cluster.AnnotationL3GatewayConfig:       gw,
-		cluster.AnnotationNodePrimaryIfAddr:     primary,
-		cluster.AnnotationLayer2TopologyVersion: cluster.Layer2TopologyVersionTransitRouter,
+		cluster.AnnotationNodeChassisID:     "chassis-" + name,
+		cluster.AnnotationL3GatewayConfig:   gw,
+		cluster.AnnotationNodePrimaryIfAddr: primary,
 	}}}
-	if ec.legacyLayer2 {
-		delete(obj.Annotations, cluster.AnnotationLayer2TopologyVersion)
-	}
 	if err := ec.c.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}

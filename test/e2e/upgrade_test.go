@@ -48,7 +48,6 @@ const (
 // At the end no zone holds an upgrade artifact, and reconciling again changes nothing.
 func TestLayer2RollingUpgrade(t *testing.T) {
 	ec := newClusterWith(t, func(ec *e2eCluster) {
-		ec.legacyLayer2 = true
 		ec.extraFlags = []string{"--layer2-topology", "v1"}
 	}, "e2e-u1", "e2e-u2", "e2e-u3")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
