@@ -365,7 +365,37 @@ func (u *upgradeRun) traceUpgradeZone(ctx context.Context, step string, up *node
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The upgrade port: the gateway router's MAC and the dummy join IP.
+	upJoin := u.joinIP(ctx, up)
+	port, err := northd.NB.NBCtl(ctx, "--bare", "--columns=mac,networks", "list", "Logical_Router_Port", "trtos-"+upgradeSwitch+"-upgrade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(port); len(f) < 2 || f[0] != alloc.MACFromIP(upJoin).String() || f[1] != "100.65.255.254/16" {
+		t.Errorf("%s: %s's upgrade port has %q, want the gateway router's MAC %s and 100.65.255.254/16", step, up.name, port, alloc.MACFromIP(upJoin))
+	}
 	gwMAC := alloc.MACFromIP(netip.MustParseAddr("10.74.0.1"))
+	for _, l := range legacy {
+		// What a legacy node's pod sends to this node's gateway router — to its join IP
+		// and MAC, as the legacy zone still resolves them — comes in on the upgrade
+		// port and reaches the gateway router, which answers.
+		for name, on := range u.pods {
+			if on != l.name {
+				continue
+			}
+			remote := ec.podIface(ctx, upgradeNS, name, upgradeNAD)
+			flow := fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && ip4.src == %s && ip4.dst == %s && ip.ttl == 64 && icmp4.type == 8`,
+				cluster.OVNPrefix(upgradeNAD)+upgradeNS+"_"+name, remote.MAC, alloc.MACFromIP(upJoin), remote.IPs[0].Addr(), upJoin)
+			res, err := northd.Trace(ctx, upgradeSwitch, flow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(res.Hops, "stotr-"+upgradeSwitch+"-upgrade (patch)") || !slices.Contains(res.Hops, "rtotr-GR_"+upgradePrefix+up.name+" (l3gateway)") {
+				t.Errorf("%s: in %s's zone, %s's ping to %s did not enter through the upgrade port to the gateway router: %v\n%s",
+					step, up.name, name, upJoin, res.Hops, res.Output)
+			}
+		}
+	}
 	for _, l := range legacy {
 		join := u.joinIP(ctx, l)
 		if !strings.Contains(strings.Join(strings.Fields(routes), " "), join.String()+" "+join.String()+" dst-ip") {
