@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
@@ -158,8 +159,14 @@ func (b *builder) node(n *corev1.Node) *Node {
 		lookupInto(&node.PrimaryIfAddrs, PrimaryIfAddrCodec, ref, n.Annotations),
 		lookupInto(&node.HostCIDRs, HostCIDRsCodec, ref, n.Annotations),
 		lookupInto(&node.Gateway, L3GatewayConfigCodec, ref, n.Annotations),
-		lookupInto(&node.Layer2GatewayTunnelIDs, Layer2GatewayTunnelIDsCodec, ref, n.Annotations),
 	)
+	// A bad entry of the gateway tunnel ids costs only that network's entry, not the
+	// node: the node's other networks do not depend on it.
+	ids, err := GatewayTunnelIDsOf(ref, n.Annotations)
+	node.Layer2GatewayTunnelIDs = ids
+	if err != nil {
+		b.errs = append(b.errs, err)
+	}
 	// A broken annotation matters more than a missing one: report only those then, so
 	// that errors.Is(err, ErrNotReady) means the node just needs time.
 	if slices.ContainsFunc(errs, func(err error) bool { return err != nil && !errors.Is(err, ErrNotReady) }) {
@@ -201,7 +208,10 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 		b.errs = append(b.errs, err)
 		return nil
 	}
-	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Networks: map[string]PodInterface{}}
+	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Running: p.Status.Phase == corev1.PodRunning, Networks: map[string]PodInterface{}}
+	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
+		pod.DaemonSet = c.Name
+	}
 	nadOf := map[string]string{}
 	for _, nad := range slices.Sorted(maps.Keys(ifaces)) {
 		network, err := b.resolveNAD(nad)

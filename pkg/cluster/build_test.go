@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -197,16 +198,16 @@ func TestBuildThreeNodeCluster(t *testing.T) {
 			},
 		},
 		Pods: []*Pod{
-			{Namespace: "blue-a", Name: "web", Node: "worker2", Networks: map[string]PodInterface{
+			{Namespace: "blue-a", Name: "web", Node: "worker2", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.2.6/24", "fd00:10:244:2::6/64"), MAC: "0a:58:0a:f4:02:06", Role: PodRoleInfrastructureLocked},
 				"cluster_udn_blue": {IPs: pfxs("10.100.2.6/24"), MAC: "0a:58:0a:64:02:06",
 					Gateways: []netip.Addr{addr("10.100.2.1")}, Role: PodRolePrimary},
 			}},
-			{Namespace: "default", Name: "dns", Node: "worker1", Networks: map[string]PodInterface{
+			{Namespace: "default", Name: "dns", Node: "worker1", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.1.5/24", "fd00:10:244:1::5/64"), MAC: "0a:58:0a:f4:01:05",
 					Gateways: []netip.Addr{addr("10.244.1.1"), addr("fd00:10:244:1::1")}},
 			}},
-			{Namespace: "green", Name: "db", Node: "worker3", Networks: map[string]PodInterface{
+			{Namespace: "green", Name: "db", Node: "worker3", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.3.7/24", "fd00:10:244:3::7/64"), MAC: "0a:58:0a:f4:03:07", Role: PodRoleInfrastructureLocked},
 				"green_net": {IPs: pfxs("10.200.0.7/16"), MAC: "0a:58:0a:c8:00:07",
 					Gateways: []netip.Addr{addr("10.200.0.1")}, TunnelID: 5, Role: PodRolePrimary},
@@ -341,5 +342,30 @@ func TestBuildDoesNotAliasInputs(t *testing.T) {
 	}
 	if st.Config.ServiceSubnets[0] != pfx("10.96.0.0/16") {
 		t.Error("the State shares Config slices with the input")
+	}
+}
+
+// TestBuildKeepsTheNodeOfABadGatewayTunnelID: a bad entry of the gateway tunnel ids is
+// reported and dropped, and the node with its valid entries stays in the state.
+func TestBuildKeepsTheNodeOfABadGatewayTunnelID(t *testing.T) {
+	in := clusterInputs()
+	in.Nodes[0].Annotations[AnnotationLayer2GatewayTunnelIDs] = `{"green_net":"4","blue":"0","red":5}`
+	st, errs := Build(in)
+	node := st.Node(in.Nodes[0].Name)
+	if node == nil {
+		t.Fatalf("node %s left out: %v", in.Nodes[0].Name, errs)
+	}
+	if len(node.Layer2GatewayTunnelIDs) != 1 || node.Layer2GatewayTunnelIDs["green_net"] != 4 {
+		t.Errorf("ids %v, want only green_net's 4", node.Layer2GatewayTunnelIDs)
+	}
+	var text []string
+	for _, err := range errs {
+		text = append(text, err.Error())
+	}
+	joined := strings.Join(text, "\n")
+	for _, want := range []string{AnnotationLayer2GatewayTunnelIDs, `network "blue"`, `network "red"`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("errors lack %q:\n%s", want, joined)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // AnnotationLayer2GatewayTunnelIDs maps each primary Layer2 network to the tunnel key
@@ -22,6 +24,43 @@ const maxPortTunnelKey = 1<<15 - 1
 // router-lrp-tunnel-ids: a JSON object of network name to a decimal string from 1 to
 // 32767, as OVN-Kubernetes writes it.
 var Layer2GatewayTunnelIDsCodec = Codec[map[string]int]{Key: AnnotationLayer2GatewayTunnelIDs, parse: parseGatewayTunnelIDs, format: formatGatewayTunnelIDs}
+
+// GatewayTunnelIDsOf reads a node's k8s.ovn.org/udn-layer2-node-gateway-router-lrp-
+// tunnel-ids entry by entry: it returns every valid entry, and an *ObjectError naming
+// the entries it dropped (or the value, if it is not a JSON object of strings). An
+// unset annotation gives nil and no error.
+func GatewayTunnelIDsOf(ref ObjectRef, annotations map[string]string) (map[string]int, error) {
+	value, ok := annotations[AnnotationLayer2GatewayTunnelIDs]
+	if !ok {
+		return nil, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(value, &raw, "object of network name to tunnel id"); err != nil {
+		return nil, &ObjectError{Object: ref, Annotation: AnnotationLayer2GatewayTunnelIDs, Err: err}
+	}
+	out := make(map[string]int, len(raw))
+	var bad []string
+	for _, network := range slices.Sorted(maps.Keys(raw)) {
+		var s string
+		err := json.Unmarshal(raw[network], &s)
+		id := 0
+		if err == nil {
+			id, err = parsePortTunnelID(s)
+		} else {
+			err = fmt.Errorf("%s is not a JSON string", quote(string(raw[network])))
+		}
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("network %q: %v", network, err))
+			continue
+		}
+		out[network] = id
+	}
+	if len(bad) > 0 {
+		return out, &ObjectError{Object: ref, Annotation: AnnotationLayer2GatewayTunnelIDs,
+			Err: fmt.Errorf("entries left out: %s", strings.Join(bad, "; "))}
+	}
+	return out, nil
+}
 
 func parseGatewayTunnelIDs(value string) (map[string]int, error) {
 	var raw map[string]string

@@ -176,6 +176,12 @@ func (n *Network) IsDefault() bool { return n.Name == DefaultNetworkName }
 // Pod is a pod with its addresses on every network it is attached to.
 type Pod struct {
 	Namespace, Name, Node string
+	// Running says the pod's phase is Running: its containers started, so it may hold
+	// connections (a Pending pod has none yet).
+	Running bool
+	// DaemonSet names the DaemonSet controlling the pod, "" if none: a drain leaves
+	// such a pod on its node.
+	DaemonSet string
 	// Networks maps a network name (not a NAD name) to the pod's interface on it.
 	Networks map[string]PodInterface
 }

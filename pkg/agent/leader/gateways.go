@@ -25,15 +25,13 @@ func gatewayNetworks(nets *networks) []string {
 	return out
 }
 
-// reserveGateways reserves the gateway port tunnel ids the nodes' annotations hold,
-// before any pod's: the ids share each network's pool with the pods' ports, as they
-// share the network's switch.
+// reserveGateways reserves the gateway port tunnel ids the nodes' annotations hold. The
+// ids share each network's pool with the pods' ports, as they share the network's
+// switch; the pods' are reserved first, so should a hand edit make a node's id a pod's
+// too, the pod, which may hold connections, keeps it and the node gets another.
 func (p *planner) reserveGateways(nodes []*corev1.Node, networks []string) {
 	for _, n := range nodes {
-		ids, _, err := cluster.Layer2GatewayTunnelIDsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-		if err != nil {
-			continue // malformed: every id is allocated again
-		}
+		ids, _ := cluster.GatewayTunnelIDsOf(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations) // bad entries are allocated again
 		for _, network := range networks {
 			if id, ok := ids[network]; ok {
 				p.pods.reserveTunnelID(gatewayOwner(n.Name), network, id)
@@ -50,7 +48,8 @@ func (p *planner) reserveGateways(nodes []*corev1.Node, networks []string) {
 func (p *planner) gatewayChanges(nodes []*corev1.Node, nets *networks, networks []string, out *plan) {
 	for _, n := range nodes {
 		owner := gatewayOwner(n.Name)
-		have, ok, err := cluster.Layer2GatewayTunnelIDsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
+		_, ok := n.Annotations[cluster.AnnotationLayer2GatewayTunnelIDs]
+		have, err := cluster.GatewayTunnelIDsOf(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
 		want := map[string]int{}
 		for network, id := range have {
 			if nets.byName[network] != nil && !slices.Contains(networks, network) {

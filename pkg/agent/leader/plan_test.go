@@ -267,8 +267,7 @@ func TestPlanHandEdits(t *testing.T) {
 
 // TestPlanGatewayTunnelIDs: every node gets a tunnel id for its gateway router port on
 // each primary Layer2 network from the pool the network's pods draw from, so the two
-// never collide; a persisted id is kept, even one a pod claims too, and a node that
-// leaves gives its id back.
+// never collide; a persisted id is kept, and a node that leaves gives its id back.
 func TestPlanGatewayTunnelIDs(t *testing.T) {
 	s := clusterSnapshot()
 	n2 := findNode(t, s, "n2")
@@ -307,5 +306,36 @@ func TestPlanGatewayTunnelIDs(t *testing.T) {
 	converge(t, p, s)
 	if got := ids("n4"); got != `{"cluster_udn_green":"3"}` {
 		t.Errorf("n4: %s, want the deleted node n1's id 3", got)
+	}
+}
+
+// TestPlanGatewayTunnelIDConflicts: a node's id that a running pod holds too goes to the
+// pod, for a running leader and a new one alike, and the node gets another; a bad entry
+// is allocated again while the node's valid entries stay.
+func TestPlanGatewayTunnelIDConflicts(t *testing.T) {
+	s := clusterSnapshot()
+	p := newTestPlanner(t)
+	converge(t, p, s)
+	podNetworks := findPod(t, s, "green", "p-n1").Annotations[cluster.AnnotationPodNetworks]
+	if !strings.Contains(podNetworks, `"tunnel_id":6,`) {
+		t.Fatalf("fixture changed: green/p-n1 is %s", podNetworks)
+	}
+	for _, leader := range []struct {
+		name string
+		p    *planner
+	}{{"running leader", p}, {"new leader", newTestPlanner(t)}} {
+		findNode(t, s, "n2").Annotations[cluster.AnnotationLayer2GatewayTunnelIDs] = `{"cluster_udn_green":"6"}`
+		converge(t, leader.p, s)
+		if got := findPod(t, s, "green", "p-n1").Annotations[cluster.AnnotationPodNetworks]; got != podNetworks {
+			t.Errorf("%s: the running pod lost its tunnel id: %s", leader.name, got)
+		}
+		if got := findNode(t, s, "n2").Annotations[cluster.AnnotationLayer2GatewayTunnelIDs]; got == `{"cluster_udn_green":"6"}` {
+			t.Errorf("%s: node n2 keeps the pod's id 6", leader.name)
+		}
+	}
+	findNode(t, s, "n3").Annotations[cluster.AnnotationLayer2GatewayTunnelIDs] = `{"cluster_udn_green":"5","gone":"x"}`
+	converge(t, newTestPlanner(t), s)
+	if got := findNode(t, s, "n3").Annotations[cluster.AnnotationLayer2GatewayTunnelIDs]; got != `{"cluster_udn_green":"5"}` {
+		t.Errorf("n3: %s, want its valid id 5 kept and the bad entry dropped", got)
 	}
 }

@@ -64,13 +64,13 @@ func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 	p.pods.sweep(owners, func(network string) bool {
 		return network == cluster.DefaultNetworkName || nets.byName[network] != nil
 	})
-	gateways := gatewayNetworks(nets)
-	p.reserveGateways(s.nodes, gateways)
 	for _, pod := range s.pods {
 		if eligible(pod) {
 			p.reservePod(pod, pass)
 		}
 	}
+	gateways := gatewayNetworks(nets)
+	p.reserveGateways(s.nodes, gateways)
 	p.gatewayChanges(s.nodes, nets, gateways, out)
 	for _, pod := range s.pods {
 		if !eligible(pod) {
