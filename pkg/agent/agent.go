@@ -96,6 +96,10 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("create manager: %w", err)
 	}
 
+	layer2, err := l2upgrade.ParseMode(cfg.Layer2Topology)
+	if err != nil {
+		return fmt.Errorf("layer2-topology: %w", err)
+	}
 	zc := &zone.Controller{
 		Client:         mgr.GetClient(),
 		NB:             &ovn.Reconciler{Client: nb, MaxOperations: cfg.NBMaxOperations},
@@ -105,7 +109,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Resync:         cfg.ResyncPeriod,
 		MinInterval:    cfg.MinReconcileInterval,
 		Metrics:        zone.NewMetrics(metrics.Registry),
-		Layer2Mode:     l2upgrade.Mode(cfg.Layer2Topology),
+		Layer2Mode:     layer2,
 	}
 	if err := zc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the zone controller: %w", err)

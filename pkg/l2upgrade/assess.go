@@ -25,8 +25,14 @@ type NodeReport struct {
 	// Version is the node's k8s.ovn.org/layer2-topology-version ("" before "2.0").
 	Version string `json:"version"`
 	Phase   Phase  `json:"phase"`
-	// Blocking are the Layer2 pods that keep a node from converting.
+	// Blocking are the running Layer2 pods that keep a node from converting.
 	Blocking []string `json:"blockingPods,omitempty"`
+	// DaemonSetPods are those of Blocking a DaemonSet controls: a drain leaves them.
+	DaemonSetPods []string `json:"daemonSetPods,omitempty"`
+	// UnknownNetworks are networks the node's zone holds on the legacy topology that the
+	// cluster state lacks (their object has a bad annotation): their pods cannot be
+	// checked, so the node does not convert.
+	UnknownNetworks []string `json:"unknownNetworks,omitempty"`
 	// Artifacts are the networks whose upgrade ports the node's zone still holds.
 	Artifacts []string `json:"upgradeArtifacts,omitempty"`
 	// ZoneError says why the node's zone could not be read.
@@ -73,24 +79,35 @@ func Assess(st *cluster.State, zones map[string]Zone) Report {
 			nr.ZoneError = z.Err.Error()
 			unreadable = append(unreadable, node.Name)
 		}
+		pods := LocalLayer2Pods(st, node.Name)
+		var legacyOnly bool
+		if z.Footprint != nil {
+			nr.UnknownNetworks = unknownNetworks(st, z.Footprint.Legacy)
+			legacyOnly = len(z.Footprint.Legacy) > 0 && len(z.Footprint.TransitRouter) == 0
+		}
+		blocks := len(pods) > 0 || len(nr.UnknownNetworks) > 0
 		switch {
-		case node.Layer2TransitRouter():
+		case node.Layer2TransitRouter() && !(legacyOnly && blocks):
 			nr.Phase = PhaseUpgraded
 			r.Upgraded++
 		case z.Agent == PhaseLegacy:
 			nr.Phase = PhaseLegacy
 			legacyAgents = append(legacyAgents, node.Name)
-		case z.Footprint != nil && len(z.Footprint.TransitRouter) > 0:
+		case !node.Layer2TransitRouter() && z.Footprint != nil && len(z.Footprint.TransitRouter) > 0:
 			nr.Phase = PhaseConverting
 			converting = append(converting, node.Name)
-		default:
-			if nr.Blocking = LocalLayer2Pods(st, node.Name); len(nr.Blocking) > 0 {
-				nr.Phase = PhaseBlocked
-				blocked = append(blocked, node.Name)
-			} else {
-				nr.Phase = PhaseLegacy
-				waiting = append(waiting, node.Name)
+		case blocks:
+			nr.Phase = PhaseBlocked
+			nr.Blocking = podNames(pods)
+			for _, p := range pods {
+				if p.DaemonSet != "" {
+					nr.DaemonSetPods = append(nr.DaemonSetPods, p.Namespace+"/"+p.Name)
+				}
 			}
+			blocked = append(blocked, node.Name)
+		default:
+			nr.Phase = PhaseLegacy
+			waiting = append(waiting, node.Name)
 		}
 		if z.Footprint != nil {
 			nr.Artifacts = sortedKeys(z.Footprint.Upgrade)
@@ -141,9 +158,20 @@ func nextActions(r Report, blocked, legacyAgents, waiting, converting, leftovers
 		next = append(next, fmt.Sprintf("roll out the new agent on node %s: it runs --layer2-topology=v1", node))
 	}
 	for _, node := range blocked {
-		pods := byNode[node].Blocking
-		next = append(next, fmt.Sprintf("drain node %s (kubectl drain %s --ignore-daemonsets --delete-emptydir-data): Layer2 %s %s still %s on it",
-			node, node, plural(len(pods), "pod", "pods"), podList(pods), plural(len(pods), "runs", "run")))
+		nr := byNode[node]
+		if pods := nr.Blocking; len(pods) > 0 {
+			action := fmt.Sprintf("drain node %s (kubectl drain %s --ignore-daemonsets --delete-emptydir-data): Layer2 %s %s still %s on it",
+				node, node, plural(len(pods), "pod", "pods"), podList(pods), plural(len(pods), "runs", "run"))
+			if ds := nr.DaemonSetPods; len(ds) > 0 {
+				action += fmt.Sprintf("; a drain leaves DaemonSet %s %s: delete %s or move %s off the network",
+					plural(len(ds), "pod", "pods"), podList(ds), plural(len(ds), "it", "them"), plural(len(ds), "its DaemonSet", "their DaemonSets"))
+			}
+			next = append(next, action)
+		}
+		if nets := nr.UnknownNetworks; len(nets) > 0 {
+			next = append(next, fmt.Sprintf("fix %s %s: node %s's zone has %s on the legacy topology, but %s not in the cluster state (kubectl ovnk status names the bad annotation)",
+				plural(len(nets), "network", "networks"), strings.Join(nets, ", "), node, plural(len(nets), "it", "them"), plural(len(nets), "it is", "they are")))
+		}
 	}
 	for _, node := range waiting {
 		next = append(next, fmt.Sprintf("node %s has no Layer2 pods: its agent converts it at its next reconcile (restart the agent if it runs a release without the transit router)", node))

@@ -89,70 +89,125 @@ type Step struct {
 	Phase Phase
 	// Options build the zone.
 	Options topology.Options
-	// Blocking are the local Layer2 pods ("namespace/name") that keep a node from
-	// converting.
+	// Blocking are the running local Layer2 pods ("namespace/name") that keep the node
+	// from converting.
 	Blocking []string
+	// Unknown are networks the zone holds on the legacy topology that the cluster state
+	// lacks (an object with a bad annotation): their pods cannot be checked, so they
+	// keep the node from converting too, as they keep it from being declared upgraded.
+	Unknown []string
 	// SetVersion: after the zone is applied, annotate the node "2.0".
 	SetVersion bool
-	// ClearVersion: remove the annotation, which a legacy agent's node must not carry
-	// (other zones would treat it as upgraded).
+	// ClearVersion: before the zone is applied, remove the annotation, which a legacy
+	// zone must not carry (other zones would treat the node as upgraded).
 	ClearVersion bool
 }
 
 // Decide returns the agent's step for its node given its configured mode, the node as
-// the cluster state has it, what its zone holds, and the state's pods.
+// the cluster state has it, and what its zone holds. Only running pods of primary
+// Layer2 networks block a conversion (a pending pod holds no connection yet).
 //
 //   - An agent in v1 mode builds the legacy topology.
-//   - A node annotated "2.0" runs the transit router.
+//   - A node annotated "2.0" runs the transit router, unless its zone holds only the
+//     legacy topology and something blocks: then the annotation is stale (a legacy
+//     agent could not remove it) and goes.
 //   - A zone already holding a transit router for a Layer2 network, on a node not
-//     annotated yet, is converting (an earlier reconcile was interrupted): it goes on,
-//     new local Layer2 pods wait, and the annotation follows.
+//     annotated yet, is converting (an earlier reconcile was interrupted): it goes on.
 //   - A zone holding the legacy topology stays there while Layer2 pods run on the node,
 //     and converts once none does.
-//   - A zone holding neither (a new node, or one without Layer2 networks) starts on
-//     the transit router.
+//   - A zone holding neither (a new node, or one without Layer2 networks) starts on the
+//     transit router, unless Layer2 pods run there: its NB was lost, and those pods were
+//     configured for their legacy gateway, which is rebuilt.
+//
+// While converting, local Layer2 pods not wired yet wait (Options.HoldLocalLayer2Pods),
+// and the annotation follows the conversion (SetVersion; see Confirm).
 func Decide(mode Mode, st *cluster.State, node *cluster.Node, fp Footprint) Step {
+	legacy := Step{Phase: PhaseLegacy, Options: topology.Options{Layer2: topology.Layer2Legacy}}
 	if mode == ModeLegacy {
-		return Step{Phase: PhaseLegacy, Options: topology.Options{Layer2: topology.Layer2Legacy}, ClearVersion: node.Layer2TopologyVersion != ""}
+		legacy.ClearVersion = node.Layer2TopologyVersion != ""
+		return legacy
 	}
-	transit := topology.Options{Layer2: topology.Layer2TransitRouter}
-	converting := topology.Options{Layer2: topology.Layer2TransitRouter, HoldLocalLayer2Pods: true}
+	converting := Step{Phase: PhaseConverting, Options: topology.Options{Layer2: topology.Layer2TransitRouter, HoldLocalLayer2Pods: true}, SetVersion: true}
+	blocked := legacy
+	blocked.Phase = PhaseBlocked
+	blocked.Blocking = podNames(LocalLayer2Pods(st, node.Name))
+	blocked.Unknown = unknownNetworks(st, fp.Legacy)
+	blocks := len(blocked.Blocking) > 0 || len(blocked.Unknown) > 0
 	switch {
 	case node.Layer2TransitRouter():
-		return Step{Phase: PhaseUpgraded, Options: transit}
-	case len(fp.TransitRouter) > 0:
-		return Step{Phase: PhaseConverting, Options: converting, SetVersion: true}
-	case len(fp.Legacy) > 0:
-		if pods := LocalLayer2Pods(st, node.Name); len(pods) > 0 {
-			return Step{Phase: PhaseBlocked, Options: topology.Options{Layer2: topology.Layer2Legacy}, Blocking: pods}
+		if len(fp.Legacy) > 0 && len(fp.TransitRouter) == 0 && blocks {
+			blocked.ClearVersion = true
+			return blocked
 		}
-		return Step{Phase: PhaseConverting, Options: converting, SetVersion: true}
+		return Step{Phase: PhaseUpgraded, Options: topology.Options{Layer2: topology.Layer2TransitRouter}}
+	case len(fp.TransitRouter) > 0:
+		return converting
+	case blocks:
+		return blocked
 	}
-	return Step{Phase: PhaseConverting, Options: transit, SetVersion: true}
+	return converting
 }
 
-// LocalLayer2Pods are the pods ("namespace/name", sorted) on any Layer2 network of the
-// state that run on node.
-func LocalLayer2Pods(st *cluster.State, node string) []string {
+// Confirm withdraws a step's SetVersion when the zone just applied still holds a Layer2
+// network on the legacy topology: one the state lacks, or one that did not compile
+// (its rows are kept as they were). The node stays converting, and says why.
+func Confirm(step Step, st *cluster.State, fp Footprint, notCompiled map[string]error) Step {
+	if !step.SetVersion {
+		return step
+	}
+	step.Unknown = unknownNetworks(st, fp.Legacy)
+	for _, n := range st.Networks {
+		if err := notCompiled[n.Name]; err != nil && n.Topology == cluster.Layer2 {
+			step.Unknown = append(step.Unknown, n.Name)
+		}
+	}
+	if len(step.Unknown) > 0 {
+		step.SetVersion = false
+	}
+	return step
+}
+
+// unknownNetworks are the networks of legacy that st lacks, sorted.
+func unknownNetworks(st *cluster.State, legacy map[string]bool) []string {
+	var out []string
+	for name := range legacy {
+		if !slices.ContainsFunc(st.Networks, func(n *cluster.Network) bool { return n.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LocalLayer2Pods are the running pods on any primary Layer2 network of the state that
+// run on node, sorted by namespace and name.
+func LocalLayer2Pods(st *cluster.State, node string) []*cluster.Pod {
 	layer2 := map[string]bool{}
 	for _, n := range st.Networks {
-		if n.Topology == cluster.Layer2 {
+		if n.Topology == cluster.Layer2 && n.Role == cluster.Primary {
 			layer2[n.Name] = true
 		}
 	}
-	var out []string
+	var out []*cluster.Pod
 	for _, p := range st.Pods {
-		if p.Node != node {
+		if p.Node != node || !p.Running {
 			continue
 		}
 		for network := range p.Networks {
 			if layer2[network] {
-				out = append(out, p.Namespace+"/"+p.Name)
+				out = append(out, p)
 				break
 			}
 		}
 	}
-	slices.Sort(out)
+	return out
+}
+
+func podNames(pods []*cluster.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Namespace + "/" + p.Name
+	}
 	return out
 }
 

@@ -49,7 +49,10 @@ func TestDecide(t *testing.T) {
 	withPods := topologytest.Layer2Upgrade()
 	drained := topologytest.Layer2Upgrade()
 	drained.Pods = slices.DeleteFunc(slices.Clone(drained.Pods), func(p *cluster.Pod) bool { return p.Node == "node2" })
+	pending := topologytest.Layer2Upgrade()
+	pending.Pods[1] = &cluster.Pod{Namespace: "green", Name: "starting", Node: "node2", Networks: pending.Pods[1].Networks}
 	annotated := topologytest.Layer2Upgrade("node2")
+	lostNetwork := FootprintOf(owned("cluster_udn_gone", "rtos-cluster_udn_gone_ovn_layer2_switch"))
 	for _, tc := range []struct {
 		name     string
 		mode     Mode
@@ -61,23 +64,49 @@ func TestDecide(t *testing.T) {
 		set      bool
 		clear    bool
 		blocking []string
+		unknown  []string
 	}{
-		{"v1 agent", ModeLegacy, withPods, legacy, PhaseLegacy, topology.Layer2Legacy, false, false, false, nil},
-		{"v1 agent on an annotated node", ModeLegacy, annotated, converted, PhaseLegacy, topology.Layer2Legacy, false, false, true, nil},
-		{"pods run on the node", ModeTransitRouter, withPods, legacy, PhaseBlocked, topology.Layer2Legacy, false, false, false, []string{"green/pod-node2"}},
-		{"drained", ModeTransitRouter, drained, legacy, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil},
-		{"interrupted after the NB, pods arrived", ModeTransitRouter, withPods, converted, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil},
-		{"interrupted mid-apply", ModeTransitRouter, withPods, partial, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil},
-		{"annotated", ModeTransitRouter, annotated, converted, PhaseUpgraded, topology.Layer2TransitRouter, false, false, false, nil},
-		{"new node", ModeTransitRouter, withPods, Footprint{}, PhaseConverting, topology.Layer2TransitRouter, false, true, false, nil},
+		{"v1 agent", ModeLegacy, withPods, legacy, PhaseLegacy, topology.Layer2Legacy, false, false, false, nil, nil},
+		{"v1 agent on an annotated node", ModeLegacy, annotated, converted, PhaseLegacy, topology.Layer2Legacy, false, false, true, nil, nil},
+		{"pods run on the node", ModeTransitRouter, withPods, legacy, PhaseBlocked, topology.Layer2Legacy, false, false, false, []string{"green/pod-node2"}, nil},
+		{"a pending pod does not block", ModeTransitRouter, pending, legacy, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"drained", ModeTransitRouter, drained, legacy, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"a legacy network the state lacks", ModeTransitRouter, drained, lostNetwork, PhaseBlocked, topology.Layer2Legacy, false, false, false, nil, []string{"cluster_udn_gone"}},
+		{"interrupted after the NB, pods arrived", ModeTransitRouter, withPods, converted, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"interrupted mid-apply", ModeTransitRouter, withPods, partial, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"annotated", ModeTransitRouter, annotated, converted, PhaseUpgraded, topology.Layer2TransitRouter, false, false, false, nil, nil},
+		{"a stale annotation on a legacy zone with pods", ModeTransitRouter, topologytest.Layer2Upgrade("node2"), legacy, PhaseBlocked, topology.Layer2Legacy, false, false, true, []string{"green/pod-node2"}, nil},
+		{"new node", ModeTransitRouter, drained, Footprint{}, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"NB lost while pods run", ModeTransitRouter, withPods, Footprint{}, PhaseBlocked, topology.Layer2Legacy, false, false, false, []string{"green/pod-node2"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			step := Decide(tc.mode, tc.st, tc.st.Node("node2"), tc.fp)
 			if step.Phase != tc.phase || step.Options.Layer2 != tc.topo || step.Options.HoldLocalLayer2Pods != tc.hold ||
-				step.SetVersion != tc.set || step.ClearVersion != tc.clear || !slices.Equal(step.Blocking, tc.blocking) {
-				t.Errorf("step %+v; want phase %s, %s, hold %v, set %v, clear %v, blocking %v", step, tc.phase, tc.topo, tc.hold, tc.set, tc.clear, tc.blocking)
+				step.SetVersion != tc.set || step.ClearVersion != tc.clear || !slices.Equal(step.Blocking, tc.blocking) || !slices.Equal(step.Unknown, tc.unknown) {
+				t.Errorf("step %+v; want phase %s, %s, hold %v, set %v, clear %v, blocking %v, unknown %v", step, tc.phase, tc.topo, tc.hold, tc.set, tc.clear, tc.blocking, tc.unknown)
 			}
 		})
+	}
+}
+
+// TestConfirm: the annotation waits while a Layer2 network of the zone did not convert.
+func TestConfirm(t *testing.T) {
+	st := topologytest.Layer2Upgrade()
+	st.Pods = st.Pods[1:] // node1 is drained
+	step := Decide(ModeTransitRouter, st, st.Node("node1"), Footprint{})
+	if !step.SetVersion {
+		t.Fatalf("fixture: %+v", step)
+	}
+	if got := Confirm(step, st, Footprint{}, nil); !got.SetVersion {
+		t.Errorf("a clean conversion is not confirmed: %+v", got)
+	}
+	got := Confirm(step, st, Footprint{}, map[string]error{"cluster_udn_green": errors.New("no tunnel keys")})
+	if got.SetVersion || !slices.Equal(got.Unknown, []string{"cluster_udn_green"}) {
+		t.Errorf("a Layer2 network that did not compile: %+v", got)
+	}
+	gone := FootprintOf(owned("cluster_udn_gone", "rtos-cluster_udn_gone_ovn_layer2_switch"))
+	if got := Confirm(step, st, gone, nil); got.SetVersion || !slices.Equal(got.Unknown, []string{"cluster_udn_gone"}) {
+		t.Errorf("a legacy network the state lacks: %+v", got)
 	}
 }
 
@@ -161,6 +190,30 @@ func TestAssessLegacyAgentAndManyPods(t *testing.T) {
 	r := Assess(st, map[string]Zone{"node1": {Agent: PhaseLegacy}})
 	next := strings.Join(r.Next, "\n")
 	for _, want := range []string{"roll out the new agent on node node1", "drain node node2", "and 2 more", "drain node node3"} {
+		if !strings.Contains(next, want) {
+			t.Errorf("next lacks %q:\n%s", want, next)
+		}
+	}
+}
+
+// TestAssessWhatDrainDoesNotSolve: a DaemonSet's pod stays after a drain, and a legacy
+// network the state lacks (a bad annotation) blocks too; both are said. A node
+// annotated 2.0 whose zone is still legacy with pods is not counted as upgraded.
+func TestAssessWhatDrainDoesNotSolve(t *testing.T) {
+	st := topologytest.Layer2Upgrade("node3")
+	st.Pods[1].DaemonSet = "agent"
+	legacy := FootprintOf(owned("cluster_udn_green", legacyPort))
+	gone := FootprintOf(owned("cluster_udn_gone", "rtos-cluster_udn_gone_ovn_layer2_switch"))
+	st.Pods = slices.DeleteFunc(st.Pods, func(p *cluster.Pod) bool { return p.Node == "node1" })
+	r := Assess(st, map[string]Zone{"node1": {Footprint: &gone}, "node2": {Footprint: &legacy}, "node3": {Footprint: &legacy}})
+	if r.Nodes[0].Phase != PhaseBlocked || !slices.Equal(r.Nodes[0].UnknownNetworks, []string{"cluster_udn_gone"}) {
+		t.Errorf("node1: %+v", r.Nodes[0])
+	}
+	if r.Nodes[2].Phase != PhaseBlocked || r.Upgraded != 0 {
+		t.Errorf("node3, annotated over a legacy zone with a pod: %+v (upgraded %d)", r.Nodes[2], r.Upgraded)
+	}
+	next := strings.Join(r.Next, "\n")
+	for _, want := range []string{"fix network cluster_udn_gone", "a drain leaves DaemonSet pod green/pod-node2"} {
 		if !strings.Contains(next, want) {
 			t.Errorf("next lacks %q:\n%s", want, next)
 		}

@@ -128,6 +128,18 @@ func (r *Reconciler) OwnedRouterPorts() []*nbdb.LogicalRouterPort {
 	return out
 }
 
+// OwnsSwitchPort reports whether the client's cache holds a switch port ovnk owns with
+// this name.
+func (r *Reconciler) OwnsSwitchPort(name string) bool {
+	rc := r.Client.Cache().Table("Logical_Switch_Port")
+	if rc == nil {
+		return false
+	}
+	_, m, err := rc.RowByModel(&nbdb.LogicalSwitchPort{Name: name})
+	p, ok := m.(*nbdb.LogicalSwitchPort)
+	return err == nil && ok && rows.Owned(p.ExternalIDs)
+}
+
 // plan computes the operations of one reconcile.
 type plan struct {
 	c       client.Client

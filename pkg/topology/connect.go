@@ -120,6 +120,7 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 		if n.Topology == cluster.Layer2 && c.opts.Layer2 == Layer2Legacy {
 			// The legacy topology has no router shared by the nodes to link.
 			problems = append(problems, fmt.Errorf("network %s: node %s still runs the legacy Layer2 topology: the network joins the connect here once the node has moved to the transit router (drain it; kubectl ovnk upgrade-status)", name, c.local.Name))
+			c.fenceLegacy(e, cc, n, networks, routers)
 			continue
 		}
 		cn, errs := c.connectedNetwork(cc, n, notCompiled[name] == nil)
@@ -144,6 +145,32 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 		c.steer(e, cc.Name, cn, members, routers)
 	}
 	return oneLine(problems)
+}
+
+// fenceLegacy drops, on a legacy zone's gateway router, what the network's pods on this
+// node send to the connect's other networks. Upgraded zones route those networks' traffic
+// into the network's switch, so it reaches pods here; their replies would otherwise
+// take the gateway router's default route out of the cluster.
+func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluster.Network, networks map[string]*cluster.Network, routers map[string]*nbdb.LogicalRouter) {
+	nm := namesOf(n)
+	gr := routers[nm.GatewayRouter(c.local.Name)]
+	if gr == nil {
+		return // the network did not compile here
+	}
+	for _, name := range cc.Networks {
+		other := networks[name]
+		if other == nil || other == n {
+			continue
+		}
+		for _, dst := range subnetCIDRs(other) {
+			ip := "ip4"
+			if dst.Addr().Is6() {
+				ip = "ip6"
+			}
+			match := fmt.Sprintf("inport == %q && %s.dst == %s", routerToSwitch+nm.Layer2Switch(), ip, dst.Masked())
+			e.policy(gr, match, nbdb.LogicalRouterPolicyActionDrop, nil, n, other, c.local.Name)
+		}
+	}
 }
 
 // maxProblems bounds how many problems a connect's error spells out: it becomes a line
@@ -334,7 +361,7 @@ func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, me
 				ip = "ip6"
 			}
 			match := fmt.Sprintf("inport == %q && %s.dst == %s", inport, ip, dst.Masked())
-			e.policy(nr, match, nh.Addr().String(), cn.net, other.net, node)
+			e.policy(nr, match, nbdb.LogicalRouterPolicyActionReroute, []string{nh.Addr().String()}, cn.net, other.net, node)
 		}
 	}
 }
@@ -402,12 +429,12 @@ func (e *connectEmitter) route(lr *nbdb.LogicalRouter, prefix, nexthop string, n
 
 // policy adds a reroute policy; its identity names the connect, since two connects
 // sharing two networks give the same match a different next hop.
-func (e *connectEmitter) policy(lr *nbdb.LogicalRouter, match, nexthop string, n, dst *cluster.Network, node string) {
+func (e *connectEmitter) policy(lr *nbdb.LogicalRouter, match string, action nbdb.LogicalRouterPolicyAction, nexthops []string, n, dst *cluster.Network, node string) {
 	id := fmt.Sprintf("policy:%s:%d:%s:%s", lr.Name, ConnectPolicyPriority, match, e.cnc)
 	ids := e.ids(id, n, node)
 	ids[DestinationNetworkKey] = dst.Name
 	e.set.Policies = append(e.set.Policies, &nbdb.LogicalRouterPolicy{UUID: id, Priority: ConnectPolicyPriority, Match: match,
-		Action: nbdb.LogicalRouterPolicyActionReroute, Nexthops: []string{nexthop}, ExternalIDs: ids})
+		Action: action, Nexthops: nexthops, ExternalIDs: ids})
 	lr.Policies = append(lr.Policies, id)
 }
 

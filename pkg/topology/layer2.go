@@ -3,7 +3,9 @@ package topology
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -217,6 +219,20 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 		}
 		dummies = append(dummies, d)
 	}
+	// The dummy address must be no gateway router's: with a small join subnet, a high
+	// node id reaches it.
+	for _, each := range c.state.Nodes {
+		joins, err := joinIPs(n, each)
+		if err != nil {
+			continue // reported where the node's join IP is used
+		}
+		for _, j := range joins {
+			if slices.Contains(dummies, j) {
+				return fmt.Errorf("network %s: node %s's join IP %s is the upgrade port's address, the join subnet's last but one: give the network a larger join subnet, or finish the upgrade of the legacy nodes (%s) first",
+					n.Name, each.Name, j, nodeNames(legacy))
+			}
+		}
+	}
 	switchName := nm.Layer2Switch()
 	upgrade := e.routerPort(tr, &nbdb.LogicalRouterPort{
 		Name:     transitRouterToSwitch + switchName + upgradeSuffix,
@@ -238,6 +254,14 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 		}
 	}
 	return nil
+}
+
+func nodeNames(nodes []*cluster.Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // layer2Legacy builds the Layer2 topology before OKEP-5094: the local gateway router is

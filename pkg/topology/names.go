@@ -51,8 +51,8 @@ const (
 type Layer2PortKind int
 
 const (
-	// NotLayer2Marker is any other port.
-	NotLayer2Marker Layer2PortKind = iota
+	// NotLayer2Port is any other port.
+	NotLayer2Port Layer2PortKind = iota
 	// Layer2LegacyGatewayPort is a gateway router's port on a Layer2 switch
 	// ("rtos-<prefix>ovn_layer2_switch"): the legacy topology.
 	Layer2LegacyGatewayPort
@@ -66,14 +66,13 @@ const (
 
 // ClassifyLayer2Port tells what a router port's name says of a Layer2 topology.
 func ClassifyLayer2Port(name string) Layer2PortKind {
-	const layer2Switch = layer2SwitchName
 	switch {
-	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2Switch+upgradeSuffix):
+	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2SwitchName+upgradeSuffix):
 		return Layer2UpgradePort
-	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2Switch):
+	case strings.HasPrefix(name, transitRouterToSwitch) && strings.HasSuffix(name, layer2SwitchName):
 		return Layer2TransitRouterPort
-	case strings.HasPrefix(name, routerToSwitch) && strings.HasSuffix(name, layer2Switch):
+	case strings.HasPrefix(name, routerToSwitch) && strings.HasSuffix(name, layer2SwitchName):
 		return Layer2LegacyGatewayPort
 	}
-	return NotLayer2Marker
+	return NotLayer2Port
 }

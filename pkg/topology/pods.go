@@ -48,8 +48,12 @@ func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, cha
 
 // localPods adds a port for each of the local node's pods on the network.
 func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	hold := n.Topology == cluster.Layer2 && c.opts.HoldLocalLayer2Pods
 	for _, p := range c.podsByNetwork[n.Name] {
 		if p.Node != c.local.Name {
+			continue
+		}
+		if hold && (c.opts.Wired == nil || !c.opts.Wired(PodPortName(n, p))) {
 			continue
 		}
 		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
@@ -68,9 +72,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 // switch spans zones, so each zone must know where every MAC lives. A pod port's tunnel
 // key comes from its annotation and is the same in every zone.
 func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
-	if !c.opts.HoldLocalLayer2Pods {
-		c.localPods(e, n, ls)
-	}
+	c.localPods(e, n, ls)
 	nodes := map[string]*cluster.Node{}
 	for _, node := range c.state.Nodes {
 		nodes[node.Name] = node

@@ -55,6 +55,7 @@ const (
 	Layer2Legacy
 )
 
+// String names the topology for logs and errors.
 func (t Layer2Topology) String() string {
 	if t == Layer2Legacy {
 		return "legacy"
@@ -68,9 +69,13 @@ type Options struct {
 	// Layer2 is the local node's Layer2 topology. Other nodes' topologies come from
 	// their k8s.ovn.org/layer2-topology-version annotations.
 	Layer2 Layer2Topology
-	// HoldLocalLayer2Pods leaves out the local node's pods on Layer2 networks: the
-	// node is converting to the transit-router topology, and new pods wait for it.
+	// HoldLocalLayer2Pods leaves out the local node's pods on Layer2 networks that are
+	// not wired yet (see Wired): the node is converting to the transit-router topology,
+	// and new pods wait for it.
 	HoldLocalLayer2Pods bool
+	// Wired reports whether the zone already has a switch port of this name; nil means
+	// none. A held pod whose port exists keeps it.
+	Wired func(port string) bool
 }
 
 // OptionsFor returns the options a zone is built with once nothing is in progress:

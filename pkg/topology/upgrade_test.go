@@ -1,10 +1,12 @@
 package topology
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 )
 
@@ -201,9 +203,9 @@ func TestClassifyLayer2Port(t *testing.T) {
 		"rtos-cluster_udn_green_ovn_layer2_switch":          Layer2LegacyGatewayPort,
 		"trtos-cluster_udn_green_ovn_layer2_switch":         Layer2TransitRouterPort,
 		"trtos-cluster_udn_green_ovn_layer2_switch-upgrade": Layer2UpgradePort,
-		"rtos-cluster_udn_blue_node1":                       NotLayer2Marker,
-		"rtotr-GR_cluster_udn_green_node1":                  NotLayer2Marker,
-		"stotr-cluster_udn_green_ovn_layer2_switch-upgrade": NotLayer2Marker,
+		"rtos-cluster_udn_blue_node1":                       NotLayer2Port,
+		"rtotr-GR_cluster_udn_green_node1":                  NotLayer2Port,
+		"stotr-cluster_udn_green_ovn_layer2_switch-upgrade": NotLayer2Port,
 	} {
 		if got := ClassifyLayer2Port(name); got != want {
 			t.Errorf("ClassifyLayer2Port(%s) = %d, want %d", name, got, want)
@@ -250,4 +252,58 @@ func TestLegacyZoneLeavesLayer2NetworksOutOfConnects(t *testing.T) {
 	if linked == 0 {
 		t.Errorf("no network linked to the connect router: the Layer3 networks should be")
 	}
+	// What the Layer2 pods here send to the other networks is dropped on the gateway
+	// router, one policy per subnet of each other network, rather than leaving the cluster.
+	drops := 0
+	for _, p := range res.Rows.Policies {
+		if p.Action == nbdb.LogicalRouterPolicyActionDrop && strings.Contains(p.Match, "rtos-") {
+			drops++
+		}
+	}
+	if drops != 2 {
+		t.Errorf("%d drop policies on the legacy gateway router, want 2 (the other network's two subnets)", drops)
+	}
+}
+
+// TestHeldPodsKeepTheirPorts: while converting, a local pod whose port the zone
+// already has keeps it; only pods not wired yet wait.
+func TestHeldPodsKeepTheirPorts(t *testing.T) {
+	st := topologytest.Layer2Upgrade()
+	wired := "green.green_green_pod-node2"
+	res, err := CompileWith(st, "node2", Options{Layer2: Layer2TransitRouter, HoldLocalLayer2Pods: true,
+		Wired: func(port string) bool { return port == wired }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range res.Rows.SwitchPorts {
+		found = found || (p.Name == wired && p.Type == "")
+	}
+	if !found {
+		t.Errorf("the wired pod's port %s was dropped while converting", wired)
+	}
+}
+
+// TestUpgradeAddressOfANode: a join subnet so small that a node's join IP is the
+// upgrade port's address leaves the network uncompiled in an upgraded zone, saying so.
+func TestUpgradeAddressOfANode(t *testing.T) {
+	st := topologytest.Layer2Upgrade("node1")
+	st.Networks[0].JoinSubnets = prefixesOf("100.65.0.0/29", "fd99::/64") // last but one: .6
+	st.Nodes[2].ID = 6                                                    // node3's join IP: 100.65.0.6
+	res, err := Compile(st, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = res.NotCompiled["cluster_udn_green"]
+	if err == nil || !strings.Contains(err.Error(), "node node3's join IP 100.65.0.6/29 is the upgrade port's address") {
+		t.Errorf("error %v, want one naming node3's join IP", err)
+	}
+}
+
+func prefixesOf(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
 }

@@ -155,17 +155,22 @@ func (w *walker) handoffSwitch(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logica
 	if !ok {
 		return
 	}
-	nport, nls := next.SwitchPort(out.Name)
-	if nport == nil || nls == nil || nls.Name != ls.Name {
-		// The tunnel carries the port's key: the receiving zone may know the port under
-		// another name.
-		key := out.Options["requested-tnl-key"]
-		if nport = next.SwitchPortByKey(ls.Name, key); key == "" || nport == nil {
-			w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: ls.Name, Port: out.Name,
-				Reason: fmt.Sprintf("node %s's zone has no port %s on switch %s, nor one with its tunnel key %q", owner, out.Name, ls.Name, key)})
-			return
-		}
+	// The tunnel carries the port's key, not its name: the receiving zone finds the port
+	// by key, under whatever name it has there (a port without a key, by name).
+	var nport *nbdb.LogicalSwitchPort
+	var nls *nbdb.LogicalSwitch
+	key := out.Options["requested-tnl-key"]
+	if key == "" {
+		nport, nls = next.SwitchPort(out.Name)
+	} else if nport = next.SwitchPortByKey(ls.Name, key); nport != nil {
 		_, nls = next.SwitchPort(nport.Name)
+	}
+	if nport == nil || nls == nil || nls.Name != ls.Name {
+		w.end(Verdict{Kind: Stuck, Zone: owner, Datapath: ls.Name, Port: out.Name,
+			Reason: fmt.Sprintf("node %s's zone has no port %s on switch %s", owner, describePort(out.Name, key), ls.Name)})
+		return
+	}
+	if nport.Name != out.Name {
 		w.hop(Hop{Zone: owner, Datapath: ls.Name, Kind: "switch", Stage: StageHandoff, OutPort: nport.Name,
 			Note: fmt.Sprintf("tunnel key %s is port %s in node %s's zone", key, nport.Name, owner)})
 	}
@@ -178,6 +183,14 @@ func (w *walker) handoffSwitch(z *Zone, ls *nbdb.LogicalSwitch, out *nbdb.Logica
 		return
 	}
 	w.switchEgress(next, nls, nport)
+}
+
+// describePort names a port the way a zone would find it: by tunnel key when it has one.
+func describePort(name, key string) string {
+	if key == "" {
+		return name
+	}
+	return fmt.Sprintf("with tunnel key %s (%s here)", key, name)
 }
 
 // handoff records the crossing to owner's zone and reads that zone.

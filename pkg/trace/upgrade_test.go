@@ -59,3 +59,26 @@ func TestRollingLayer2Upgrade(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectToALegacyNodesPodLeaksNothing: while ovn-worker2 is still legacy, blue's
+// traffic to yellow's pod there is routed into yellow's switch by the upgraded zones,
+// but the legacy gateway router drops the pod's reply instead of sending it out of the
+// cluster; a pod of an upgraded node is reached and answers.
+func TestConnectToALegacyNodesPodLeaksNothing(t *testing.T) {
+	st := topologytest.MixedConnect()
+	legacy := st.Node("ovn-worker2")
+	legacy.Layer2TopologyVersion = ""
+	for _, n := range st.Nodes {
+		n.Layer2GatewayTunnelIDs = map[string]int{"yellow_yellow-network": 10 + n.ID}
+	}
+	c := compiled(t, st)
+	res := mustTrace(t, c, podRequest(t, c, "blue/web", "blue_blue-network", "105.105.0.6"))
+	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Dropped || res.Reply.Verdict.Zone != "ovn-worker2" ||
+		res.Reply.Hops[len(res.Reply.Hops)-1].Stage != trace.StagePolicy {
+		t.Errorf("the reply from yellow/gw-b on the legacy node: %+v, want dropped by a policy on ovn-worker2\n%s", res.Reply, text(t, res))
+	}
+	res = mustTrace(t, c, podRequest(t, c, "blue/web", "blue_blue-network", "105.105.0.5"))
+	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Delivered || res.Reply.Verdict.Pod != "blue/web" {
+		t.Errorf("to yellow/gw-a on an upgraded node: reply %+v\n%s", res.Reply, text(t, res))
+	}
+}

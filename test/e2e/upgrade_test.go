@@ -62,6 +62,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 	u := &upgradeRun{ec: ec, pods: map[string]string{"a": n1.name, "b": n2.name, "c": n3.name}}
 	for name := range u.pods {
 		ec.podIface(ctx, upgradeNS, name, upgradeNAD)
+		u.markRunning(ctx, name)
 	}
 	ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
 	u.check(ctx, "all legacy")
@@ -146,6 +147,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		ec.waitReady(ctx)
 		u.waitUpgraded(ctx, n3)
 		ec.podIface(ctx, upgradeNS, "c2", upgradeNAD)
+		u.markRunning(ctx, "c2")
 		u.check(ctx, "all upgraded")
 	}
 
@@ -200,7 +202,22 @@ func (u *upgradeRun) addPod(ctx context.Context, name string, n *node) {
 	u.ec.create(ctx, pod(upgradeNS, name, n.name))
 	u.pods[name] = n.name
 	u.ec.podIface(ctx, upgradeNS, name, upgradeNAD)
+	u.markRunning(ctx, name)
 	u.ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
+}
+
+// markRunning sets a pod's phase to Running, as its kubelet would once it started: only
+// running pods hold a node on the legacy topology.
+func (u *upgradeRun) markRunning(ctx context.Context, name string) {
+	u.ec.t.Helper()
+	var p corev1.Pod
+	if err := u.ec.c.Get(ctx, types.NamespacedName{Namespace: upgradeNS, Name: name}, &p); err != nil {
+		u.ec.t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodRunning
+	if err := u.ec.c.Status().Update(ctx, &p); err != nil {
+		u.ec.t.Fatalf("mark pod %s running: %v", name, err)
+	}
 }
 
 // restartOnV2 replaces a node's agent by one running the transit-router topology.

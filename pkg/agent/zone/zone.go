@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,7 +55,7 @@ type Controller struct {
 
 	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
-	layer2Phase atomic.Value // l2upgrade.Phase
+	layer2Phase atomic.Pointer[l2upgrade.Phase]
 	ready       atomic.Bool
 
 	// outcome is the last reconcile's, for the agent's heartbeat.
@@ -68,8 +69,10 @@ type Controller struct {
 // Layer2Phase returns where the node is in the Layer2 topology upgrade, as of the last
 // successful reconcile; "" before it.
 func (c *Controller) Layer2Phase() string {
-	p, _ := c.layer2Phase.Load().(l2upgrade.Phase)
-	return string(p)
+	if p := c.layer2Phase.Load(); p != nil {
+		return string(*p)
+	}
+	return ""
 }
 
 // Ready reports whether the zone has been reconciled successfully at least once.
@@ -164,10 +167,18 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	}
 	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
 	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
+	if step.ClearVersion {
+		// Before the legacy rows go in: no zone may take this node for upgraded then.
+		if err := c.patchNode(ctx, map[string]any{cluster.AnnotationLayer2TopologyVersion: nil}); err != nil {
+			return ovn.Stats{}, nil, err
+		}
+	}
+	step.Options.Wired = c.NB.OwnsSwitchPort
 	res, err := topology.CompileWith(st, c.NodeName, step.Options)
 	if err != nil {
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
 	}
+	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
 	nb := c.NB
 	if step.Phase == l2upgrade.PhaseConverting && len(fp.TransitRouter) == 0 && len(fp.Legacy) > 0 {
 		// The conversion goes in one transaction: interrupted, it leaves the legacy zone
@@ -201,11 +212,14 @@ func (c *Controller) noteLayer2Step(ctx context.Context, step l2upgrade.Step) {
 	if c.Layer2Phase() == string(phase) {
 		return
 	}
-	c.layer2Phase.Store(phase)
+	c.layer2Phase.Store(&phase)
 	logger := log.FromContext(ctx)
 	switch phase {
 	case l2upgrade.PhaseBlocked:
-		logger.Info("Layer2 networks stay on the legacy topology until no Layer2 pod runs on this node", "pods", step.Blocking)
+		logger.Info("Layer2 networks stay on the legacy topology until no Layer2 pod runs on this node and every network of its zone is in the cluster state",
+			"pods", step.Blocking, "unknownNetworks", step.Unknown)
+	case l2upgrade.PhaseConverting:
+		logger.Info("converting to the transit-router Layer2 topology", "waitingFor", step.Unknown)
 	case l2upgrade.PhaseUpgraded:
 		logger.Info("Layer2 networks run the transit-router topology", "annotation", cluster.AnnotationLayer2TopologyVersion)
 	default:
@@ -302,11 +316,8 @@ func (c *Controller) reportStatus(ctx context.Context, z *reconciled) error {
 		return fmt.Errorf("get node %s: %w", c.NodeName, err)
 	}
 	changes := map[string]any{}
-	switch version, ok := node.Annotations[cluster.AnnotationLayer2TopologyVersion]; {
-	case z.step.SetVersion && version != cluster.Layer2TopologyVersionTransitRouter:
+	if z.step.SetVersion && node.Annotations[cluster.AnnotationLayer2TopologyVersion] != cluster.Layer2TopologyVersionTransitRouter {
 		changes[cluster.AnnotationLayer2TopologyVersion] = cluster.Layer2TopologyVersionTransitRouter
-	case z.step.ClearVersion && ok:
-		changes[cluster.AnnotationLayer2TopologyVersion] = nil
 	}
 	report := map[string]string{}
 	for _, n := range st.Networks {
@@ -331,12 +342,18 @@ func (c *Controller) reportStatus(ctx context.Context, z *reconciled) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": changes}})
+	return c.patchNode(ctx, changes)
+}
+
+// patchNode sets (or, for a nil value, removes) annotations of this node.
+func (c *Controller) patchNode(ctx context.Context, annotations map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return err
 	}
-	if err := c.Client.Patch(ctx, &node, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("ovnk-zone")); err != nil {
-		return fmt.Errorf("report zone status on node %s: %w", c.NodeName, err)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}}
+	if err := c.Client.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("ovnk-zone")); err != nil {
+		return fmt.Errorf("annotate node %s: %w", c.NodeName, err)
 	}
 	return nil
 }

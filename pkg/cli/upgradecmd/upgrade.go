@@ -38,7 +38,7 @@ const (
 type Options struct {
 	Watch   bool
 	Timeout time.Duration
-	// NB is --nb: read every node's zone from this NB endpoint.
+	// NB is --nb: read the zone of a one-node cluster from this NB endpoint.
 	NB     string
 	Output *cmdutil.Output
 
@@ -83,8 +83,9 @@ upgraded and no zone holds an upgrade port.
 
 The nodes, pods and networks come from the API server; each node's zone is read live
 from its agent (ovnk-agent dump through pods/exec, 8 nodes at a time), or straight
-from an NB with --nb or the settings' nb-endpoints; each agent's phase comes from its
-heartbeat Lease in the agent namespace. A zone that cannot be read is reported, and
+from each node's NB listed under the settings' nb-endpoints (or, on a one-node
+cluster, --nb); each agent's phase comes from its heartbeat Lease in the agent
+namespace. Only running pods block a node: a pending one holds no connection yet. A zone that cannot be read is reported, and
 the node is judged by its annotation and pods alone.
 
 With --watch, look again every few seconds until the upgrade is complete, redrawing
@@ -123,7 +124,7 @@ stops watching.`,
 	}
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "look again every few seconds until the upgrade is complete")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --watch, how long to wait for the upgrade to complete before giving up")
-	cmd.Flags().StringVar(&o.NB, "nb", "", "read every node's zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
+	cmd.Flags().StringVar(&o.NB, "nb", "", "read the zone of a one-node cluster from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of its agent; for more nodes, list each node's NB under nb-endpoints in the settings file")
 	o.Output = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	return cmd
@@ -155,6 +156,11 @@ func (o *Options) Run(ctx context.Context) error {
 		a, err := assess(ctx, conn.Client, src, o.f.Settings.AgentNamespace)
 		if err != nil {
 			return assessment{}, conn.Explain(err)
+		}
+		if o.NB != "" && a.Report.Total > 1 {
+			// Every node has a zone of its own: one NB would stand for all of them.
+			return assessment{}, fmt.Errorf("--nb %s reads one zone, but the cluster has %d nodes, each with its own: drop --nb to read every zone through its agent, or list each node's NB under nb-endpoints in the settings file",
+				o.NB, a.Report.Total)
 		}
 		return a, nil
 	}
@@ -190,8 +196,9 @@ func warn(f *cmdutil.Factory, warnings []string) {
 // access denied) would not go away by waiting. A zone that cannot be read does not
 // fail a look.
 func (o *Options) watch(ctx context.Context, look func(context.Context) (assessment, error)) error {
-	deadline := time.NewTimer(o.Timeout)
-	defer deadline.Stop()
+	// The timeout bounds the looks too: one look reads every zone, which may be slow.
+	looks, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
 	d := newDisplay(o)
@@ -207,10 +214,18 @@ func (o *Options) watch(ctx context.Context, look func(context.Context) (assessm
 		return err
 	}
 	for {
-		a, err := look(ctx)
+		a, err := look(looks)
 		if ctx.Err() != nil {
 			// Interrupted (Ctrl-C) while looking: what the look saw is incomplete.
 			return end(interrupted(ctx))
+		}
+		if looks.Err() != nil {
+			// The timeout fell during the look: report the last complete one.
+			report := l2upgrade.Report{}
+			if last != nil {
+				report = last.Report
+			}
+			return end(timeoutError(o.Timeout, report))
 		}
 		if err != nil {
 			return end(err)
@@ -225,7 +240,10 @@ func (o *Options) watch(ctx context.Context, look func(context.Context) (assessm
 		select {
 		case <-ctx.Done():
 			return end(interrupted(ctx))
-		case <-deadline.C:
+		case <-looks.Done():
+			if ctx.Err() != nil {
+				return end(interrupted(ctx))
+			}
 			return end(timeoutError(o.Timeout, a.Report))
 		case <-ticker.C:
 		}

@@ -440,7 +440,7 @@ func Layer2Upgrade(upgraded ...string) *cluster.State {
 	var pods []*cluster.Pod
 	for i, node := range []string{"node1", "node2", "node3"} {
 		o := 3 + i
-		pods = append(pods, &cluster.Pod{Namespace: "green", Name: "pod-" + node, Node: node, Networks: map[string]cluster.PodInterface{
+		pods = append(pods, &cluster.Pod{Namespace: "green", Name: "pod-" + node, Node: node, Running: true, Networks: map[string]cluster.PodInterface{
 			net.Name: {IPs: prefixes("203.203.0."+itoa(o)+"/24", "2010:100:200::"+itoa(o)+"/60"), MAC: "0a:58:cb:cb:00:0" + itoa(o), Role: "primary", TunnelID: 7 + i},
 		}})
 	}
