@@ -6,6 +6,7 @@ package clitest
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,4 +146,41 @@ func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Execute runs cmd with args as the plugin would, its output going to out and errOut,
+// without usage or error printing (the caller checks the error).
+func Execute(ctx context.Context, cmd *cobra.Command, out, errOut io.Writer, args ...string) error {
+	cmd.SetArgs(append([]string{}, args...)) // never nil, which would mean os.Args
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	return cmd.ExecuteContext(ctx)
+}
+
+// CreateObjects creates objs and deletes them when the test ends: cluster-wide objects
+// are seen by every test of the package. A pod's status phase, which the API server
+// ignores on create, is set after; pods go at once on deletion, as no kubelet confirms.
+func CreateObjects(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		var phase corev1.PodPhase
+		if p, ok := obj.(*corev1.Pod); ok {
+			phase = p.Status.Phase
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+		}
+		if p, ok := obj.(*corev1.Pod); ok && phase != "" {
+			p.Status.Phase = phase
+			if err := c.Status().Update(ctx, p); err != nil {
+				t.Fatalf("set pod %s %s: %v", p.Name, phase, err)
+			}
+		}
+		t.Cleanup(func() {
+			if err := c.Delete(context.Background(), obj, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+				t.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
+			}
+		})
+	}
 }

@@ -41,28 +41,7 @@ func newTestCommand(kube *testenv.Kube, namespace string, clock func() time.Time
 }
 
 func (c *command) run(ctx context.Context, args ...string) error {
-	cmd := newCommand(c.opts)
-	cmd.SetArgs(append([]string{}, args...)) // never nil, which would mean os.Args
-	cmd.SetOut(c.out)
-	cmd.SetErr(c.errOut)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	return cmd.ExecuteContext(ctx)
-}
-
-// create creates objs and deletes them when the test ends. Nodes and networks are
-// cluster-wide and `status` shows them all, so every test removes its own.
-func create(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-		}
-		t.Cleanup(func() {
-			if err := c.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
-				t.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
-			}
-		})
-	}
+	return clitest.Execute(ctx, newCommand(c.opts), c.out, c.errOut, args...)
 }
 
 func ensureNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
@@ -120,7 +99,7 @@ func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
 	failing[heartbeat.AnnotationVersion] = "v0.4.0"
 	failing[heartbeat.AnnotationLastError] = "apply zone status-b: transaction failed: constraint violation: " +
 		"Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name"
-	create(ctx, t, c,
+	clitest.CreateObjects(ctx, t, c,
 		nodeObject("status-a", `{"cluster_udn_blue":"","tenant-red_red":""}`),
 		nodeObject("status-b", `{"cluster_udn_blue":"","tenant-red_red":"no k8s.ovn.org/l3-gateway-config yet"}`),
 		nodeObject("status-c", ""),
@@ -225,7 +204,7 @@ func TestWaitUntilReady(t *testing.T) {
 	defer cancel()
 	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
-	create(ctx, t, c, nodeObject("status-w", ""))
+	clitest.CreateObjects(ctx, t, c, nodeObject("status-w", ""))
 
 	cmd := newTestCommand(kube, ns, func() time.Time { return now }, clitest.Terminal{TTY: false, Width: 80})
 	done := make(chan error, 1)
@@ -239,7 +218,7 @@ func TestWaitUntilReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	create(ctx, t, c, leaseObject(ns, "status-w", now, healthy(now)))
+	clitest.CreateObjects(ctx, t, c, leaseObject(ns, "status-w", now, healthy(now)))
 	if err := <-done; err != nil {
 		t.Fatalf("status --wait: %v", err)
 	}
@@ -259,7 +238,7 @@ func TestWaitTimesOut(t *testing.T) {
 	defer cancel()
 	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
-	create(ctx, t, c, nodeObject("status-t", `{"cluster_udn_green":"no k8s.ovn.org/node-subnets yet"}`), layer3CUDN("green", "10.40.0.0/16"))
+	clitest.CreateObjects(ctx, t, c, nodeObject("status-t", `{"cluster_udn_green":"no k8s.ovn.org/node-subnets yet"}`), layer3CUDN("green", "10.40.0.0/16"))
 
 	cmd := newTestCommand(kube, ns, func() time.Time { return now }, clitest.Terminal{TTY: true, Width: 60})
 	err := cmd.run(ctx, "--wait", "--timeout", "300ms")
@@ -321,7 +300,7 @@ func TestWithRealHeartbeat(t *testing.T) {
 	defer cancel()
 	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
-	create(ctx, t, c, nodeObject("status-hb", ""))
+	clitest.CreateObjects(ctx, t, c, nodeObject("status-hb", ""))
 	reconciled := time.Now()
 	hb := &heartbeat.Heartbeat{
 		Client: c, Namespace: ns, NodeName: "status-hb", Version: "v7.7.7",

@@ -57,40 +57,7 @@ func newTestCommand(kube *testenv.Kube, settings *cmdutil.Settings, term clitest
 }
 
 func (c *command) run(ctx context.Context, args ...string) error {
-	cmd := newCommand(c.opts)
-	cmd.SetArgs(append([]string{}, args...)) // never nil, which would mean os.Args
-	cmd.SetOut(c.out)
-	cmd.SetErr(c.errOut)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	return cmd.ExecuteContext(ctx)
-}
-
-// create creates objs and deletes them when the test ends: the command reports every
-// node of the cluster, so each test removes its own. Pods go at once, as a kubelet
-// would confirm (there is none).
-func create(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		// The API server ignores a new object's status: set a pod's phase after.
-		var phase corev1.PodPhase
-		if p, ok := obj.(*corev1.Pod); ok {
-			phase = p.Status.Phase
-		}
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-		}
-		if p, ok := obj.(*corev1.Pod); ok && phase != "" {
-			p.Status.Phase = phase
-			if err := c.Status().Update(ctx, p); err != nil {
-				t.Fatalf("set pod %s %s: %v", p.Name, phase, err)
-			}
-		}
-		t.Cleanup(func() {
-			if err := c.Delete(context.Background(), obj, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
-				t.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
-			}
-		})
-	}
+	return clitest.Execute(ctx, newCommand(c.opts), c.out, c.errOut, args...)
 }
 
 // nodeObject is a node as its agent and the leader annotate it — chassis, gateway,
@@ -242,7 +209,7 @@ func midUpgradeCluster(ctx context.Context, t *testing.T, kube *testenv.Kube) (*
 	tenant := tenantNamespace(ctx, t, kube, c)
 	unready := nodeObject(t, "upg-e", 5, "")
 	delete(unready.Annotations, cluster.AnnotationNodeID)
-	create(ctx, t, c,
+	clitest.CreateObjects(ctx, t, c,
 		nodeObject(t, "upg-a", 1, cluster.Layer2TopologyVersionTransitRouter),
 		nodeObject(t, "upg-b", 2, ""),
 		nodeObject(t, "upg-c", 3, ""),
@@ -373,7 +340,7 @@ func TestNBFlag(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	create(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-nb", 1, cluster.Layer2TopologyVersionTransitRouter))
+	clitest.CreateObjects(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-nb", 1, cluster.Layer2TopologyVersionTransitRouter))
 	nb := zoneNB(t, transitPort)
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{Width: 80})
 	if err := cmd.run(ctx, "--nb", nb.Endpoint); err != nil {
@@ -392,7 +359,7 @@ func TestNBFlagOneZoneOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := clitest.NewClient(t, kube)
-	create(ctx, t, c, nodeObject(t, "upg-nb1", 1, cluster.Layer2TopologyVersionTransitRouter), nodeObject(t, "upg-nb2", 2, ""))
+	clitest.CreateObjects(ctx, t, c, nodeObject(t, "upg-nb1", 1, cluster.Layer2TopologyVersionTransitRouter), nodeObject(t, "upg-nb2", 2, ""))
 	nb := zoneNB(t, transitPort)
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{Width: 80})
 	err := cmd.run(ctx, "--nb", nb.Endpoint)
@@ -408,7 +375,7 @@ func TestWatchUntilComplete(t *testing.T) {
 	defer cancel()
 	c := clitest.NewClient(t, kube)
 	node := nodeObject(t, "upg-w", 1, "")
-	create(ctx, t, c, node)
+	clitest.CreateObjects(ctx, t, c, node)
 	nb := zoneNB(t) // an empty zone: the node has no Layer2 footprint yet
 
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{Width: 80})
@@ -482,7 +449,7 @@ func TestWatchTimesOutOnTerminal(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	create(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-t", 1, ""))
+	clitest.CreateObjects(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-t", 1, ""))
 	nb := zoneNB(t, legacyPort)
 
 	term := clitest.Terminal{TTY: true, Width: 80}
@@ -511,7 +478,7 @@ func TestWatchInterrupted(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	create(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-i", 1, ""))
+	clitest.CreateObjects(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-i", 1, ""))
 	nb := zoneNB(t)
 
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{TTY: true, Width: 80})
@@ -549,7 +516,7 @@ func TestWatchJSON(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	create(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-j", 1, ""))
+	clitest.CreateObjects(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-j", 1, ""))
 	nb := zoneNB(t)
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{Width: 80})
 	err := cmd.run(ctx, "--watch", "--timeout", "200ms", "--nb", nb.Endpoint, "-o", "json")
