@@ -148,17 +148,23 @@ func MasqueradeIPs(masquerade netip.Prefix, networkID int) (gatewayRouter, manag
 }
 
 // UpgradeJoinIP returns the dummy join-subnet address of OKEP-5094's upgrade port: the
-// last address but one of the join subnet, with its prefix length (100.65.255.254/16
-// of 100.65.0.0/16; fd99::ffff:ffff:ffff:fffe/64 of fd99::/64). A node that moved to
-// the transit-router Layer2 topology puts it on its transit router's "-upgrade" port
-// so that the join IPs of nodes still on the legacy topology are on a connected
-// subnet; it is never a packet's source or destination, so every node uses the same.
-// It fails for a join subnet of fewer than 4 addresses.
-func UpgradeJoinIP(join netip.Prefix) (netip.Prefix, error) {
+// highest address of the join subnet but its last that taken does not claim (a node's
+// join IP), with the subnet's prefix length — 100.65.255.254/16 of 100.65.0.0/16 and
+// fd99::ffff:ffff:ffff:fffe/64 of fd99::/64 when no node has them. A node that moved to
+// the transit-router Layer2 topology puts it on its transit router's "-upgrade" port so
+// that the join IPs of nodes still on the legacy topology are on a connected subnet; it
+// is never a packet's source or destination, and every zone derives the same. It fails
+// when every address but the network's and the last is taken.
+func UpgradeJoinIP(join netip.Prefix, taken func(netip.Addr) bool) (netip.Prefix, error) {
 	join = join.Masked()
 	if join.Addr().BitLen()-join.Bits() < 2 {
 		return netip.Prefix{}, fmt.Errorf("join subnet %s is too small for an upgrade address; it needs at least 4 addresses", join)
 	}
-	last := addrNum(join.Addr()).add(prefixSize(join)).sub(uint128{lo: 2})
-	return netip.PrefixFrom(last.addr(join.Addr().Is4()), join.Bits()), nil
+	first := addrNum(join.Addr()).add(uint128{lo: 1})
+	for n := addrNum(join.Addr()).add(prefixSize(join)).sub(uint128{lo: 2}); !n.less(first); n = n.sub(uint128{lo: 1}) {
+		if a := n.addr(join.Addr().Is4()); !taken(a) {
+			return netip.PrefixFrom(a, join.Bits()), nil
+		}
+	}
+	return netip.Prefix{}, fmt.Errorf("join subnet %s has no address left for the upgrade port: every one is a node's join IP; use a larger join subnet", join)
 }

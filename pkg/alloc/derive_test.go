@@ -246,6 +246,7 @@ func TestMasqueradeIPs(t *testing.T) {
 }
 
 func TestUpgradeJoinIP(t *testing.T) {
+	none := func(netip.Addr) bool { return false }
 	for in, want := range map[string]string{
 		"100.65.0.0/16": "100.65.255.254/16",
 		"100.65.7.9/24": "100.65.7.254/24",
@@ -254,14 +255,25 @@ func TestUpgradeJoinIP(t *testing.T) {
 		"fd00::/126":    "fd00::2/126",
 		"100.64.0.0/10": "100.127.255.254/10",
 	} {
-		got, err := UpgradeJoinIP(netip.MustParsePrefix(in))
+		got, err := UpgradeJoinIP(netip.MustParsePrefix(in), none)
 		if err != nil || got.String() != want {
 			t.Errorf("UpgradeJoinIP(%s) = %v, %v; want %s", in, got, err, want)
 		}
 	}
+	// A node's join IP is skipped, downwards.
+	taken := func(a netip.Addr) bool {
+		return a == netip.MustParseAddr("10.0.0.6") || a == netip.MustParseAddr("10.0.0.5")
+	}
+	if got, err := UpgradeJoinIP(netip.MustParsePrefix("10.0.0.0/29"), taken); err != nil || got.String() != "10.0.0.4/29" {
+		t.Errorf("with .6 and .5 taken: %v, %v; want 10.0.0.4/29", got, err)
+	}
+	all := func(netip.Addr) bool { return true }
+	if _, err := UpgradeJoinIP(netip.MustParsePrefix("10.0.0.0/29"), all); err == nil || !strings.Contains(err.Error(), "10.0.0.0/29 has no address left") {
+		t.Errorf("all taken: %v", err)
+	}
 	for _, in := range []string{"10.0.0.0/31", "10.0.0.1/32", "fd00::/127"} {
-		if _, err := UpgradeJoinIP(netip.MustParsePrefix(in)); err == nil || !strings.Contains(err.Error(), in[:len(in)-3]) {
-			t.Errorf("UpgradeJoinIP(%s): error %v, want one naming the subnet", in, err)
+		if _, err := UpgradeJoinIP(netip.MustParsePrefix(in), none); err == nil || !strings.Contains(err.Error(), "too small") {
+			t.Errorf("UpgradeJoinIP(%s): error %v, want one naming the subnet too small", in, err)
 		}
 	}
 }

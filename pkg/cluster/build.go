@@ -208,7 +208,7 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 		b.errs = append(b.errs, err)
 		return nil
 	}
-	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Running: p.Status.Phase == corev1.PodRunning, Networks: map[string]PodInterface{}}
+	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Running: running(p), Networks: map[string]PodInterface{}}
 	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
 		pod.DaemonSet = c.Name
 	}
@@ -232,6 +232,21 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 		return nil
 	}
 	return pod
+}
+
+// running reports whether a pod's phase is Running or any of its containers runs.
+func running(p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodRunning {
+		return true
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for _, c := range statuses {
+			if c.State.Running != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func sortedContains(sorted []string, s string) bool {

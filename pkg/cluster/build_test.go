@@ -369,3 +369,34 @@ func TestBuildKeepsTheNodeOfABadGatewayTunnelID(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildPodRunning: a pod runs when its phase says so, or while its phase is still
+// Pending but an init or sidecar container runs.
+func TestBuildPodRunning(t *testing.T) {
+	in := clusterInputs()
+	p := &in.Pods[0]
+	for _, tc := range []struct {
+		name   string
+		status corev1.PodStatus
+		want   bool
+	}{
+		{"running", corev1.PodStatus{Phase: corev1.PodRunning}, true},
+		{"pending", corev1.PodStatus{Phase: corev1.PodPending}, false},
+		{"pending, an init container runs", corev1.PodStatus{Phase: corev1.PodPending,
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, true},
+		{"pending, a container waits", corev1.PodStatus{Phase: corev1.PodPending,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}}}}, false},
+	} {
+		p.Status = tc.status
+		st, _ := Build(in)
+		var got *Pod
+		for _, q := range st.Pods {
+			if q.Namespace == p.Namespace && q.Name == p.Name {
+				got = q
+			}
+		}
+		if got == nil || got.Running != tc.want {
+			t.Errorf("%s: pod %+v, want running %v", tc.name, got, tc.want)
+		}
+	}
+}

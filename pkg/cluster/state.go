@@ -176,8 +176,9 @@ func (n *Network) IsDefault() bool { return n.Name == DefaultNetworkName }
 // Pod is a pod with its addresses on every network it is attached to.
 type Pod struct {
 	Namespace, Name, Node string
-	// Running says the pod's phase is Running: its containers started, so it may hold
-	// connections (a Pending pod has none yet).
+	// Running says the pod's phase is Running, or one of its containers (init and
+	// sidecar containers included) runs: it may hold connections. A pod none of whose
+	// containers has started holds none.
 	Running bool
 	// DaemonSet names the DaemonSet controlling the pod, "" if none: a drain leaves
 	// such a pod on its node.

@@ -163,8 +163,8 @@ func nextActions(r Report, blocked, legacyAgents, waiting, converting, leftovers
 			action := fmt.Sprintf("drain node %s (kubectl drain %s --ignore-daemonsets --delete-emptydir-data): Layer2 %s %s still %s on it",
 				node, node, plural(len(pods), "pod", "pods"), podList(pods), plural(len(pods), "runs", "run"))
 			if ds := nr.DaemonSetPods; len(ds) > 0 {
-				action += fmt.Sprintf("; a drain leaves DaemonSet %s %s: delete %s or move %s off the network",
-					plural(len(ds), "pod", "pods"), podList(ds), plural(len(ds), "it", "them"), plural(len(ds), "its DaemonSet", "their DaemonSets"))
+				action += fmt.Sprintf("; DaemonSet %s %s %s after a drain: the node converts once no DaemonSet runs Layer2 pods there (keep it off the node with a node selector while it converts)",
+					plural(len(ds), "pod", "pods"), podList(ds), plural(len(ds), "stays or comes back", "stay or come back"))
 			}
 			next = append(next, action)
 		}

@@ -110,7 +110,8 @@ type Step struct {
 //   - An agent in v1 mode builds the legacy topology.
 //   - A node annotated "2.0" runs the transit router, unless its zone holds only the
 //     legacy topology and something blocks: then the annotation is stale (a legacy
-//     agent could not remove it) and goes.
+//     agent could not remove it) and goes. A zone still holding legacy rows is
+//     converted as below.
 //   - A zone already holding a transit router for a Layer2 network, on a node not
 //     annotated yet, is converting (an earlier reconcile was interrupted): it goes on.
 //   - A zone holding the legacy topology stays there while Layer2 pods run on the node,
@@ -135,9 +136,13 @@ func Decide(mode Mode, st *cluster.State, node *cluster.Node, fp Footprint) Step
 	blocks := len(blocked.Blocking) > 0 || len(blocked.Unknown) > 0
 	switch {
 	case node.Layer2TransitRouter():
-		if len(fp.Legacy) > 0 && len(fp.TransitRouter) == 0 && blocks {
+		switch {
+		case len(fp.Legacy) > 0 && len(fp.TransitRouter) == 0 && blocks:
 			blocked.ClearVersion = true
 			return blocked
+		case len(fp.Legacy) > 0:
+			// Annotated over a zone still (partly) legacy: finish it as a conversion.
+			return converting
 		}
 		return Step{Phase: PhaseUpgraded, Options: topology.Options{Layer2: topology.Layer2TransitRouter}}
 	case len(fp.TransitRouter) > 0:
@@ -150,14 +155,16 @@ func Decide(mode Mode, st *cluster.State, node *cluster.Node, fp Footprint) Step
 
 // Confirm withdraws a step's SetVersion when the zone just applied still holds a Layer2
 // network on the legacy topology: one the state lacks, or one that did not compile
-// (its rows are kept as they were). The node stays converting, and says why.
+// (its legacy rows are kept as they were). Networks without legacy rows (secondary or
+// NoOverlay networks, which are not compiled here, or new ones) do not count. The node
+// stays converting, and says why.
 func Confirm(step Step, st *cluster.State, fp Footprint, notCompiled map[string]error) Step {
 	if !step.SetVersion {
 		return step
 	}
 	step.Unknown = unknownNetworks(st, fp.Legacy)
 	for _, n := range st.Networks {
-		if err := notCompiled[n.Name]; err != nil && n.Topology == cluster.Layer2 {
+		if err := notCompiled[n.Name]; err != nil && fp.Legacy[n.Name] {
 			step.Unknown = append(step.Unknown, n.Name)
 		}
 	}
@@ -179,12 +186,13 @@ func unknownNetworks(st *cluster.State, legacy map[string]bool) []string {
 	return out
 }
 
-// LocalLayer2Pods are the running pods on any primary Layer2 network of the state that
-// run on node, sorted by namespace and name.
+// LocalLayer2Pods are the running pods on node of any network the upgrade concerns (a
+// primary Layer2 network over Geneve: a NoOverlay one never had the legacy topology),
+// sorted by namespace and name.
 func LocalLayer2Pods(st *cluster.State, node string) []*cluster.Pod {
 	layer2 := map[string]bool{}
 	for _, n := range st.Networks {
-		if n.Topology == cluster.Layer2 && n.Role == cluster.Primary {
+		if n.Topology == cluster.Layer2 && n.Role == cluster.Primary && n.Transport != cluster.NoOverlay {
 			layer2[n.Name] = true
 		}
 	}

@@ -75,6 +75,12 @@ func TestDecide(t *testing.T) {
 		{"interrupted after the NB, pods arrived", ModeTransitRouter, withPods, converted, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
 		{"interrupted mid-apply", ModeTransitRouter, withPods, partial, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
 		{"annotated", ModeTransitRouter, annotated, converted, PhaseUpgraded, topology.Layer2TransitRouter, false, false, false, nil, nil},
+		{"annotated over a legacy zone, nothing blocks", ModeTransitRouter, func() *cluster.State {
+			st := topologytest.Layer2Upgrade("node2")
+			st.Pods = st.Pods[:1]
+			return st
+		}(), legacy, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
+		{"annotated over a partial zone", ModeTransitRouter, annotated, partial, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
 		{"a stale annotation on a legacy zone with pods", ModeTransitRouter, topologytest.Layer2Upgrade("node2"), legacy, PhaseBlocked, topology.Layer2Legacy, false, false, true, []string{"green/pod-node2"}, nil},
 		{"new node", ModeTransitRouter, drained, Footprint{}, PhaseConverting, topology.Layer2TransitRouter, true, true, false, nil, nil},
 		{"NB lost while pods run", ModeTransitRouter, withPods, Footprint{}, PhaseBlocked, topology.Layer2Legacy, false, false, false, []string{"green/pod-node2"}, nil},
@@ -100,9 +106,16 @@ func TestConfirm(t *testing.T) {
 	if got := Confirm(step, st, Footprint{}, nil); !got.SetVersion {
 		t.Errorf("a clean conversion is not confirmed: %+v", got)
 	}
-	got := Confirm(step, st, Footprint{}, map[string]error{"cluster_udn_green": errors.New("no tunnel keys")})
+	legacy := FootprintOf(owned("cluster_udn_green", legacyPort))
+	failed := map[string]error{"cluster_udn_green": errors.New("no tunnel keys")}
+	got := Confirm(step, st, legacy, failed)
 	if got.SetVersion || !slices.Equal(got.Unknown, []string{"cluster_udn_green"}) {
-		t.Errorf("a Layer2 network that did not compile: %+v", got)
+		t.Errorf("a legacy Layer2 network that did not compile: %+v", got)
+	}
+	// A network without legacy rows here (secondary, NoOverlay, or new) never holds the
+	// annotation back, compiled or not.
+	if got := Confirm(step, st, Footprint{}, failed); !got.SetVersion {
+		t.Errorf("a network without legacy rows held the annotation back: %+v", got)
 	}
 	gone := FootprintOf(owned("cluster_udn_gone", "rtos-cluster_udn_gone_ovn_layer2_switch"))
 	if got := Confirm(step, st, gone, nil); got.SetVersion || !slices.Equal(got.Unknown, []string{"cluster_udn_gone"}) {
@@ -213,9 +226,27 @@ func TestAssessWhatDrainDoesNotSolve(t *testing.T) {
 		t.Errorf("node3, annotated over a legacy zone with a pod: %+v (upgraded %d)", r.Nodes[2], r.Upgraded)
 	}
 	next := strings.Join(r.Next, "\n")
-	for _, want := range []string{"fix network cluster_udn_gone", "a drain leaves DaemonSet pod green/pod-node2"} {
+	for _, want := range []string{"fix network cluster_udn_gone", "DaemonSet pod green/pod-node2 stays or comes back after a drain"} {
 		if !strings.Contains(next, want) {
 			t.Errorf("next lacks %q:\n%s", want, next)
+		}
+	}
+}
+
+// TestOnlyUpgradedNetworksPodsBlock: pods of a secondary or NoOverlay Layer2 network,
+// which never had the legacy topology, do not keep a node from converting.
+func TestOnlyUpgradedNetworksPodsBlock(t *testing.T) {
+	legacy := FootprintOf(owned("cluster_udn_green", legacyPort))
+	for _, change := range []func(*cluster.Network){
+		func(n *cluster.Network) { n.Role = cluster.Secondary },
+		func(n *cluster.Network) { n.Transport = cluster.NoOverlay },
+	} {
+		st := topologytest.Layer2Upgrade()
+		net := *st.Networks[0]
+		change(&net)
+		st.Networks = []*cluster.Network{&net}
+		if step := Decide(ModeTransitRouter, st, st.Node("node2"), legacy); step.Phase != PhaseConverting || len(step.Blocking) > 0 {
+			t.Errorf("network %s/%s: step %+v, want converting", net.Role, net.Transport, step)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
@@ -128,16 +129,16 @@ func (r *Reconciler) OwnedRouterPorts() []*nbdb.LogicalRouterPort {
 	return out
 }
 
-// OwnsSwitchPort reports whether the client's cache holds a switch port ovnk owns with
-// this name.
-func (r *Reconciler) OwnsSwitchPort(name string) bool {
+// HasLocalPort reports whether the client's cache holds a switch port ovnk owns like
+// want: its name, local (not remote) and with its addresses.
+func (r *Reconciler) HasLocalPort(want *nbdb.LogicalSwitchPort) bool {
 	rc := r.Client.Cache().Table("Logical_Switch_Port")
 	if rc == nil {
 		return false
 	}
-	_, m, err := rc.RowByModel(&nbdb.LogicalSwitchPort{Name: name})
+	_, m, err := rc.RowByModel(&nbdb.LogicalSwitchPort{Name: want.Name})
 	p, ok := m.(*nbdb.LogicalSwitchPort)
-	return err == nil && ok && rows.Owned(p.ExternalIDs)
+	return err == nil && ok && rows.Owned(p.ExternalIDs) && p.Type == "" && slices.Equal(p.Addresses, want.Addresses)
 }
 
 // plan computes the operations of one reconcile.

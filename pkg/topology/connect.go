@@ -110,6 +110,7 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 	}
 	var problems []error
 	var members []*connectedNetwork
+	var fenced []*cluster.Network // Layer2 networks left out on this legacy node
 	keys := map[int]string{} // port tunnel key → network, to refuse rather than collide
 	for _, name := range cc.Networks {
 		n := networks[name]
@@ -121,6 +122,7 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 			// The legacy topology has no router shared by the nodes to link.
 			problems = append(problems, fmt.Errorf("network %s: node %s still runs the legacy Layer2 topology: the network joins the connect here once the node has moved to the transit router (drain it; kubectl ovnk upgrade-status)", name, c.local.Name))
 			c.fenceLegacy(e, cc, n, networks, routers)
+			fenced = append(fenced, n)
 			continue
 		}
 		cn, errs := c.connectedNetwork(cc, n, notCompiled[name] == nil)
@@ -143,6 +145,7 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 	}
 	for _, cn := range members {
 		c.steer(e, cc.Name, cn, members, routers)
+		c.fenceMember(e, cn, fenced, routers)
 	}
 	return oneLine(problems)
 }
@@ -163,14 +166,45 @@ func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluste
 			continue
 		}
 		for _, dst := range subnetCIDRs(other) {
-			ip := "ip4"
-			if dst.Addr().Is6() {
-				ip = "ip6"
-			}
-			match := fmt.Sprintf("inport == %q && %s.dst == %s", routerToSwitch+nm.Layer2Switch(), ip, dst.Masked())
-			e.policy(gr, match, nbdb.LogicalRouterPolicyActionDrop, nil, n, other, c.local.Name)
+			e.policy(gr, dstMatch(routerToSwitch+nm.Layer2Switch(), dst), nbdb.LogicalRouterPolicyActionDrop, nil, n, other, c.local.Name)
 		}
 	}
+}
+
+// fenceMember drops, on a linked network's router in a legacy zone, what its pods here
+// send to the Layer2 networks left out of the connect on this node: with no steering
+// to them in this zone, it would leave the cluster by the default route. Their pods on
+// upgraded nodes reach this network's pods here, but the replies stop here.
+func (c *compiler) fenceMember(e *connectEmitter, cn *connectedNetwork, fenced []*cluster.Network, routers map[string]*nbdb.LogicalRouter) {
+	nr := cn.router(routers)
+	if nr == nil || len(fenced) == 0 {
+		return
+	}
+	inport, node := c.podInport(cn)
+	for _, other := range fenced {
+		for _, dst := range subnetCIDRs(other) {
+			e.policy(nr, dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionDrop, nil, cn.net, other, node)
+		}
+	}
+}
+
+// podInport is the port through which a linked network's pods reach its router in this
+// zone, and the node its policies belong to ("" for a Layer2 network's, shared).
+func (c *compiler) podInport(cn *connectedNetwork) (inport, node string) {
+	nm := namesOf(cn.net)
+	if cn.net.Topology == cluster.Layer2 {
+		return transitRouterToSwitch + nm.Layer2Switch(), ""
+	}
+	return routerToSwitch + nm.NodeSwitch(c.local.Name), c.local.Name
+}
+
+// dstMatch matches packets from inport to the subnet dst.
+func dstMatch(inport string, dst netip.Prefix) string {
+	ip := "ip4"
+	if dst.Addr().Is6() {
+		ip = "ip6"
+	}
+	return fmt.Sprintf("inport == %q && %s.dst == %s", inport, ip, dst.Masked())
 }
 
 // maxProblems bounds how many problems a connect's error spells out: it becomes a line
@@ -342,11 +376,7 @@ func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, me
 	if nr == nil || cn.local == nil {
 		return
 	}
-	nm := namesOf(cn.net)
-	inport, node := routerToSwitch+nm.NodeSwitch(c.local.Name), c.local.Name
-	if cn.net.Topology == cluster.Layer2 {
-		inport, node = transitRouterToSwitch+nm.Layer2Switch(), ""
-	}
+	inport, node := c.podInport(cn)
 	for _, other := range members {
 		if other == cn {
 			continue
@@ -356,12 +386,7 @@ func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, me
 			if !ok {
 				continue
 			}
-			ip := "ip4"
-			if dst.Addr().Is6() {
-				ip = "ip6"
-			}
-			match := fmt.Sprintf("inport == %q && %s.dst == %s", inport, ip, dst.Masked())
-			e.policy(nr, match, nbdb.LogicalRouterPolicyActionReroute, []string{nh.Addr().String()}, cn.net, other.net, node)
+			e.policy(nr, dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionReroute, []string{nh.Addr().String()}, cn.net, other.net, node)
 		}
 	}
 }

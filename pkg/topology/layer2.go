@@ -3,9 +3,7 @@ package topology
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -211,27 +209,22 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 		return fmt.Errorf("network %s: node %s has no gateway port tunnel key in %s, which nodes still on the legacy Layer2 topology (%s) need: waiting for the leader's allocation",
 			n.Name, c.local.Name, cluster.AnnotationLayer2GatewayTunnelIDs, legacy[0].Name)
 	}
+	// The dummy address must be no gateway router's: with a small join subnet, a high
+	// node id reaches the subnet's top.
+	nodeJoinIPs := map[netip.Addr]bool{}
+	for _, each := range c.state.Nodes {
+		joins, _ := joinIPs(n, each) // a node without one is reported where it is used
+		for _, j := range joins {
+			nodeJoinIPs[j.Addr()] = true
+		}
+	}
 	var dummies []netip.Prefix
 	for _, j := range n.JoinSubnets {
-		d, err := alloc.UpgradeJoinIP(j)
+		d, err := alloc.UpgradeJoinIP(j, func(a netip.Addr) bool { return nodeJoinIPs[a] })
 		if err != nil {
 			return fmt.Errorf("network %s: %w", n.Name, err)
 		}
 		dummies = append(dummies, d)
-	}
-	// The dummy address must be no gateway router's: with a small join subnet, a high
-	// node id reaches it.
-	for _, each := range c.state.Nodes {
-		joins, err := joinIPs(n, each)
-		if err != nil {
-			continue // reported where the node's join IP is used
-		}
-		for _, j := range joins {
-			if slices.Contains(dummies, j) {
-				return fmt.Errorf("network %s: node %s's join IP %s is the upgrade port's address, the join subnet's last but one: give the network a larger join subnet, or finish the upgrade of the legacy nodes (%s) first",
-					n.Name, each.Name, j, nodeNames(legacy))
-			}
-		}
 	}
 	switchName := nm.Layer2Switch()
 	upgrade := e.routerPort(tr, &nbdb.LogicalRouterPort{
@@ -254,14 +247,6 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 		}
 	}
 	return nil
-}
-
-func nodeNames(nodes []*cluster.Node) string {
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // layer2Legacy builds the Layer2 topology before OKEP-5094: the local gateway router is

@@ -53,12 +53,12 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if p.Node != c.local.Name {
 			continue
 		}
-		if hold && (c.opts.Wired == nil || !c.opts.Wired(PodPortName(n, p))) {
-			continue
-		}
 		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
+			continue
+		}
+		if hold && (c.opts.Wired == nil || !c.opts.Wired(lsp)) {
 			continue
 		}
 		if key := p.Networks[n.Name].TunnelID; key > 0 {

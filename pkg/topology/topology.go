@@ -15,6 +15,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -73,9 +74,10 @@ type Options struct {
 	// not wired yet (see Wired): the node is converting to the transit-router topology,
 	// and new pods wait for it.
 	HoldLocalLayer2Pods bool
-	// Wired reports whether the zone already has a switch port of this name; nil means
-	// none. A held pod whose port exists keeps it.
-	Wired func(port string) bool
+	// Wired reports whether the zone already has this pod's port: a local port of its
+	// name with its addresses (a pod recreated under the same name has others). nil
+	// means none. A held pod whose port exists keeps it.
+	Wired func(*nbdb.LogicalSwitchPort) bool
 }
 
 // OptionsFor returns the options a zone is built with once nothing is in progress:

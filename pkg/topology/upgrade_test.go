@@ -253,15 +253,21 @@ func TestLegacyZoneLeavesLayer2NetworksOutOfConnects(t *testing.T) {
 		t.Errorf("no network linked to the connect router: the Layer3 networks should be")
 	}
 	// What the Layer2 pods here send to the other networks is dropped on the gateway
-	// router, one policy per subnet of each other network, rather than leaving the cluster.
-	drops := 0
+	// router, one policy per subnet of each other network, and what the other networks'
+	// pods here send to the Layer2 network on their router: nothing leaves the cluster.
+	fromLayer2, toLayer2 := 0, 0
 	for _, p := range res.Rows.Policies {
-		if p.Action == nbdb.LogicalRouterPolicyActionDrop && strings.Contains(p.Match, "rtos-") {
-			drops++
+		if p.Action != nbdb.LogicalRouterPolicyActionDrop {
+			continue
+		}
+		if strings.Contains(p.Match, "ovn_layer2_switch") {
+			fromLayer2++
+		} else if strings.Contains(p.Match, ".dst == 105.105.0.0/16") || strings.Contains(p.Match, ".dst == 2010:105::/60") {
+			toLayer2++
 		}
 	}
-	if drops != 2 {
-		t.Errorf("%d drop policies on the legacy gateway router, want 2 (the other network's two subnets)", drops)
+	if fromLayer2 != 2 || toLayer2 != 2 {
+		t.Errorf("drop policies: %d from the Layer2 network, %d to it; want 2 and 2 (one per subnet)", fromLayer2, toLayer2)
 	}
 }
 
@@ -271,7 +277,7 @@ func TestHeldPodsKeepTheirPorts(t *testing.T) {
 	st := topologytest.Layer2Upgrade()
 	wired := "green.green_green_pod-node2"
 	res, err := CompileWith(st, "node2", Options{Layer2: Layer2TransitRouter, HoldLocalLayer2Pods: true,
-		Wired: func(port string) bool { return port == wired }})
+		Wired: func(p *nbdb.LogicalSwitchPort) bool { return p.Name == wired }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,20 +290,18 @@ func TestHeldPodsKeepTheirPorts(t *testing.T) {
 	}
 }
 
-// TestUpgradeAddressOfANode: a join subnet so small that a node's join IP is the
-// upgrade port's address leaves the network uncompiled in an upgraded zone, saying so.
-func TestUpgradeAddressOfANode(t *testing.T) {
+// TestUpgradeAddressSkipsNodes: with a join subnet so small that a node's join IP is its
+// last address but one, the upgrade port takes the next one down, the same in every
+// zone, and the network compiles.
+func TestUpgradeAddressSkipsNodes(t *testing.T) {
 	st := topologytest.Layer2Upgrade("node1")
 	st.Networks[0].JoinSubnets = prefixesOf("100.65.0.0/29", "fd99::/64") // last but one: .6
 	st.Nodes[2].ID = 6                                                    // node3's join IP: 100.65.0.6
-	res, err := Compile(st, "node1")
-	if err != nil {
-		t.Fatal(err)
+	dump, res := compileDump(t, st, "node1")
+	if len(res.NotCompiled) > 0 {
+		t.Fatalf("not compiled: %v", res.NotCompiled)
 	}
-	err = res.NotCompiled["cluster_udn_green"]
-	if err == nil || !strings.Contains(err.Error(), "node node3's join IP 100.65.0.6/29 is the upgrade port's address") {
-		t.Errorf("error %v, want one naming node3's join IP", err)
-	}
+	requireLines(t, dump, "port trtos-cluster_udn_green_ovn_layer2_switch-upgrade", `networks: ["100.65.0.5/29", "fd99::ffff:ffff:ffff:fffe/64"]`)
 }
 
 func prefixesOf(ss ...string) []netip.Prefix {

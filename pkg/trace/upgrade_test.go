@@ -1,9 +1,11 @@
 package trace_test
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
@@ -80,5 +82,20 @@ func TestConnectToALegacyNodesPodLeaksNothing(t *testing.T) {
 	res = mustTrace(t, c, podRequest(t, c, "blue/web", "blue_blue-network", "105.105.0.5"))
 	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Delivered || res.Reply.Verdict.Pod != "blue/web" {
 		t.Errorf("to yellow/gw-a on an upgraded node: reply %+v\n%s", res.Reply, text(t, res))
+	}
+	// A blue pod on the legacy node: what it sends to yellow stops on its router, and so
+	// does its reply to yellow's pods, instead of leaving the cluster.
+	w2 := &cluster.Pod{Namespace: "blue", Name: "w2", Node: "ovn-worker2", Networks: map[string]cluster.PodInterface{
+		"blue_blue-network": {IPs: []netip.Prefix{netip.MustParsePrefix("103.103.1.7/24")}, MAC: "0a:58:67:67:01:07", Role: "primary"},
+	}}
+	st.Pods = append(st.Pods, w2)
+	c = compiled(t, st)
+	res = mustTrace(t, c, podRequest(t, c, "blue/w2", "blue_blue-network", "105.105.0.5"))
+	if v := res.Forward.Verdict; v.Kind != trace.Dropped || res.Forward.Hops[len(res.Forward.Hops)-1].Stage != trace.StagePolicy {
+		t.Errorf("blue/w2 on the legacy node to yellow: %+v, want dropped by a policy\n%s", v, text(t, res))
+	}
+	res = mustTrace(t, c, podRequest(t, c, "yellow/gw-a", "yellow_yellow-network", "103.103.1.7"))
+	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Dropped || res.Reply.Hops[len(res.Reply.Hops)-1].Stage != trace.StagePolicy {
+		t.Errorf("yellow/gw-a to blue/w2 on the legacy node: reply %+v, want dropped by a policy\n%s", res.Reply, text(t, res))
 	}
 }

@@ -173,14 +173,14 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 			return ovn.Stats{}, nil, err
 		}
 	}
-	step.Options.Wired = c.NB.OwnsSwitchPort
+	step.Options.Wired = c.NB.HasLocalPort
 	res, err := topology.CompileWith(st, c.NodeName, step.Options)
 	if err != nil {
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
 	}
 	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
 	nb := c.NB
-	if step.Phase == l2upgrade.PhaseConverting && len(fp.TransitRouter) == 0 && len(fp.Legacy) > 0 {
+	if step.Options.Layer2 == topology.Layer2TransitRouter && len(fp.TransitRouter) == 0 && len(fp.Legacy) > 0 {
 		// The conversion goes in one transaction: interrupted, it leaves the legacy zone
 		// or the converted one, never a mix that a restart would take for a legacy zone
 		// (and keep, should a pod have arrived meanwhile).

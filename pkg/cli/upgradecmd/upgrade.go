@@ -221,11 +221,10 @@ func (o *Options) watch(ctx context.Context, look func(context.Context) (assessm
 		}
 		if looks.Err() != nil {
 			// The timeout fell during the look: report the last complete one.
-			report := l2upgrade.Report{}
-			if last != nil {
-				report = last.Report
+			if last == nil {
+				return fmt.Errorf("timed out after %s before the first look at the cluster completed: the zones may be slow to read; raise --timeout", o.Timeout)
 			}
-			return end(timeoutError(o.Timeout, report))
+			return end(timeoutError(o.Timeout, last.Report))
 		}
 		if err != nil {
 			return end(err)
