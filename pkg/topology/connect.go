@@ -111,7 +111,7 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 	var problems []error
 	var members []*connectedNetwork
 	var fenced []*cluster.Network // Layer2 networks left out on this legacy node
-	keys := map[int]string{} // port tunnel key → network, to refuse rather than collide
+	keys := map[int]string{}      // port tunnel key → network, to refuse rather than collide
 	for _, name := range cc.Networks {
 		n := networks[name]
 		if n == nil {
