@@ -27,16 +27,35 @@ var Layer2GatewayTunnelIDsCodec = Codec[map[string]int]{Key: AnnotationLayer2Gat
 
 // GatewayTunnelIDsOf reads a node's k8s.ovn.org/udn-layer2-node-gateway-router-lrp-
 // tunnel-ids entry by entry: it returns every valid entry, and an *ObjectError naming
-// the entries it dropped (or the value, if it is not a JSON object of strings). An
-// unset annotation gives nil and no error.
+// the entries it dropped (or the value, if it is not a JSON object). An unset
+// annotation gives nil and no error.
 func GatewayTunnelIDsOf(ref ObjectRef, annotations map[string]string) (map[string]int, error) {
 	value, ok := annotations[AnnotationLayer2GatewayTunnelIDs]
 	if !ok {
 		return nil, nil
 	}
+	ids, err := gatewayTunnelEntries(value)
+	if err != nil {
+		return ids, &ObjectError{Object: ref, Annotation: AnnotationLayer2GatewayTunnelIDs, Err: err}
+	}
+	return ids, nil
+}
+
+// parseGatewayTunnelIDs is the codec's strict parse: any bad entry fails the value.
+func parseGatewayTunnelIDs(value string) (map[string]int, error) {
+	ids, err := gatewayTunnelEntries(value)
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// gatewayTunnelEntries parses the value entry by entry. It returns the valid entries,
+// and an error naming the others, or the value if it is not a JSON object.
+func gatewayTunnelEntries(value string) (map[string]int, error) {
 	var raw map[string]json.RawMessage
 	if err := decodeJSON(value, &raw, "object of network name to tunnel id"); err != nil {
-		return nil, &ObjectError{Object: ref, Annotation: AnnotationLayer2GatewayTunnelIDs, Err: err}
+		return nil, err
 	}
 	out := make(map[string]int, len(raw))
 	var bad []string
@@ -56,24 +75,7 @@ func GatewayTunnelIDsOf(ref ObjectRef, annotations map[string]string) (map[strin
 		out[network] = id
 	}
 	if len(bad) > 0 {
-		return out, &ObjectError{Object: ref, Annotation: AnnotationLayer2GatewayTunnelIDs,
-			Err: fmt.Errorf("entries left out: %s", strings.Join(bad, "; "))}
-	}
-	return out, nil
-}
-
-func parseGatewayTunnelIDs(value string) (map[string]int, error) {
-	var raw map[string]string
-	if err := decodeJSON(value, &raw, "object of network name to tunnel id"); err != nil {
-		return nil, err
-	}
-	out := make(map[string]int, len(raw))
-	for _, network := range slices.Sorted(maps.Keys(raw)) {
-		id, err := parsePortTunnelID(raw[network])
-		if err != nil {
-			return nil, fmt.Errorf("network %q: %w", network, err)
-		}
-		out[network] = id
+		return out, fmt.Errorf("entries left out: %s", strings.Join(bad, "; "))
 	}
 	return out, nil
 }
