@@ -1,10 +1,8 @@
 package tracecmd_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/cli"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -110,15 +107,5 @@ func (tc *traceCluster) run(t *testing.T, term clitest.Terminal, args ...string)
 // exist, as on a machine that has only a --save file.
 func runWithoutCluster(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out bytes.Buffer
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
-	f := clitest.NewFactory(filepath.Join(t.TempDir(), "no-kubeconfig"), clitest.Terminal{Width: 80}, env, &out, io.Discard)
-	root := cli.NewRootCommandWith(f)
-	root.SetArgs(append([]string{"trace"}, args...))
-	root.SetOut(&out)
-	root.SetErr(&out)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := root.ExecuteContext(ctx)
-	return out.String(), err
+	return zoneviewtest.RunWith(t, filepath.Join(t.TempDir(), "no-kubeconfig"), clitest.Terminal{Width: 80}, nil, append([]string{"trace"}, args...)...)
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -270,38 +269,17 @@ func TestTraceSaveAndReplay(t *testing.T) {
 func TestTraceGolden(t *testing.T) {
 	layer3 := newTraceCluster(t, topologytest.Layer3())
 	okep := newTraceCluster(t, topologytest.OKEP5094())
-	for _, g := range []struct {
-		name string
-		tc   *traceCluster
-		args []string
+	for _, c := range []struct {
+		tc      *traceCluster
+		goldens []zoneviewtest.Golden
 	}{
-		{"layer3-remote-pod", layer3, []string{"blue/web", "kube-system/dns", "--network", "default"}},
-		{"layer3-other-network", layer3, []string{"blue/web", "kube-system/dns"}},
-		{"layer2-remote-pod", okep, []string{"test12/vm-a", "test12/vm-b"}},
+		{layer3, []zoneviewtest.Golden{
+			{Name: "layer3-remote-pod", Args: []string{"blue/web", "kube-system/dns", "--network", "default"}},
+			{Name: "layer3-other-network", Args: []string{"blue/web", "kube-system/dns"}},
+		}},
+		{okep, []zoneviewtest.Golden{{Name: "layer2-remote-pod", Args: []string{"test12/vm-a", "test12/vm-b"}}}},
 	} {
-		for _, width := range []int{80, 200} {
-			var plain string
-			for _, tty := range []bool{false, true} {
-				name := fmt.Sprintf("%s-%d", g.name, width)
-				if tty {
-					name += "-colour"
-				}
-				t.Run(name, func(t *testing.T) {
-					term := clitest.Terminal{TTY: tty, Width: width}
-					out, err := g.tc.run(t, term, g.args...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					clitest.FitsTerminal(t, out, term)
-					if !tty {
-						plain = out
-					} else if ansi.Strip(out) != plain {
-						t.Errorf("the coloured text is not the plain text with colour:\n%s", out)
-					}
-					clitest.Golden(t, name, out)
-				})
-			}
-		}
+		zoneviewtest.GoldensWith(t, "", c.goldens, c.tc.run)
 	}
 	t.Run("json", func(t *testing.T) {
 		out, err := layer3.run(t, zoneviewtest.Plain, "blue/web", "kube-system/dns", "--network", "default", "-o", "json")

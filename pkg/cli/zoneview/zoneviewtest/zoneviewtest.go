@@ -204,10 +204,17 @@ func Annotate(t *testing.T, k *testenv.Kube, node, key, value string) {
 // error. env is the environment the command sees; settings files come only from it.
 func Run(t *testing.T, k *testenv.Kube, term clitest.Terminal, env map[string]string, args ...string) (string, error) {
 	t.Helper()
+	return RunWith(t, k.Kubeconfig, term, env, args...)
+}
+
+// RunWith is Run with the cluster taken from the kubeconfig file (which need not exist:
+// a command that reads no cluster runs anyway).
+func RunWith(t *testing.T, kubeconfig string, term clitest.Terminal, env map[string]string, args ...string) (string, error) {
+	t.Helper()
 	vars := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
 	maps.Copy(vars, env)
 	var out bytes.Buffer
-	root := cli.NewRootCommandWith(clitest.NewFactory(k.Kubeconfig, term, vars, &out, io.Discard))
+	root := cli.NewRootCommandWith(clitest.NewFactory(kubeconfig, term, vars, &out, io.Discard))
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&out)
@@ -250,6 +257,15 @@ type Golden struct {
 // the terminal, and the coloured output is the plain one with colour.
 func Goldens(t *testing.T, k *testenv.Kube, prefix string, goldens []Golden) {
 	t.Helper()
+	GoldensWith(t, prefix+"-", goldens, func(t *testing.T, term clitest.Terminal, args ...string) (string, error) {
+		return Run(t, k, term, nil, args...)
+	})
+}
+
+// GoldensWith is Goldens with the command lines run by run, and the golden files
+// named testdata/PREFIXNAME-WIDTH[-colour].golden.
+func GoldensWith(t *testing.T, prefix string, goldens []Golden, run func(t *testing.T, term clitest.Terminal, args ...string) (string, error)) {
+	t.Helper()
 	for _, g := range goldens {
 		for _, width := range []int{80, 200} {
 			var plainOut string
@@ -260,7 +276,7 @@ func Goldens(t *testing.T, k *testenv.Kube, prefix string, goldens []Golden) {
 				}
 				t.Run(name, func(t *testing.T) {
 					term := clitest.Terminal{TTY: tty, Width: width}
-					out, err := Run(t, k, term, nil, g.Args...)
+					out, err := run(t, term, g.Args...)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -270,7 +286,7 @@ func Goldens(t *testing.T, k *testenv.Kube, prefix string, goldens []Golden) {
 					} else if ansi.Strip(out) != plainOut {
 						t.Errorf("the coloured output is not the plain output with colour:\n%s", out)
 					}
-					clitest.Golden(t, prefix+"-"+name, out)
+					clitest.Golden(t, prefix+name, out)
 				})
 			}
 		}
