@@ -95,7 +95,7 @@ func OptionsFor(node *cluster.Node) Options {
 func Compile(st *cluster.State, nodeName string) (*Result, error) {
 	local := st.Node(nodeName)
 	if local == nil {
-		return nil, notInState(nodeName)
+		return nil, NodeNotReadyError(nodeName)
 	}
 	return CompileWith(st, nodeName, OptionsFor(local))
 }
@@ -104,7 +104,7 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, error) {
 	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{}}
 	if c.local == nil {
-		return nil, notInState(nodeName)
+		return nil, NodeNotReadyError(nodeName)
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {
@@ -125,7 +125,9 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 	return res, nil
 }
 
-func notInState(nodeName string) error {
+// NodeNotReadyError is the error, wrapping ErrNodeNotReady, of a node that is not in
+// the cluster state yet.
+func NodeNotReadyError(nodeName string) error {
 	return fmt.Errorf("%w: node %q is not in the cluster state: it may still lack k8s.ovn.org/node-id or k8s.ovn.org/node-chassis-id", ErrNodeNotReady, nodeName)
 }
 

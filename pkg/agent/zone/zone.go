@@ -162,8 +162,7 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	local := st.Node(c.NodeName)
 	if local == nil {
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
-		_, err := topology.Compile(st, c.NodeName)
-		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
+		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
 	}
 	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
 	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
