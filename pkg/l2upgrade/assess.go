@@ -205,3 +205,12 @@ func sortedKeys(m map[string]bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// podList names pods for a message: all of them up to three, else three and a count.
+func podList(pods []string) string {
+	const shown = 3
+	if len(pods) <= shown {
+		return strings.Join(pods, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(pods[:shown], ", "), len(pods)-shown)
+}

@@ -11,7 +11,6 @@ package l2upgrade
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
@@ -217,13 +216,4 @@ func podNames(pods []*cluster.Pod) []string {
 		out[i] = p.Namespace + "/" + p.Name
 	}
 	return out
-}
-
-// podList names pods for a message: all of them up to three, else three and a count.
-func podList(pods []string) string {
-	const shown = 3
-	if len(pods) <= shown {
-		return strings.Join(pods, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(pods[:shown], ", "), len(pods)-shown)
 }

@@ -80,9 +80,9 @@ type Options struct {
 	Wired func(*nbdb.LogicalSwitchPort) bool
 }
 
-// OptionsFor returns the options a zone is built with once nothing is in progress:
+// optionsFor returns the options a zone is built with once nothing is in progress:
 // the local node's Layer2 topology as its annotation says.
-func OptionsFor(node *cluster.Node) Options {
+func optionsFor(node *cluster.Node) Options {
 	if node.Layer2TransitRouter() {
 		return Options{Layer2: Layer2TransitRouter}
 	}
@@ -90,14 +90,14 @@ func OptionsFor(node *cluster.Node) Options {
 }
 
 // Compile returns the rows of nodeName's zone, with the options its annotations imply
-// (OptionsFor). It fails only when the node itself is not in the state; every network's
+// (optionsFor). It fails only when the node itself is not in the state; every network's
 // problem is reported in Result.NotCompiled instead.
 func Compile(st *cluster.State, nodeName string) (*Result, error) {
 	local := st.Node(nodeName)
 	if local == nil {
 		return nil, NodeNotReadyError(nodeName)
 	}
-	return CompileWith(st, nodeName, OptionsFor(local))
+	return CompileWith(st, nodeName, optionsFor(local))
 }
 
 // CompileWith is Compile with explicit options.
