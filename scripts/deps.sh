@@ -1,22 +1,19 @@
 #!/usr/bin/env bash
 # Makes sure the real servers the tests and the demo use are installed:
-#   - Debian packages (OVN, OVS, etcd, FRR, nftables, iproute2), installed with apt-get
+#   - OVN 25.03 and OVS 3.5 from Debian trixie, unpacked into a cached root that never
+#     touches the host (scripts/ovn-root.sh; no root privileges needed);
+#   - Debian packages of the host (etcd, FRR, nftables, iproute2), installed with apt-get
 #     when running as root, otherwise listed with the exact command to run;
 #   - kube-apiserver, kubectl and etcd, built from the Go module proxy and cached
 #     (scripts/kube-binaries.sh).
-# Prints `export OVNK_KUBE_BIN=…` on its last line so the Makefile can find them.
+# Prints `export OVNK_OVN_ROOT=…` and `export OVNK_KUBE_BIN=…` so the Makefile finds them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
 # program -> Debian package that ships it
 declare -A package_of=(
-  [ovsdb-server]=openvswitch-switch
-  [ovs-vswitchd]=openvswitch-switch
-  [ovs-ofctl]=openvswitch-switch
-  [ovn-northd]=ovn-central
-  [ovn-nbctl]=ovn-central
-  [ovn-trace]=ovn-host
-  [ovn-controller]=ovn-host
+  [apt-get]=apt
+  [dpkg-deb]=dpkg
   [etcd]=etcd-server
   [/usr/lib/frr/bgpd]=frr
   [/usr/lib/frr/zebra]=frr
@@ -61,5 +58,7 @@ if [ "$(id -u)" -eq 0 ] && getent group frr >/dev/null; then
   done
 fi
 
+ovn_root="$("$here/ovn-root.sh")"
 kube_bin="$("$here/kube-binaries.sh")"
+echo "export OVNK_OVN_ROOT=$ovn_root"
 echo "export OVNK_KUBE_BIN=$kube_bin"

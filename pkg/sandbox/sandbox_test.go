@@ -30,7 +30,8 @@ import (
 // from this checkout, or ends the test through testenv.Missing.
 func needPrograms(t *testing.T) Options {
 	t.Helper()
-	testenv.NeedBinaries(t, "go", "ovsdb-server", "ovsdb-tool")
+	testenv.NeedBinaries(t, "go")
+	testenv.NeedOVN(t)
 	kubeBin := os.Getenv(testenv.KubeBinEnv)
 	if kubeBin == "" {
 		kubeBin = testenv.KubeBinDir()

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/ovnk/ovnk/pkg/ovnroot"
 	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
@@ -37,13 +37,17 @@ func findBinaries(opts Options) (binaries, error) {
 			*dst = p
 		}
 	}
-	for name, dst := range map[string]*string{"ovsdb-server": &b.ovsdbServer, "ovsdb-tool": &b.ovsdbTool} {
-		p, err := lookPathOrSbin(name)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s is not installed: run `make deps` as root (Debian package openvswitch-switch)", name))
-			continue
+	if root, err := ovnroot.Find(); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		for name, dst := range map[string]*string{"ovsdb-server": &b.ovsdbServer, "ovsdb-tool": &b.ovsdbTool} {
+			p, err := root.Program(name)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			*dst = p
 		}
-		*dst = p
 	}
 	if !isExecutable(opts.AgentPath) {
 		problems = append(problems, fmt.Sprintf("agent binary %q not found: run `make build`", opts.AgentPath))
@@ -53,19 +57,6 @@ func findBinaries(opts Options) (binaries, error) {
 		return b, errors.New(strings.Join(problems, "\n"))
 	}
 	return b, nil
-}
-
-// lookPathOrSbin finds a program on PATH, or in /usr/sbin where Debian puts
-// ovsdb-server and which an ordinary user's PATH often lacks.
-func lookPathOrSbin(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	p := filepath.Join("/usr/sbin", name)
-	if isExecutable(p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("%s is not on PATH", name)
 }
 
 func isExecutable(path string) bool {

@@ -99,7 +99,8 @@ func newCluster(t *testing.T, names ...string) *e2eCluster {
 // extraFlags).
 func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2eCluster {
 	t.Helper()
-	testenv.NeedBinaries(t, "go", "ovsdb-server")
+	testenv.NeedBinaries(t, "go")
+	testenv.NeedOVN(t)
 	k := testenv.SharedKube(t)
 	scheme, err := agent.Scheme()
 	if err != nil {

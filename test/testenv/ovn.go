@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,12 +13,9 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovnroot"
 	"github.com/ovnk/ovnk/pkg/poll"
 )
-
-// sbSchemaPath is where Debian's ovn-common ships the Southbound schema; northd and
-// ovn-trace must agree with it, so it is taken from the installed release, not from us.
-const sbSchemaPath = "/usr/share/ovn/ovn-sb.ovsschema"
 
 // startTimeout bounds how long any server may take to come up.
 const startTimeout = 20 * time.Second
@@ -31,6 +27,7 @@ type DB struct {
 	Endpoint string // "unix:" + Socket, the OVSDB connection string
 	Process  *Process
 	ctlPath  string
+	root     ovnroot.Root
 }
 
 // NB is a Northbound database created from the schema our models were generated from.
@@ -61,21 +58,23 @@ func StartNBFromSchema(t testing.TB, schemaPath string) *NB {
 
 func startDB(t testing.TB, dir, name, schemaPath string) *DB {
 	t.Helper()
-	bins := NeedBinaries(t, "ovsdb-server", "ovsdb-tool", "ovs-appctl")
+	root := NeedOVN(t)
+	server, tool := ovnProgram(t, "ovsdb-server"), ovnProgram(t, "ovsdb-tool")
 	dbFile := filepath.Join(dir, name+".db")
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if _, err := run(ctx, nil, bins["ovsdb-tool"], "create", dbFile, schemaPath); err != nil {
+	if _, err := run(ctx, nil, tool, "create", dbFile, schemaPath); err != nil {
 		t.Fatalf("create %s database from %s: %v", name, schemaPath, err)
 	}
 	db := &DB{
 		Dir:     dir,
 		Socket:  filepath.Join(dir, name+".sock"),
 		ctlPath: filepath.Join(dir, name+".ctl"),
+		root:    root,
 	}
 	db.Endpoint = "unix:" + db.Socket
 	p, err := startProcess(dir, "ovsdb-server-"+name, ovsEnv(dir),
-		bins["ovsdb-server"], dbFile,
+		server, dbFile,
 		"--remote=punix:"+db.Socket,
 		"--unixctl="+db.ctlPath,
 		"--pidfile="+filepath.Join(dir, name+".pid"),
@@ -94,7 +93,7 @@ func startDB(t testing.TB, dir, name, schemaPath string) *DB {
 
 // NBCtl runs ovn-nbctl against the database and returns its output.
 func (nb *NB) NBCtl(ctx context.Context, args ...string) (string, error) {
-	ctl, err := lookPath("ovn-nbctl")
+	ctl, err := nb.root.Program("ovn-nbctl")
 	if err != nil {
 		return "", err
 	}
@@ -112,14 +111,12 @@ type Northd struct {
 // StartNorthd starts a Southbound ovsdb-server and ovn-northd between it and nb.
 func StartNorthd(t testing.TB, nb *NB) *Northd {
 	t.Helper()
-	bins := NeedBinaries(t, "ovn-northd", "ovn-trace", "ovn-nbctl")
-	if _, err := os.Stat(sbSchemaPath); err != nil {
-		Missing(t, "no Southbound schema at %s (Debian package ovn-common)", sbSchemaPath)
-	}
+	root := NeedOVN(t)
+	northd := ovnProgram(t, "ovn-northd")
 	dir := t.TempDir()
-	sb := startDB(t, dir, "sb", sbSchemaPath)
+	sb := startDB(t, dir, "sb", root.Schema(ovnroot.SBSchema))
 	p, err := startProcess(dir, "ovn-northd", ovsEnv(dir),
-		bins["ovn-northd"],
+		northd,
 		"--ovnnb-db="+nb.Endpoint,
 		"--ovnsb-db="+sb.Endpoint,
 		"--unixctl="+filepath.Join(dir, "northd.ctl"),
@@ -150,7 +147,7 @@ func (n *Northd) Sync(ctx context.Context) error {
 
 // SBCtl runs ovn-sbctl against the Southbound database.
 func (n *Northd) SBCtl(ctx context.Context, args ...string) (string, error) {
-	ctl, err := lookPath("ovn-sbctl")
+	ctl, err := n.SB.root.Program("ovn-sbctl")
 	if err != nil {
 		return "", err
 	}
@@ -229,7 +226,7 @@ func (n *Northd) TraceRaw(ctx context.Context, datapath, microflow string, flags
 	if err := n.Sync(ctx); err != nil {
 		return "", fmt.Errorf("sync before trace: %w", err)
 	}
-	trace, err := lookPath("ovn-trace")
+	trace, err := n.SB.root.Program("ovn-trace")
 	if err != nil {
 		return "", err
 	}
@@ -245,14 +242,6 @@ func (n *Northd) TraceRaw(ctx context.Context, datapath, microflow string, flags
 // nothing touches /var/run/openvswitch or /var/run/ovn.
 func ovsEnv(dir string) []string {
 	return []string{"OVS_RUNDIR=" + dir, "OVS_DBDIR=" + dir, "OVS_LOGDIR=" + dir, "OVN_RUNDIR=" + dir, "OVS_SYSCONFDIR=" + dir}
-}
-
-func lookPath(name string) (string, error) {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s is not on PATH: %w", name, err)
-	}
-	return p, nil
 }
 
 // waitForSocket waits until a server accepts connections on its unix socket, failing

@@ -7,10 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// vswitchSchemaPath is the Open_vSwitch schema shipped by Debian's openvswitch-common.
-const vswitchSchemaPath = "/usr/share/openvswitch/vswitch.ovsschema"
+	"github.com/ovnk/ovnk/pkg/ovnroot"
+)
 
 // OVS is an ovs-vswitchd with the userspace (netdev) datapath and its own ovsdb-server.
 // It runs in a network namespace of its own, so the tap devices of its bridges never
@@ -26,9 +25,10 @@ type OVS struct {
 func StartOVS(t testing.TB) *OVS {
 	t.Helper()
 	NeedRoot(t, "ovs-vswitchd creates tap devices for its bridges")
-	bins := NeedBinaries(t, "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "unshare")
+	unshare := NeedBinaries(t, "unshare")["unshare"]
+	vswitchd := ovnProgram(t, "ovs-vswitchd")
 	dir := t.TempDir()
-	db := startDB(t, dir, "conf", vswitchSchemaPath)
+	db := startDB(t, dir, "conf", NeedOVN(t).Schema(ovnroot.VSwitchSchema))
 	o := &OVS{DB: db, dir: dir, ctlPath: filepath.Join(dir, "ovs-vswitchd.ctl")}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -37,8 +37,8 @@ func StartOVS(t testing.TB) *OVS {
 	}
 	// --disable-system keeps vswitchd off the kernel datapath entirely.
 	p, err := startProcess(dir, "ovs-vswitchd", ovsEnv(dir),
-		bins["unshare"], "--net", "--",
-		bins["ovs-vswitchd"], db.Endpoint,
+		unshare, "--net", "--",
+		vswitchd, db.Endpoint,
 		"--disable-system",
 		"--unixctl="+o.ctlPath,
 		"--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
@@ -66,7 +66,7 @@ func (o *OVS) AppCtl(ctx context.Context, args ...string) (string, error) {
 }
 
 func (o *OVS) tool(ctx context.Context, name string, args ...string) (string, error) {
-	path, err := lookPath(name)
+	path, err := o.DB.root.Program(name)
 	if err != nil {
 		return "", err
 	}

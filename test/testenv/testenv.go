@@ -14,9 +14,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ovnk/ovnk/pkg/ovnroot"
 	"github.com/ovnk/ovnk/pkg/poll"
 )
 
@@ -37,7 +39,8 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skip(reason + " (run `make deps` as root to install it)")
 }
 
-// NeedBinaries returns the paths of the named programs, or ends the test through Missing.
+// NeedBinaries returns the paths of the named host programs (go, ip, vtysh, …), or ends
+// the test through Missing. OVN and OVS programs come from NeedOVN instead.
 func NeedBinaries(t testing.TB, names ...string) map[string]string {
 	t.Helper()
 	paths := make(map[string]string, len(names))
@@ -54,6 +57,46 @@ func NeedBinaries(t testing.TB, names ...string) map[string]string {
 		Missing(t, "not on PATH: %s", strings.Join(absent, ", "))
 	}
 	return paths
+}
+
+// NeedOVN returns the OVN 25.03 / OVS 3.5 root every OVN and OVS server of the tests
+// runs from (pkg/ovnroot), or ends the test through Missing with the command that
+// provisions it. The first test of a package to need it logs the releases it found, so
+// `go test -v` shows what was tested against.
+func NeedOVN(t testing.TB) ovnroot.Root {
+	t.Helper()
+	root, err := ovnroot.Find()
+	if err != nil {
+		Missing(t, "%v", err)
+	}
+	versionsOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		versions, versionsErr = root.Versions(ctx)
+		if versionsErr == nil {
+			t.Log(versions)
+		}
+	})
+	if versionsErr != nil {
+		t.Fatalf("the OVN root at %s does not run: %v", root.Dir, versionsErr)
+	}
+	return root
+}
+
+var (
+	versionsOnce sync.Once
+	versions     string
+	versionsErr  error
+)
+
+// ovnProgram returns the path of a program of the OVN root, or ends the test.
+func ovnProgram(t testing.TB, name string) string {
+	t.Helper()
+	p, err := NeedOVN(t).Program(name)
+	if err != nil {
+		Missing(t, "%v", err)
+	}
+	return p
 }
 
 // NeedRoot ends the test through Missing unless it runs as root.

@@ -31,7 +31,8 @@ import (
 // real API server, proxied to a stand-in kubelet that runs the real ovnk-agent binary
 // against a real NB.
 func TestExecSource(t *testing.T) {
-	testenv.NeedBinaries(t, "go", "ovsdb-server")
+	testenv.NeedBinaries(t, "go")
+	testenv.NeedOVN(t)
 	k := testenv.SharedKube(t)
 	ns := k.Namespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

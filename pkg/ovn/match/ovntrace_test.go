@@ -254,7 +254,11 @@ func TestAgainstOVNTrace(t *testing.T) {
 // successful run, and reports whether it warned that a logical flow failed to parse.
 func ovnRejects(ctx context.Context, t *testing.T, northd *testenv.Northd, flow string) bool {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "ovn-trace", "--db="+northd.SB.Endpoint, "--minimal", "sw", flow)
+	trace, err := testenv.NeedOVN(t).Program("ovn-trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, trace, "--db="+northd.SB.Endpoint, "--minimal", "sw", flow)
 	dir := t.TempDir()
 	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_LOGDIR="+dir, "OVN_RUNDIR="+dir)
 	var stderr bytes.Buffer
