@@ -276,7 +276,8 @@ func (t *tableWriter) policies(policies []Policy) {
 	t.table([]string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}, rows)
 }
 
-// nat prints the NAT rules with lr-nat-list's columns, and their match.
+// nat prints the NAT rules with lr-nat-list's columns in its order, which from OVN
+// 25.03 has MATCH after GATEWAY_PORT.
 func (t *tableWriter) nat(nats []zoneview.NAT) {
 	t.println("")
 	if len(nats) == 0 {
@@ -286,7 +287,7 @@ func (t *tableWriter) nat(nats []zoneview.NAT) {
 	t.println(t.st.section.Render("NAT"))
 	var rows [][]string
 	for _, n := range nats {
-		rows = append(rows, []string{n.Type, n.GatewayPort, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort, n.Match})
+		rows = append(rows, []string{n.Type, n.GatewayPort, n.Match, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort})
 	}
-	t.table([]string{"TYPE", "GATEWAY_PORT", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT", "MATCH"}, rows)
+	t.table([]string{"TYPE", "GATEWAY_PORT", "MATCH", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT"}, rows)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/routescmd"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
+	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -60,16 +62,21 @@ func words(values ...string) string {
 	return zoneviewtest.Normalize(strings.Join(out, " "))
 }
 
-// nbctlNATRow is a NAT rule as ovn-nbctl lr-nat-list prints it: it cuts values to
-// its column widths (an IPv6 external address to 15 characters), and shows the logical
-// port and external MAC only of a rule that has both. Our table shows them whole.
+// nbctlNATRow is a NAT rule of -o json as ovn-nbctl lr-nat-list prints it, runs of
+// spaces collapsed: the row pkg/ovn/nbctl prints for its values, which cuts them to the
+// column widths (a match to 18 bytes, an IPv6 external address to 15) and shows the
+// logical port and external MAC only of a rule that has both. That printer is tested
+// byte for byte against ovn-nbctl, so this compares the rules' values and order
+// without a second copy of the widths. Our table shows values whole.
 func nbctlNATRow(n zoneview.NAT) string {
-	cut := func(s string, n int) string { return s[:min(len(s), n)] }
-	row := []string{cut(n.Type, 13), cut(n.GatewayPort, 18), cut(n.ExternalIP, 15), cut(n.ExternalPortRange, 13)}
-	if n.ExternalMAC != "" && n.LogicalPort != "" {
-		return words(append(row, cut(n.LogicalIP, 16), cut(n.ExternalMAC, 17), n.LogicalPort)...)
+	nat := &nbdb.NAT{Type: n.Type, ExternalIP: n.ExternalIP, ExternalPortRange: n.ExternalPortRange, LogicalIP: n.LogicalIP, Match: n.Match}
+	if n.ExternalMAC != "" {
+		nat.ExternalMAC = &n.ExternalMAC
 	}
-	return words(append(row, n.LogicalIP)...)
+	if n.LogicalPort != "" {
+		nat.LogicalPort = &n.LogicalPort
+	}
+	return zoneviewtest.Normalize(nbctl.ListedNAT{NAT: nat, GatewayPort: n.GatewayPort}.Line())
 }
 
 // tableRows are the route and policy rows our table prints for each router, with runs
@@ -110,8 +117,10 @@ func requireSameRows(t *testing.T, what string, got, want []string) int {
 // through its generic commands where lr-route-add and lr-policy-add would tidy the
 // values up first: ECMP paths, another route table, a src-ip route, a route through its
 // output port alone, prefixes and next hops with host bits, /32, /128 and IPv6 not in
-// canonical form, policies with options and with the deprecated nexthop column, and
-// NAT rules tied on type, gateway port and external IP.
+// canonical form, policies with options and with the deprecated nexthop column, NAT
+// rules tied on type, gateway port, match and external IP, and NAT rules whose matches
+// sort them before their external IPs do, two of them alike in the 18 bytes
+// lr-nat-list shows.
 var nbctlEdits = [][]string{
 	{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.3"},
 	{"--ecmp", "lr-route-add", "ovn_cluster_router", "192.168.0.0/24", "100.88.0.4"},
@@ -132,6 +141,16 @@ var nbctlEdits = [][]string{
 	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.3.0/24"},
 	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.4.0/24"},
 	{"lr-nat-add", "ovn_cluster_router", "snat", "172.18.0.100", "10.244.5.0/24"},
+	addNAT("type=snat", "external_ip=172.18.0.99", `logical_ip="10.244.6.0/24"`, `match="eth.dst == 0a:58:0a:f4:00:02"`),
+	addNAT("type=snat", "external_ip=172.18.0.98", `logical_ip="10.244.7.0/24"`, `match="eth.dst == 0a:58:0a:f4:00:03"`),
+	addNAT("type=snat", "external_ip=172.18.0.97", `logical_ip="10.244.8.0/24"`, `match="ip4.dst == 10.0.0.0/8"`),
+}
+
+// addNAT is the ovn-nbctl command that adds a NAT rule of these columns to the cluster
+// router (lr-nat-add sets no match).
+func addNAT(columns ...string) []string {
+	args := append([]string{"--id=@n", "create", "NAT"}, columns...)
+	return append(args, "--", "add", "Logical_Router", "ovn_cluster_router", "nat", "@n")
 }
 
 // addRoute is the ovn-nbctl command that adds a static route of these columns to the
@@ -238,7 +257,7 @@ func TestRoutesOKEP5094Listings(t *testing.T) {
 		"102 ip6.src == 2010:100:200::/60 && ip6.dst == 2010:100:200::/60 allow",
 		"102 ip6.src == 2010:100:200::/60 && ip6.dst == fd98::/64 allow",
 		"102 pkt.mark == 42 allow",
-		"snat 169.254.0.12 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch eth.dst == 0a:58:cb:cb:00:02",
+		"snat eth.dst == 0a:58:cb:cb:00:02 169.254.0.12 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch",
 		"Router GR_test12_namespace.scoped_ovn-control-plane (gateway router)",
 		"169.254.0.0/17 169.254.0.4 dst-ip rtoe-GR_test12_namespace.scoped_ovn-control-plane",
 		"203.203.0.0/16 100.88.0.8 dst-ip rtotr-GR_test12_namespace.scoped_ovn-control-plane",

@@ -117,13 +117,13 @@ func requireSameShow(t *testing.T, ctx context.Context, nb *testenv.NB, p *nbctl
 	}
 }
 
-// withoutOurExtras drops the lines we print beyond ovn-nbctl 23.03.
+// withoutOurExtras drops the lines we print beyond ovn-nbctl 25.03.
 func withoutOurExtras(s string) string {
 	var keep []string
 	for _, line := range strings.Split(s, "\n") {
 		trimmed := strings.TrimSpace(line)
 		extra := false
-		for _, prefix := range []string{"peer: ", "requested-", "ipv6-lla: ", "match: ", "logical port: "} {
+		for _, prefix := range []string{"peer: ", "requested-", "match: ", "logical port: "} {
 			extra = extra || strings.HasPrefix(trimmed, prefix)
 		}
 		if !extra {

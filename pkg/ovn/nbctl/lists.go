@@ -123,9 +123,7 @@ func (p *Printer) PolicyList(w io.Writer, routerName string) error {
 }
 
 // NATList prints a router's NAT rules exactly as `ovn-nbctl lr-nat-list` does, in
-// SortNATs' order. Columns are cut to fixed widths (an external IP to 15 bytes, so a
-// long IPv6 address is cut short), and EXTERNAL_MAC and LOGICAL_PORT are filled only
-// for a rule that has both.
+// SortNATs' order, each rule as ListedNAT.Line prints it.
 func (p *Printer) NATList(w io.Writer, routerName string) error {
 	lr, err := p.router(routerName)
 	if err != nil {
@@ -140,19 +138,36 @@ func (p *Printer) NATList(w io.Writer, routerName string) error {
 	var b strings.Builder
 	listed := SortNATs(nats, p.ix)
 	if len(listed) > 0 {
-		b.WriteString("TYPE             GATEWAY_PORT          EXTERNAL_IP        EXTERNAL_PORT    LOGICAL_IP          EXTERNAL_MAC         LOGICAL_PORT\n")
+		b.WriteString(NATListHeader + "\n")
 	}
 	for _, l := range listed {
-		nat := l.NAT
-		b.WriteString(leftAligned(l.key, 58, 54))
-		b.WriteString(leftAligned(nat.ExternalPortRange, 17, 13))
-		if nat.ExternalMAC != nil && nat.LogicalPort != nil {
-			b.WriteString(leftAligned(nat.LogicalIP, 20, 16) + leftAligned(*nat.ExternalMAC, 21, 17) + *nat.LogicalPort)
-		} else {
-			b.WriteString(nat.LogicalIP)
-		}
-		b.WriteString("\n")
+		b.WriteString(l.Line() + "\n")
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// NATListHeader is the first line of `ovn-nbctl lr-nat-list` (OVN 25.03, which added
+// MATCH) for a router with NAT rules.
+const NATListHeader = "TYPE             GATEWAY_PORT          MATCH                 EXTERNAL_IP        EXTERNAL_PORT    LOGICAL_IP          EXTERNAL_MAC         LOGICAL_PORT"
+
+// Line is the row `ovn-nbctl lr-nat-list` prints for the rule, without its newline:
+// columns cut to fixed widths (a match to 18 bytes, an external IP to 15, so a long
+// IPv6 address is cut short), and EXTERNAL_MAC and LOGICAL_PORT filled only for a rule
+// that has both. Tests that compare other listings of NAT with ovn-nbctl's print the
+// rows through it, so these widths are written down once.
+func (l ListedNAT) Line() string {
+	nat := l.NAT
+	line := natKeyColumns(nat, l.GatewayPort) + leftAligned(nat.ExternalIP, 19, 15) + leftAligned(nat.ExternalPortRange, 17, 13)
+	if nat.ExternalMAC != nil && nat.LogicalPort != nil {
+		return line + leftAligned(nat.LogicalIP, 20, 16) + leftAligned(*nat.ExternalMAC, 21, 17) + *nat.LogicalPort
+	}
+	return line + nat.LogicalIP
+}
+
+// natKeyColumns are the type, gateway port and match columns of an lr-nat-list row,
+// as printf's "%-17.13s%-22.18s%-22.18s" prints them. They begin the text ovn-nbctl
+// sorts rules by, as they begin the row.
+func natKeyColumns(nat *nbdb.NAT, gatewayPort string) string {
+	return leftAligned(nat.Type, 17, 13) + leftAligned(gatewayPort, 22, 18) + leftAligned(nat.Match, 22, 18)
 }

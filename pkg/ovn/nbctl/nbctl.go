@@ -1,4 +1,4 @@
-// Package nbctl prints a set of NB rows the way ovn-nbctl 23.03 prints a live database
+// Package nbctl prints a set of NB rows the way ovn-nbctl 25.03 prints a live database
 // (show, lr-route-list, lr-policy-list, lr-nat-list), so operators read ovnk's desired
 // state and its live snapshots in the shape they already know. For a live snapshot,
 // whose rows are keyed by UUID, the three lists are byte-identical to ovn-nbctl's, and
@@ -10,8 +10,6 @@ package nbctl
 import (
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,9 +45,8 @@ func header(kind, key, name string) string {
 // by name and NAT rules by type, external and logical IP, where ovn-nbctl prints them
 // in database order, which compiled rows do not have. After ovn-nbctl's
 // lines come those it leaves out but transit topologies depend on: a router port's
-// IPv6 link-local address and peer, a port's requested chassis and tunnel key, a NAT
-// rule's match and logical port. Only names matching filter are printed when filter is
-// not empty.
+// peer, a port's requested chassis and tunnel key, a NAT rule's match and logical
+// port. Only names matching filter are printed when filter is not empty.
 func (p *Printer) Show(w io.Writer, filter string) error {
 	var b strings.Builder
 	switches := slices.Clone(p.set.Switches)
@@ -175,9 +172,7 @@ func writeSwitchPort(b *strings.Builder, lsp *nbdb.LogicalSwitchPort) {
 func (p *Printer) writeRouterPort(b *strings.Builder, lrp *nbdb.LogicalRouterPort) {
 	fmt.Fprintf(b, "    port %s\n", lrp.Name)
 	fmt.Fprintf(b, "        mac: \"%s\"\n", lrp.MAC)
-	if lla, ok := linkLocal(lrp); ok {
-		fmt.Fprintf(b, "        ipv6-lla: \"%s\"\n", lla)
-	}
+	fmt.Fprintf(b, "        ipv6-lla: \"%s\"\n", linkLocal(lrp.MAC))
 	if len(lrp.Networks) > 0 {
 		fmt.Fprintf(b, "        networks: %s\n", quoteList(slices.Sorted(slices.Values(lrp.Networks))))
 	}
@@ -211,23 +206,78 @@ func writeTransitOptions(b *strings.Builder, opts map[string]string) {
 	}
 }
 
-// linkLocal is the IPv6 link-local address OVN gives a router port with IPv6 networks.
-func linkLocal(lrp *nbdb.LogicalRouterPort) (string, bool) {
-	hasV6 := false
-	for _, n := range lrp.Networks {
-		if p, err := netip.ParsePrefix(n); err == nil && p.Addr().Is6() {
-			hasV6 = true
-		}
-	}
-	mac, err := net.ParseMAC(lrp.MAC)
-	if !hasV6 || err != nil {
-		return "", false
-	}
-	lla, err := alloc.LinkLocalFromMAC(mac)
+// linkLocal is the ipv6-lla ovn-nbctl show prints under every router port's MAC,
+// IPv6 networks or not: the EUI-64 link-local address of the MAC as
+// ethAddrFromString reads it, which for a MAC it cannot read is the zero MAC's,
+// fe80::200:ff:fe00:0.
+func linkLocal(mac string) string {
+	ea, _ := ethAddrFromString(mac)
+	lla, err := alloc.LinkLocalFromMAC(ea[:])
 	if err != nil {
-		return "", false
+		panic(err) // six bytes always make a link-local address
 	}
-	return lla.String(), true
+	return lla.String()
+}
+
+// ethAddrFromString reads a MAC as Open vSwitch's eth_addr_from_string does, which
+// ovn-nbctl uses: ovs_scan of six "%hhx" separated by ':', with nothing after. Each
+// field may follow white space and have a sign, a 0x and any number of hex digits,
+// and keeps the value's low byte, so "0x0a: 58:+a:0:1:123" reads 0a:58:0a:00:01:23.
+// A string it cannot read is the zero MAC and false.
+func ethAddrFromString(s string) ([6]byte, bool) {
+	var ea [6]byte
+	i := 0
+	for f := range ea {
+		if f > 0 {
+			if i >= len(s) || s[i] != ':' {
+				return [6]byte{}, false
+			}
+			i++
+		}
+		for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 { // C's isspace
+			i++
+		}
+		negative := i < len(s) && s[i] == '-'
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		if i+1 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') {
+			i += 2
+		}
+		var value byte // wraps as the C conversion to unsigned char does
+		digits := 0
+		for ; i < len(s); i++ {
+			d, ok := hexDigit(s[i])
+			if !ok {
+				break
+			}
+			value = value*16 + d
+			digits++
+		}
+		if digits == 0 {
+			return [6]byte{}, false
+		}
+		if negative {
+			value = -value
+		}
+		ea[f] = value
+	}
+	if i != len(s) {
+		return [6]byte{}, false
+	}
+	return ea, true
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // quoteList is ovn-nbctl's ["a", "b"]: each item between double quotes as it is,

@@ -3,6 +3,7 @@ package nbctl_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,14 @@ var commands = [][]string{
 		"--", "lrp-set-gateway-chassis", "rtoe-a-very-long-gateway-port", "ch1",
 		"--", "lrp-set-options", "rtoe-a-very-long-gateway-port", "route_table=blue"},
 	{"lr-add", "gr", "--", "lrp-add", "gr", "rtotr", "0a:58:64:41:00:04", "100.65.0.4/16", "100.88.0.9/31", "peer=trtor"},
+	// Router ports whose MAC lrp-add would refuse: show's ipv6-lla is of the MAC as OVS
+	// reads it (signs, 0x, spaces, long fields cut to a byte), or of the zero MAC.
+	{"lr-add", "odd", "--", "--id=@a", "create", "Logical_Router_Port", "name=odd-a", `mac="0x0a: 58:+a:0:1:123"`, `networks=["10.1.0.1/24"]`,
+		"--", "--id=@b", "create", "Logical_Router_Port", "name=odd-b", `mac="0a:58:0a:00:01:05 "`, `networks=["10.1.1.1/24"]`,
+		"--", "--id=@c", "create", "Logical_Router_Port", "name=odd-c", `mac="-1:0:0:0:0:0"`, `networks=["10.1.2.1/24"]`,
+		"--", "--id=@d", "create", "Logical_Router_Port", "name=odd-d", `mac="0:0:0:0:0:0x"`, `networks=["10.1.3.1/24"]`,
+		"--", "--id=@e", "create", "Logical_Router_Port", "name=odd-e", `mac=""`, `networks=["10.1.4.1/24"]`,
+		"--", "set", "Logical_Router", "odd", "ports=[@a,@b,@c,@d,@e]"},
 
 	// Routes: dst-ip and src-ip of one and of different lengths, host routes, ECMP with
 	// and without output ports, several tables, discard, a route through a port alone.
@@ -98,6 +107,31 @@ var commands = [][]string{
 		`logical_port="rtos"`, "--", "add", "Logical_Router", "lr", "nat", "@n"},
 	{"--", "--id=@n", "create", "NAT", "type=dnat_and_snat", `external_ip="172.18.0.60"`, `logical_ip="10.10.0.6"`,
 		`external_mac="0a:58:ac:12:00:3c"`, "--", "add", "Logical_Router", "lr", "nat", "@n"},
+	// NAT with a match (OVN 25.03 lists it, cut to 18 bytes): ovn-kubernetes' SNAT to
+	// the management port, and another tied with it once cut; a match of 18 bytes and
+	// one of 19; one cut inside a two-byte character; one on a gateway port with a
+	// logical port and external MAC. Matches sort before external IPs.
+	natWithMatch("lr", "snat", "169.254.0.14", "10.10.0.0/16", "eth.dst == 0a:58:0a:0a:00:02", `logical_port="rtos"`),
+	natWithMatch("lr", "snat", "169.254.0.14", "10.11.0.0/16", "eth.dst == 0a:58:0a:0a:00:03"),
+	natWithMatch("lr", "snat", "169.254.0.13", "10.12.0.0/16", "ip4.src == 1.2.3.4"),
+	natWithMatch("lr", "snat", "169.254.0.12", "10.13.0.0/16", "ip4.src == 1.2.3.45"),
+	natWithMatch("lr", "snat", "169.254.0.11", "10.14.0.0/16", "pkt.mark == 1 /* é */"),
+	natWithMatch("lr", "dnat_and_snat", "172.18.0.61", "10.10.0.7", "inport == \"rtos\"", `logical_port="p1"`,
+		`external_mac="0a:58:ac:12:00:3d"`, "gateway_port=@gw"),
+}
+
+// natWithMatch is the ovn-nbctl command that adds a NAT rule with a match, and more
+// columns, to router. A column "gateway_port=@gw" names the router port
+// rtoe-a-very-long-gateway-port.
+func natWithMatch(router, natType, externalIP, logicalIP, match string, columns ...string) []string {
+	args := []string{"--", "--id=@n", "create", "NAT", "type=" + natType, "external_ip=" + quote(externalIP),
+		"logical_ip=" + quote(logicalIP), "match=" + quote(match)}
+	args = append(args, columns...)
+	args = append(args, "--", "add", "Logical_Router", router, "nat", "@n")
+	if slices.Contains(columns, "gateway_port=@gw") {
+		args = append([]string{"--", "--id=@gw", "get", "Logical_Router_Port", "rtoe-a-very-long-gateway-port", "_uuid"}, args...)
+	}
+	return args
 }
 
 // TestPrintsLikeOVNNBCtl writes a topology with ovn-nbctl, reads it back through our
@@ -112,8 +146,8 @@ func TestPrintsLikeOVNNBCtl(t *testing.T) {
 		}
 	}
 	snap := snapshotOf(t, ctx, nb, rowCounts{
-		switches: 1, switchPorts: 5, routers: 2, routerPorts: 4,
-		routes: 27, policies: 8, nats: 14, gatewayChassis: 4,
+		switches: 1, switchPorts: 5, routers: 3, routerPorts: 9,
+		routes: 27, policies: 8, nats: 20, gatewayChassis: 4,
 	})
 	p := nbctl.New(snap)
 	requireSameLists(t, ctx, nb, p, []string{"lr", "gr"})

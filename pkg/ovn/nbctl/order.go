@@ -156,16 +156,18 @@ type ListedNAT struct {
 }
 
 // SortNATs returns nats in `ovn-nbctl lr-nat-list` order, ix resolving their gateway
-// ports. ovn-nbctl sorts by a text of type (cut to 13 bytes, padded to 17), gateway
-// port name (cut to 18, padded to 22) and the whole external IP; rules with the same
-// text keep the order of its string map, which depends on how many rules the router
-// has and their UUIDs.
+// ports. ovn-nbctl sorts by a text of the columns a row begins with (type, gateway port
+// name and, from OVN 25.03, match, each cut and padded as natKeyColumns prints them)
+// followed by the whole external IP; rules with the same text keep the order of its
+// string map, which depends on how many rules the router has and their UUIDs. So
+// rules whose matches differ only after their first 18 bytes go by external IP, then
+// by that map's order.
 func SortNATs(nats []*nbdb.NAT, ix *rows.Index) []ListedNAT {
 	byKey := slices.Clone(nats)
 	slices.SortFunc(byKey, func(a, b *nbdb.NAT) int { return cmp.Compare(a.UUID, b.UUID) })
 	keys := make([]string, len(byKey))
 	for i, nat := range byKey {
-		keys[i] = natSortKey(nat.Type, gatewayPortName(nat, ix), nat.ExternalIP)
+		keys[i] = natKeyColumns(nat, gatewayPortName(nat, ix)) + nat.ExternalIP
 	}
 	out := make([]ListedNAT, 0, len(nats))
 	for _, i := range smapOrder(keys) {
@@ -173,10 +175,6 @@ func SortNATs(nats []*nbdb.NAT, ix *rows.Index) []ListedNAT {
 	}
 	slices.SortStableFunc(out, func(a, b ListedNAT) int { return strings.Compare(a.key, b.key) })
 	return out
-}
-
-func natSortKey(natType, gatewayPort, externalIP string) string {
-	return leftAligned(natType, 17, 13) + leftAligned(gatewayPort, 22, 18) + externalIP
 }
 
 // gatewayPortName resolves a NAT rule's reference to a router port to the port's name.

@@ -70,11 +70,17 @@ var (
 	portRanges  = []string{"", "", "80", "8080-8090", "10000-65535", "1-2,3-4,5-6,7-8"}
 	matches     = []string{"1", "pkt.mark == 42", `inport == "rtos-node1" && ip4.dst == 172.18.0.2 /* node1 */`,
 		"ip4.src == 10.244.0.0/16 && ip4.dst == 10.244.0.0/16", "ip6.dst == fd00::/8"}
-	priorities  = []int{0, 100, 102, 1004, 32767}
-	actions     = []string{"allow", "drop", "reroute", "reroute"}
-	nexthops    = []string{"100.88.0.6", "100.88.0.10", "10.244.0.2", "fd00:10:244:1:0::2", "FD97::3", "100.64.0.1/24", "bogus"}
-	optionKeys  = []string{"pkt_mark", "a", "b", "zeta", "k", "route_table", "an-option-with-a-long-name", "x1", "x2", "x3"}
-	natCounts   = []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33}
+	priorities = []int{0, 100, 102, 1004, 32767}
+	actions    = []string{"allow", "drop", "reroute", "reroute"}
+	nexthops   = []string{"100.88.0.6", "100.88.0.10", "10.244.0.2", "fd00:10:244:1:0::2", "FD97::3", "100.64.0.1/24", "bogus"}
+	optionKeys = []string{"pkt_mark", "a", "b", "zeta", "k", "route_table", "an-option-with-a-long-name", "x1", "x2", "x3"}
+	natCounts  = []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33}
+	// natMatches are NAT matches, which lr-nat-list shows and sorts by cut to 18 bytes:
+	// shorter, exactly 18 and 19 bytes long, alike in their first 18 bytes (so the
+	// external IP or the tie order tells their rules apart), and cut inside a two-byte
+	// character.
+	natMatches = []string{"1", "ip4.src == 1.2.3.4", "ip4.src == 1.2.3.45", "eth.dst == 0a:58:0a:0a:00:02",
+		"eth.dst == 0a:58:0a:0a:00:03", `inport == "rtos-node1"`, "pkt.mark == 1 /* é */"}
 	routeTables = []string{"", "", "", "blue", "a"}
 )
 
@@ -245,6 +251,9 @@ func (g *generator) router(args []string, name string) []string {
 		}
 		if g.chance(40) {
 			columns = append(columns, "logical_port="+quote(g.pick([]string{"pod-a", "a-very-long-logical-port-name"})))
+		}
+		if g.chance(50) {
+			columns = append(columns, "match="+quote(g.pick(natMatches)))
 		}
 		var id string
 		args, id = g.create(args, "NAT", columns...)
