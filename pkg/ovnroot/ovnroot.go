@@ -46,12 +46,11 @@ type Root struct{ Dir string }
 func DefaultDir() string {
 	cache := os.Getenv("OVNK_CACHE_DIR")
 	if cache == "" {
-		if xdg := os.Getenv("XDG_CACHE_HOME"); xdg != "" {
-			cache = filepath.Join(xdg, "ovnk")
-		} else {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "ovnk")
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return ""
 		}
+		cache = filepath.Join(dir, "ovnk")
 	}
 	return filepath.Join(cache, "ovn-trixie")
 }

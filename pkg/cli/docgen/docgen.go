@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Write renders every visible command under root into dir, one page each, plus an
@@ -18,6 +19,10 @@ func Write(root *cobra.Command, dir string) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	pages := map[string]string{"README.md": index(root)}
+	for _, c := range visible(root) {
+		homeAsTilde(c.LocalFlags())
+		homeAsTilde(c.InheritedFlags())
+	}
 	for _, c := range visible(root) {
 		pages[fileName(c)] = page(c)
 	}
@@ -109,15 +114,20 @@ func page(c *cobra.Command) string {
 	if c.HasParent() {
 		fmt.Fprintf(&b, "See also: [`%s`](%s)\n", displayPath(c.Parent()), fileName(c.Parent()))
 	}
-	return withoutHome(strings.TrimRight(b.String(), "\n") + "\n")
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-// withoutHome writes flag defaults under the home directory (kubectl's --cache-dir) as
-// ~, so the reference does not depend on who generated it.
-func withoutHome(s string) string {
+// homeAsTilde writes flag defaults under the home directory (kubectl's --cache-dir) as
+// ~ before any help text is laid out, so the reference, its line wrapping included,
+// does not depend on who generated it.
+func homeAsTilde(flags *pflag.FlagSet) {
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" || home == "/" {
-		return s
+		return
 	}
-	return strings.ReplaceAll(s, home+"/", "~/")
+	flags.VisitAll(func(f *pflag.Flag) {
+		if rest, ok := strings.CutPrefix(f.DefValue, home+"/"); ok {
+			f.DefValue = "~/" + rest
+		}
+	})
 }
