@@ -98,33 +98,59 @@ func (w *walker) dnat(z *Zone, lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 	}
 }
 
-// snat rewrites the source of a packet leaving lr through out, by the most specific
-// SNAT whose logical IP holds the source.
+// snat rewrites the source of a packet leaving lr through out, by the SNAT of highest
+// rank whose logical IP holds the source: a row with a match ranks at 300 plus its own
+// priority, above every row without one, which rank by the length of their logical
+// prefix (northd's lr_out_snat).
+//
+// On a distributed router each row also has a flow of the same rank for traffic in the
+// other direction: a packet that came in through the row's gateway port towards its
+// logical IP enters the SNATed network and is committed to conntrack untranslated. A
+// packet routed back out of the gateway port it came in through matches both flows at
+// one priority, and which one OVS applies is not defined (ovn-trace 25.03 picks either,
+// from run to run): the simulator translates, and says so.
 func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPort) {
 	if w.reply {
 		return // a reply is translated back by conntrack, never by a new SNAT
 	}
 	type hit struct {
 		n    *nbdb.NAT
-		bits int
+		rank int
 	}
-	var hits []hit
+	var hits, inbound []hit
+	in := z.routerPorts[w.p.InPort]
 	for _, n := range z.natRows(lr, nbdb.NATTypeSNAT, nbdb.NATTypeDNATAndSNAT) {
 		logical, ok := parsePrefixOrAddr(n.LogicalIP)
-		if !ok || logical.Addr().Is6() != w.p.IPSrc.Is6() || !logical.Masked().Contains(w.p.IPSrc) {
+		if !ok || logical.Addr().Is6() != w.p.IPSrc.Is6() {
 			continue
 		}
-		if !natApplies(lr, out, n) || !w.natMatch(z, n, w.p.IPDst) {
-			continue
+		rank := logical.Bits() + 1
+		if n.Match != "" {
+			rank = 300 + n.Priority
 		}
-		hits = append(hits, hit{n, logical.Bits()})
+		if !isGatewayRouter(lr) && in != nil && logical.Masked().Contains(w.p.IPDst) && natApplies(lr, in, n) && w.natMatch(z, n, w.p.IPSrc) {
+			inbound = append(inbound, hit{n, rank})
+		}
+		if logical.Masked().Contains(w.p.IPSrc) && natApplies(lr, out, n) && w.natMatch(z, n, w.p.IPDst) {
+			hits = append(hits, hit{n, rank})
+		}
 	}
+	byRank := func(a, b hit) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(b.n.UUID, a.n.UUID)) }
 	if len(hits) == 0 {
 		return
 	}
-	best := slices.MaxFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(a.bits, b.bits), cmp.Compare(b.n.UUID, a.n.UUID))
-	})
+	best := slices.MaxFunc(hits, byRank)
+	note := ""
+	if len(inbound) > 0 {
+		switch rev := slices.MaxFunc(inbound, byRank); {
+		case rev.rank > best.rank:
+			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageSNAT, OutPort: out.Name, Row: natRow(rev.n),
+				Note: fmt.Sprintf("entered through gateway port %s towards %s: committed untranslated", in.Name, rev.n.LogicalIP)})
+			return
+		case rev.rank == best.rank:
+			note = fmt.Sprintf(" (it also entered through gateway port %s, whose flow of equal priority commits it untranslated: OVS may apply either)", in.Name)
+		}
+	}
 	to, err := netip.ParseAddr(best.n.ExternalIP)
 	if err != nil {
 		return
@@ -133,7 +159,7 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 	w.t.conns = append(w.t.conns, translation{zone: z.Node, router: lr.Name, snat: true, from: from, to: to})
 	w.p.IPSrc = to
 	w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageSNAT, OutPort: out.Name, Row: natRow(best.n),
-		Note: fmt.Sprintf("source %s translated to %s", from, to)})
+		Note: fmt.Sprintf("source %s translated to %s%s", from, to, note)})
 }
 
 // unSNAT restores the destination of a reply to a connection lr source-translated.

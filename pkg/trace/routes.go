@@ -110,7 +110,7 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 			continue
 		}
 		isSrc := r.Policy != nil && *r.Policy == nbdb.LogicalRouterStaticRoutePolicySrcIP
-		if !inRouteTable(r, isSrc, table) {
+		if !inRouteTable(r, table) {
 			continue
 		}
 		prefix, ok := parsePrefixOrAddr(r.IPPrefix)
@@ -155,13 +155,11 @@ func (z *Zone) routeCandidates(lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPor
 }
 
 // inRouteTable reports whether a route applies to a packet that came in through a port
-// of route table table ("" for none). As northd writes them, destination routes apply
-// only within their own table, the main table's only to ports without one; source
-// routes of the main table apply to every port.
-func inRouteTable(r *nbdb.LogicalRouterStaticRoute, isSrc bool, table string) bool {
-	if r.RouteTable == "" {
-		return isSrc || table == ""
-	}
+// of route table table ("" for none): only the routes of that very table, the main
+// table's only to ports without one. Source and destination routes alike: 25.03's
+// northd matches both on the port's table (reg7), where 23.03 gave main-table source
+// routes to every port.
+func inRouteTable(r *nbdb.LogicalRouterStaticRoute, table string) bool {
 	return r.RouteTable == table
 }
 
