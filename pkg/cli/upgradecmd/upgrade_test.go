@@ -511,7 +511,8 @@ func TestWatchInterrupted(t *testing.T) {
 }
 
 // TestWatchJSON waits with -o json: progress on standard error, and the report alone
-// on standard output at the timeout.
+// on standard output at the timeout. The timeout leaves the first look at the
+// cluster (one API list and one NB read) ample time on a loaded machine.
 func TestWatchJSON(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -519,8 +520,8 @@ func TestWatchJSON(t *testing.T) {
 	clitest.CreateObjects(ctx, t, clitest.NewClient(t, kube), nodeObject(t, "upg-j", 1, ""))
 	nb := zoneNB(t)
 	cmd := newTestCommand(kube, &cmdutil.Settings{AgentNamespace: kube.Namespace(t)}, clitest.Terminal{Width: 80})
-	err := cmd.run(ctx, "--watch", "--timeout", "200ms", "--nb", nb.Endpoint, "-o", "json")
-	clitest.OneLine(t, err, "timed out after 200ms with 0/1 nodes upgraded")
+	err := cmd.run(ctx, "--watch", "--timeout", "2s", "--nb", nb.Endpoint, "-o", "json")
+	clitest.OneLine(t, err, "timed out after 2s with 0/1 nodes upgraded")
 	var r l2upgrade.Report
 	if err := json.Unmarshal([]byte(cmd.out.String()), &r); err != nil {
 		t.Fatalf("standard output is not the report alone: %v\n%s", err, cmd.out.String())
