@@ -135,7 +135,7 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 		"102 pkt.mark == 42 allow",
 		// The management-port SNAT moved to the transit router.
 		// (ovn-nbctl prints a NAT's logical port only beside an external MAC; show names it.)
-		"snat 169.254.0.12 203.203.0.0/16",
+		"snat eth.dst == 0a:58:c 169.254.0.12 203.203.0.0/16",
 		`logical port: "trtos-test12_namespace.scoped_ovn_layer2_switch"`,
 		// Gateway router routes.
 		"# ovn-nbctl lr-route-list GR_test12_namespace.scoped_ovn-control-plane",
