@@ -29,7 +29,8 @@ PROGRAMS=(ovsdb-server ovsdb-tool ovsdb-client ovs-vswitchd ovs-vsctl ovs-ofctl 
   ovn-northd ovn-controller ovn-nbctl ovn-sbctl ovn-trace ovn-appctl)
 SEARCH=(usr/lib/openvswitch-switch usr/sbin usr/bin)
 # Bump when the recipe changes, so roots made by an older one are rebuilt.
-RECIPE=1
+# 2: .ovnk-programs lists what each launcher runs, so a lost binary is noticed.
+RECIPE=2
 
 cache_root="${OVNK_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ovnk}"
 root="$cache_root/ovn-$SUITE"
@@ -39,8 +40,13 @@ say() { echo "ovn-root: $*" >&2; }
 
 complete() {
   [ "$(sed -n 1p "$stamp" 2>/dev/null)" = "recipe $RECIPE" ] || return 1
-  local p
-  for p in "${PROGRAMS[@]}"; do [ -x "$root/bin/$p" ] || return 1; done
+  local p target
+  for p in "${PROGRAMS[@]}"; do
+    [ -x "$root/bin/$p" ] || return 1
+    # What the launcher runs must be there too.
+    target=$(sed -n "s/^$p //p" "$root/.ovnk-programs" 2>/dev/null)
+    [ -n "$target" ] && [ -f "$root/$target" ] || return 1
+  done
   for p in usr/share/ovn/ovn-nb.ovsschema usr/share/ovn/ovn-sb.ovsschema usr/share/openvswitch/vswitch.ovsschema; do
     [ -s "$root/$p" ] || return 1
   done
@@ -112,6 +118,7 @@ for p in "${PROGRAMS[@]}"; do
 exec "$root$loader" --library-path "$libs" --argv0 "$p" "$root/$target" "\$@"
 EOF
   chmod 0755 "$work/root/bin/$p"
+  echo "$p $target" >>"$work/root/.ovnk-programs"
 done
 
 versions=$(for deb in "$work"/apt/cache/archives/{ovn-central,openvswitch-switch}_*.deb; do dpkg-deb -W --showformat '${Package} ${Version}\n' "$deb"; done)

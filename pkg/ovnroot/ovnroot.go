@@ -22,7 +22,7 @@ const Env = "OVNK_OVN_ROOT"
 
 // recipe is the first line of a complete root's stamp; it must equal RECIPE in
 // scripts/ovn-root.sh, which writes the stamp last.
-const recipe = "recipe 1"
+const recipe = "recipe 2"
 
 // ProvisionCommand is what a user runs to create the root.
 const ProvisionCommand = "scripts/ovn-root.sh (or `make deps`)"

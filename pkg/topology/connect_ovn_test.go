@@ -90,10 +90,9 @@ var okepGatewayRouters = []string{"GR_blue_blue.network_ovn-worker", "GR_green_g
 // same way; a packet for a green pod on another node leaves by that node's link. Red
 // stays unreachable: connects are not transitive, and red is in none.
 //
-// Debian's OVN 23.03 has no transit routers: a connect router port bound to another
-// chassis is an ordinary router port there, so a trace toward another node ends in the
-// ARP request on that node's link instead of crossing into its zone. Every hop inside
-// the zone is real.
+// The connect router is a transit router: its port towards another node is remote, and
+// a trace in this one zone ends in the ARP/ND request for the next hop that the zone
+// sends through the tunnel, out of that port. Every hop inside the zone is real.
 func TestConnectForwardsInRealOVN(t *testing.T) {
 	res, err := topology.Compile(withRed(topologytest.OKEP5224()), "ovn-worker")
 	if err != nil {

@@ -77,12 +77,12 @@ func TestRollingUpgradeForwardsInRealOVN(t *testing.T) {
 				port: "stor-GR_cluster_udn_green_node1", via: []string{"rtos-" + l2Switch}, also: "eth.dst = 0a:58:64:41:00:02"},
 			{name: "pod to a legacy node's join IP", datapath: l2Switch, flow: pod2 + toLegacyGW2 + ` && ip4.dst == 100.65.0.4`,
 				port: "stor-GR_cluster_udn_green_node3"},
-			// The SNAT address is not checked here: OVN 23.03 ignores NAT.match, so it
-			// applies the management port's SNAT (169.254.0.14, matched on the management
-			// port's MAC) to every packet of the pod subnet. The cross-zone simulator,
-			// which honours the match, checks it (test/e2e).
+			// The legacy gateway router holds the management port's SNAT too (169.254.0.14,
+			// matched on the management port's MAC): a pod's packet, which the match
+			// excludes, leaves with the network's masquerade address.
 			{name: "pod to the internet", datapath: l2Switch, flow: pod2 + toLegacyGW2 + ` && ip4.dst == 8.8.8.8`,
-				port: "cluster_udn_green_breth0_node2", via: []string{"stor-GR_cluster_udn_green_node2", "rtoe-GR_cluster_udn_green_node2"}},
+				port: "cluster_udn_green_breth0_node2", via: []string{"stor-GR_cluster_udn_green_node2", "rtoe-GR_cluster_udn_green_node2"},
+				also: "ct_snat(169.254.0.13)"},
 		},
 	}
 	for node, cases := range zones {

@@ -419,9 +419,10 @@ func vifs(s *rows.Set) []string {
 }
 
 // TestCompiledZonesAgreeWithOVNTrace runs every packet from every pod and management
-// port of one zone of each topology the compiler makes — Layer3, connected Layer3,
-// Layer3 connected to Layer2, OKEP-5094's Layer2 — to every address the zone knows and
-// one outside, through both tracers.
+// port of a zone to every address the zone knows and one outside, through both tracers,
+// for each topology the compiler makes: Layer3, connected Layer3 (OKEP-5224's connect
+// router, a transit router), Layer3 connected to Layer2, every zone of OKEP-5094's
+// Layer2 network with its transit router, and both sides of its rolling upgrade.
 func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 	for _, fx := range []struct {
 		name, node string
@@ -434,6 +435,14 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 		{"okep5224", "ovn-worker", topologytest.OKEP5224, map[class]int{hairpinSNAT: 2}},
 		{"mixed", "ovn-worker", topologytest.MixedConnect, map[class]int{hairpinSNAT: 4}},
 		{"okep5094", "ovn-worker", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
+		{"okep5094-control-plane", "ovn-control-plane", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
+		{"okep5094-worker2", "ovn-worker2", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
+		// OKEP-5094's rolling upgrade, node1 upgraded: its zone with the upgrade ports
+		// (stotr-…-upgrade, trtos-…-upgrade) and the legacy nodes' remote gateway ports,
+		// and a legacy zone, whose gateway router holds the management SNAT (a gateway
+		// router has no inbound SNAT flow, so no hairpin there).
+		{"upgrade-upgraded", "node1", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{hairpinSNAT: 2}},
+		{"upgrade-legacy", "node2", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{}},
 	} {
 		t.Run(fx.name, func(t *testing.T) {
 			st := fx.state()
