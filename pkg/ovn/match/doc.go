@@ -24,7 +24,8 @@
 // strings with JSON escapes. A value set {a, b, c} (commas optional), an address set
 // $name and a port group @name may stand on the right of == and !=: "x == {a, b}"
 // matches if x equals any member, "x != {a, b}" if it equals none. Comments are /* */
-// (on one line) and // (to the end of the line). "1" and "0" alone are true and false.
+// (on one line) and // (up to a newline, which must be there; see below). "1" and "0"
+// alone are true and false.
 //
 // OVN's finer rules hold too, checked against ovn-trace (see TestAgainstOVNTrace):
 //
@@ -44,6 +45,16 @@
 //     may be written 1 <= tcp.dst < 1024.
 //   - An address set or port group that turns out empty makes its comparison a constant
 //     with no prerequisite: `ip4.src != $empty` is true even for an IPv6 packet.
+//   - A // comment must be closed by a newline inside the match: `ip4 // web` is an
+//     error, "ip4 // web\n" is not. OVN's lexer would take either, but northd (25.03)
+//     writes an ACL's match into its logical flow as "((match))", and a NAT's as
+//     "(match)" with more conditions after it, on one line, so a comment that runs to
+//     the end of the match hides the closing ")": the flow fails to parse ("Syntax
+//     error at end of input expecting `)'") and the row silently never applies.
+//     Northd copies a Logical_Router_Policy's match bare, where such a comment would
+//     do no harm, but Parse cannot tell the columns apart and refuses it everywhere,
+//     so what it accepts works in every column. /* */ comments are safe anywhere on a
+//     line.
 //
 // # Prerequisites and negation
 //

@@ -3,7 +3,6 @@ package match
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // Expr is a parsed, type-checked match expression, ready to be evaluated any number of
@@ -23,17 +22,20 @@ type Expr struct {
 // with these exceptions: subfields (ip4.src[24..31]), functions (is_chassis_resident),
 // and fields and predicates a simulated Packet does not carry are rejected as not
 // supported or unknown; parentheses nest MaxDepth deep, not OVN's 100; relational
-// operators are rejected with an address set; and an address set may only be compared
-// with an IP address field. Address sets and port groups are resolved by Eval, so
-// Parse accepts any name, and an address-set member of the other IP family than the
-// field's never matches (OVN rejects an IPv6 member of a set compared with ip4.src,
-// and compares an IPv4 member with ip6.src as the integer ::a.b.c.d).
+// operators are rejected with an address set; an address set may only be compared
+// with an IP address field; and a `//` comment must end with a newline, which OVN needs
+// only in the ACL and NAT columns (northd wraps their matches in parentheses but copies
+// a Logical_Router_Policy's bare, so there a comment may end the match). Address sets
+// and port groups are resolved by Eval, so Parse accepts any name, and an address-set
+// member of the other IP family than the field's never matches (OVN rejects an IPv6
+// member of a set compared with ip4.src, and compares an IPv4 member with ip6.src as
+// the integer ::a.b.c.d).
 func Parse(s string) (*Expr, error) {
-	tree, _, err := parse(s)
+	res, err := parse(s)
 	if err != nil {
 		return nil, err
 	}
-	e := &Expr{src: strings.TrimSpace(s), root: annotate(tree)}
+	e := &Expr{src: res.text, root: annotate(res.tree)}
 	r := refs{fields: map[string]bool{}, addrSets: map[string]bool{}, portGroups: map[string]bool{}}
 	r.collect(e.root)
 	e.fields, e.addrSets, e.portGroups = sorted(r.fields), sorted(r.addrSets), sorted(r.portGroups)
@@ -95,7 +97,9 @@ func (e *Expr) resolve(sets Sets) error {
 	return nil
 }
 
-// String is the expression as parsed (the source text, trimmed).
+// String is the expression as parsed: the source text without the white space around
+// it, except a newline that closes a final // comment, since without it the text would
+// no longer parse.
 func (e *Expr) String() string { return e.src }
 
 // Fields lists the packet fields the expression reads (e.g. "inport", "ip4.dst"), sorted, without repeats.

@@ -52,11 +52,21 @@ func (t token) isRelop() bool { return t.kind >= tEq && t.kind <= tGe }
 type lexer struct {
 	src string
 	pos int
+	// commentNewlineEnd is the offset just past the newline that closes the last //
+	// comment skipped, so that Expr.String can keep it.
+	commentNewlineEnd int
 }
 
 // skipSpace returns the offset of the next token at or after pos, skipping white space
 // and comments. As in OVN, `//` runs to the end of the line and `/* */` may not span
 // lines. A comment that is never closed, or a lone '/', is reported as errOff/errMsg.
+//
+// A `//` comment is closed by its newline, and one that runs to the end of the input
+// is an error: OVN's lexer accepts it, but northd 25.03 puts an ACL's match inside
+// parentheses, "((match))", and a NAT's inside "(match)" followed by more conditions,
+// all on one line, so such a comment hides the closing ")" and the logical flow fails
+// to parse (ovn-trace: "Syntax error at end of input expecting `)'."); OVN then
+// installs nothing for it and the ACL never matches.
 func (lx *lexer) skipSpace(pos int) (next, errOff int, errMsg string) {
 	s := lx.src
 	for pos < len(s) {
@@ -64,9 +74,12 @@ func (lx *lexer) skipSpace(pos int) (next, errOff int, errMsg string) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
 			pos++
 		case c == '/' && pos+1 < len(s) && s[pos+1] == '/':
-			for pos < len(s) && s[pos] != '\n' {
-				pos++
+			end := strings.IndexByte(s[pos:], '\n')
+			if end < 0 {
+				return pos, pos, `"//" comment must end with a newline: northd wraps ACL and NAT matches in parentheses, and a comment running to the end of the match would hide the closing ")"`
 			}
+			pos += end + 1
+			lx.commentNewlineEnd = pos
 		case c == '/' && pos+1 < len(s) && s[pos+1] == '*':
 			end := strings.Index(s[pos+2:], "*/")
 			if end < 0 || strings.IndexByte(s[pos+2:pos+2+end], '\n') >= 0 {

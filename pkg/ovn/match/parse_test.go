@@ -150,6 +150,16 @@ func TestParseErrors(t *testing.T) {
 		{`ip4 /* unterminated`, 5, `"/*" without matching "*/" on the same line`},
 		{"ip4 /* two\nlines */", 5, `"/*" without matching "*/" on the same line`},
 		{`ip4 / tcp`, 5, `"/" is only valid in a comment ("//" or "/*") or after a constant as its mask`},
+		// A // comment must end with a newline (see TestAgainstOVNTrace): northd puts ACL
+		// and NAT matches inside parentheses, which one running to the end would hide.
+		{`ip4 && tcp.dst == 80 // trailing`, 22, lineCommentMsg},
+		{`ip4 //`, 5, lineCommentMsg},
+		{`// all comment`, 1, lineCommentMsg},
+		{"ip4 // a carriage return ends no comment\r", 5, lineCommentMsg},
+		{"ip4 // closed\n// not closed", 15, lineCommentMsg},
+		{`inport == "p1" /* fine */ // not fine`, 27, lineCommentMsg},
+		// An error before the comment is met first.
+		{`ip4.dst == 10.0.0.300 // comment`, 12, `invalid IPv4 address "10.0.0.300"`},
 		{`ip4 & tcp`, 5, `"&" is only valid as part of "&&"`},
 		{`ip4 | tcp`, 5, `"|" is only valid as part of "||"`},
 		{`ip4 ; tcp`, 5, `unexpected character ";"`},
@@ -188,6 +198,41 @@ func TestParseErrors(t *testing.T) {
 		}
 		if se.Input != tc.expr || se.Col != tc.col || se.Msg != tc.msg {
 			t.Errorf("Parse(%q):\n got column %d: %s (input %q)\nwant column %d: %s", tc.expr, se.Col, se.Msg, se.Input, tc.col, tc.msg)
+		}
+	}
+}
+
+// lineCommentMsg is the error for a // comment that runs to the end of the input.
+const lineCommentMsg = `"//" comment must end with a newline: northd wraps ACL and NAT matches in parentheses, and a comment running to the end of the match would hide the closing ")"`
+
+// TestLineComments pins where a // comment may stand: anywhere, if a newline closes it.
+// String keeps the newline that closes a final one, so that what it returns parses.
+func TestLineComments(t *testing.T) {
+	cases := []struct{ expr, str string }{
+		{"// first\nip4", "// first\nip4"},
+		{"ip4 // middle\n&& tcp.dst == 80", "ip4 // middle\n&& tcp.dst == 80"},
+		{"ip4 && tcp.dst == 80 // last\n", "ip4 && tcp.dst == 80 // last\n"},
+		{"  ip4 // last\n\n \t", "ip4 // last\n"},
+		{"ip4 // last\r\n", "ip4 // last\r\n"},
+		{"ip4 // one\n// two\n", "ip4 // one\n// two\n"},
+		{`inport == "a//b"`, `inport == "a//b"`},
+		{"ip4 /* last */\n", "ip4 /* last */"},
+	}
+	for _, tc := range cases {
+		e, err := match.Parse(tc.expr)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.expr, err)
+			continue
+		}
+		if got := e.String(); got != tc.str {
+			t.Errorf("Parse(%q).String() = %q, want %q", tc.expr, got, tc.str)
+		}
+		if _, err := match.Parse(e.String()); err != nil {
+			t.Errorf("Parse(%q).String() does not parse: %v", tc.expr, err)
+		}
+		// Wrapped as northd wraps an ACL's match, it must still parse.
+		if _, err := match.Parse("((" + tc.expr + "))"); err != nil {
+			t.Errorf("%q wrapped as northd wraps an ACL's match: %v", tc.expr, err)
 		}
 	}
 }

@@ -1,5 +1,10 @@
 package match
 
+import (
+	"strings"
+	"unicode"
+)
+
 // MaxDepth is how deeply parentheses may nest. Parsing recurses once per level, and so
 // do negation and evaluation, so the limit bounds every stack the package uses.
 const MaxDepth = 64
@@ -28,8 +33,18 @@ type parser struct {
 	sawNominal bool
 }
 
+// parsed is what parse makes of a source.
+type parsed struct {
+	tree       node // unannotated
+	sawNominal bool
+	// text is the source without the white space around it, except the newline that
+	// closes a final // comment: dropping that would leave a source that no longer
+	// parses.
+	text string
+}
+
 // parse parses src into an unannotated tree.
-func parse(src string) (n node, sawNominal bool, err *SyntaxError) {
+func parse(src string) (res parsed, err *SyntaxError) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(failure)
@@ -41,11 +56,13 @@ func parse(src string) (n node, sawNominal bool, err *SyntaxError) {
 	}()
 	p := &parser{src: src, lx: lexer{src: src}}
 	p.advance()
-	n = p.parseExpr()
+	n := p.parseExpr()
 	if p.tok.kind != tEOF {
 		p.fail(p.tok.off, `expecting "&&", "||" or end of input`)
 	}
-	return n, p.sawNominal, nil
+	start := len(src) - len(strings.TrimLeftFunc(src, unicode.IsSpace))
+	end := max(len(strings.TrimRightFunc(src, unicode.IsSpace)), p.lx.commentNewlineEnd)
+	return parsed{tree: n, sawNominal: p.sawNominal, text: src[start:end]}, nil
 }
 
 func (p *parser) fail(off int, format string, args ...any) { failf(p.src, off, format, args...) }

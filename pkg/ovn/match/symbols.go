@@ -133,14 +133,14 @@ func (s *symbol) build() {
 	}
 	s.building = true
 	if s.src != "" {
-		tree, sawNominal, err := parse(s.src)
+		res, err := parse(s.src)
 		if err != nil {
 			panic(fmt.Sprintf("match: definition of %s: %v", s.name, err))
 		}
-		tree = annotate(tree)
+		tree := annotate(res.tree)
 		if s.isPred {
 			s.pred, s.level = tree, boolean
-			if sawNominal {
+			if res.sawNominal {
 				s.level = nominal
 			}
 		} else {
