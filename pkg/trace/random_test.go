@@ -327,6 +327,11 @@ func (z *randomZone) randomPolicy(lr *nbdb.LogicalRouter, subnets map[int][]neti
 	match := fmt.Sprintf("ip4.src == %s && ip4.dst == %s", src, hostIn(dst, 10+z.rng.IntN(3)).Addr())
 	prio := 100 + z.rng.IntN(900)
 	id := fmt.Sprintf("policy:%s:%d:%s", lr.Name, prio, match)
+	if prio%2 == 1 {
+		// northd copies a policy's match into its flow bare, so a final // comment
+		// leaves it intact (an ACL's would swallow the parenthesis northd closes it with).
+		match += " // odd priority"
+	}
 	p := &nbdb.LogicalRouterPolicy{UUID: id, Priority: prio, Match: match, ExternalIDs: ids(id)}
 	switch z.rng.IntN(3) {
 	case 0:

@@ -222,7 +222,10 @@ func (z *Zone) hasUnknownPort(ls *nbdb.LogicalSwitch) bool {
 // policies applies lr's policies, highest priority first, to the routing decision.
 func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (routeChoice, bool) {
 	for _, pol := range z.sortedPolicies(lr) {
-		e, ok := w.expr(z, "Logical_Router_Policy", pol.UUID, pol.Match)
+		// northd copies a policy's match into its flow bare, with nothing after it, so
+		// a final // comment ends the flow's match harmlessly there (unlike an ACL's or
+		// a NAT's, which northd wraps in parentheses): end it with a newline.
+		e, ok := w.expr(z, "Logical_Router_Policy", pol.UUID, pol.Match+"\n")
 		if !ok {
 			continue
 		}

@@ -2,6 +2,9 @@
 // ovn-northd with a Southbound database and ovn-trace, an OVS userspace bridge,
 // etcd with kube-apiserver, and network namespaces running FRR.
 //
+// The OVN and OVS programs and schemas are always those of the OVN 25.03 / OVS 3.5 root
+// that scripts/ovn-root.sh provisions (pkg/ovnroot), never the host's.
+//
 // Every server runs in the test's temporary directory, listens only on unix sockets or
 // loopback, and is stopped by t.Cleanup even when the test fails. A missing binary or
 // missing root privileges skips the test with the reason, unless OVNK_REQUIRE_ALL=1 is
