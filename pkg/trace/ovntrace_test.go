@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -209,16 +210,60 @@ const (
 	// it out of the gateway and the host drops it, so ovn-trace must show it leaving
 	// through that port with the simulator's addresses.
 	hostIsolation class = "host isolation"
+	// unSNATStop: a packet addressed to an SNAT address of a gateway router that no
+	// port has. Its lr_in_unsnat flow is `ct_snat;`, which ovn-trace takes as having
+	// "no visible effect in a gateway router" and follows no further, where OVS goes on
+	// to the next stage: ovn-trace must show it ending there, and the simulator routes
+	// it on as the datapath does.
+	unSNATStop class = "un-SNAT stop"
 )
 
-// classOf says which class the simulator's path for a packet falls in.
-func classOf(p *trace.Path) class {
+// classes are the named classes, in the order they are reported.
+var classes = []class{hairpinSNAT, hostIsolation, unSNATStop}
+
+// gatewaySNATs maps each SNAT address of a gateway router of s that is no router port's
+// own address to that router's name.
+func gatewaySNATs(s *rows.Set) map[string]string {
+	own := map[string]bool{}
+	for _, p := range s.RouterPorts {
+		for _, n := range p.Networks {
+			if a, ok := addrOf(n); ok {
+				own[a.String()] = true
+			}
+		}
+	}
+	ix := rows.NewIndex(s)
+	out := map[string]string{}
+	for _, lr := range s.Routers {
+		if lr.Options["chassis"] == "" {
+			continue
+		}
+		for _, id := range lr.Nat {
+			n := ix.NATs[id]
+			if n == nil || n.Type == nbdb.NATTypeDNAT {
+				continue
+			}
+			if a, ok := addrOf(n.ExternalIP); ok && !own[a.String()] {
+				out[a.String()] = lr.Name
+			}
+		}
+	}
+	return out
+}
+
+// classOf says which class the simulator's path for a packet falls in; gwSNATs is
+// gatewaySNATs of the zone.
+func classOf(p *trace.Path, gwSNATs map[string]string) class {
 	if p.Verdict.Kind == trace.Dropped && p.Verdict.Pod != "" {
 		return hostIsolation
 	}
+	router, toSNAT := gwSNATs[p.Packet.IPDst]
 	for _, h := range p.Hops {
 		if h.Stage == trace.StageSNAT && strings.Contains(h.Note, "OVS may apply either") {
 			return hairpinSNAT
+		}
+		if toSNAT && h.Kind == "router" && h.Datapath == router {
+			return unSNATStop
 		}
 	}
 	return plain
@@ -229,9 +274,12 @@ func agreeAs(c class, p *trace.Path, ours, theirs outcome) bool {
 	if agree(ours, theirs) {
 		return true
 	}
-	if c == hairpinSNAT {
+	switch c {
+	case hairpinSNAT:
 		ours.ipSrc = p.Packet.IPSrc // the other flow: committed untranslated
 		return agree(ours, theirs)
+	case unSNATStop:
+		return theirs.kind == "dropped"
 	}
 	return false
 }
@@ -250,8 +298,9 @@ func microflow(h trace.Header) string {
 // disagreement with both outcomes and ovn-trace's own words, and counts the packets of
 // each class. seen, when set, is shown every forward path, for the caller to tally
 // what the cases exercised.
-func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *trace.Zone, cases []trace.Request, seen func(*trace.Path)) map[class]int {
+func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *trace.Zone, s *rows.Set, cases []trace.Request, seen func(*trace.Path)) map[class]int {
 	t.Helper()
+	gwSNATs := gatewaySNATs(s)
 	if len(cases) == 0 {
 		t.Fatal("no packets to compare: the comparison would prove nothing")
 	}
@@ -269,7 +318,7 @@ func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *tra
 		_, ls := z.SwitchPort(req.Port)
 		want, raw := theirs(t, ctx, northd, ls.Name, res.Forward.Packet)
 		got := ours(res.Forward)
-		cl := classOf(res.Forward)
+		cl := classOf(res.Forward, gwSNATs)
 		counts[cl]++
 		if agreeAs(cl, res.Forward, got, want) {
 			continue
@@ -289,13 +338,14 @@ func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *tra
 // a named class never silently grows to cover more than the cases it was written for.
 func expectClasses(t *testing.T, got map[class]int, pinned map[class]int) {
 	t.Helper()
-	for _, cl := range []class{hairpinSNAT, hostIsolation} {
+	named := make([]string, 0, len(classes))
+	for _, cl := range classes {
 		if got[cl] != pinned[cl] {
 			t.Errorf("%d packets of class %q, pinned at %d: read them, then pin the new count", got[cl], cl, pinned[cl])
 		}
+		named = append(named, fmt.Sprintf("%d %s", got[cl], cl))
 	}
-	t.Logf("%d packets agree outright with ovn-trace; %d hairpin SNAT, %d host isolation, each held to its class's comparison",
-		got[plain], got[hairpinSNAT], got[hostIsolation])
+	t.Logf("%d packets agree outright with ovn-trace; %s, each held to its class's comparison", got[plain], strings.Join(named, ", "))
 }
 
 // learnRouterNeighbors records, for each router with dynamic_neigh_routers (the
@@ -348,8 +398,8 @@ func learnRouterNeighbors(t *testing.T, northd *testenv.Northd, s *rows.Set) {
 }
 
 // packetsFrom lists, for each source port of s, a packet to every address the zone
-// knows (switch ports, router ports, one host in every routed prefix) and to an
-// address outside the cluster, in each family the source has.
+// knows (switch ports, router ports, NAT addresses, one host in every routed prefix)
+// and to an address outside the cluster, in each family the source has.
 func packetsFrom(node string, s *rows.Set, sources []string) []trace.Request {
 	seen := map[netip.Addr]bool{}
 	var dsts []netip.Addr
@@ -381,6 +431,11 @@ func packetsFrom(node string, s *rows.Set, sources []string) []trace.Request {
 	for _, r := range s.Routes {
 		if pf, err := netip.ParsePrefix(r.IPPrefix); err == nil && pf.Bits() > 0 && pf.Bits() < pf.Addr().BitLen()-3 {
 			add(pf.Masked().Addr().Next().Next().Next().Next().Next())
+		}
+	}
+	for _, n := range s.NATs {
+		if a, ok := addrOf(n.ExternalIP); ok {
+			add(a)
 		}
 	}
 	add(netip.MustParseAddr("8.8.8.8"))
@@ -431,18 +486,19 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 	}{
 		// Hairpin SNAT: each network's management port to its own address, per family.
 		// Host isolation: the CUDN's pods to the default network's and back.
-		{"layer3", "node1", topologytest.Layer3, map[class]int{hairpinSNAT: 2, hostIsolation: 8}},
+		// Un-SNAT stop: a pod to its gateway router's masquerade SNAT addresses.
+		{"layer3", "node1", topologytest.Layer3, map[class]int{hairpinSNAT: 2, hostIsolation: 8, unSNATStop: 2}},
 		{"okep5224", "ovn-worker", topologytest.OKEP5224, map[class]int{hairpinSNAT: 2}},
-		{"mixed", "ovn-worker", topologytest.MixedConnect, map[class]int{hairpinSNAT: 4}},
-		{"okep5094", "ovn-worker", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
-		{"okep5094-control-plane", "ovn-control-plane", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
-		{"okep5094-worker2", "ovn-worker2", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2}},
+		{"mixed", "ovn-worker", topologytest.MixedConnect, map[class]int{hairpinSNAT: 4, unSNATStop: 4}},
+		{"okep5094", "ovn-worker", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2, unSNATStop: 2}},
+		{"okep5094-control-plane", "ovn-control-plane", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2, unSNATStop: 2}},
+		{"okep5094-worker2", "ovn-worker2", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2, unSNATStop: 1}},
 		// OKEP-5094's rolling upgrade, node1 upgraded: its zone with the upgrade ports
 		// (stotr-…-upgrade, trtos-…-upgrade) and the legacy nodes' remote gateway ports,
 		// and a legacy zone, whose gateway router holds the management SNAT (a gateway
 		// router has no inbound SNAT flow, so no hairpin there).
-		{"upgrade-upgraded", "node1", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{hairpinSNAT: 2}},
-		{"upgrade-legacy", "node2", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{}},
+		{"upgrade-upgraded", "node1", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{hairpinSNAT: 2, unSNATStop: 2}},
+		{"upgrade-legacy", "node2", func() *cluster.State { return topologytest.Layer2Upgrade("node1") }, map[class]int{unSNATStop: 4}},
 	} {
 		t.Run(fx.name, func(t *testing.T) {
 			st := fx.state()
@@ -454,7 +510,7 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 			learnRouterNeighbors(t, northd, res.Rows)
 			c := trace.ClusterOf(st, trace.Zones{fx.node: z})
 			cases := packetsFrom(fx.node, res.Rows, vifs(res.Rows))
-			expectClasses(t, differential(t, c, northd, z, cases, nil), fx.classes)
+			expectClasses(t, differential(t, c, northd, z, res.Rows, cases, nil), fx.classes)
 		})
 	}
 }

@@ -390,7 +390,7 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 			}
 			c := trace.NewCluster(trace.Zones{"node": z}, nil, nil)
 			cases := packetsFrom("node", &rz.set, rz.vifs)
-			classes := differential(t, c, northd, z, cases, func(p *trace.Path) {
+			counts := differential(t, c, northd, z, &rz.set, cases, func(p *trace.Path) {
 				for _, h := range p.Hops {
 					if h.Row != nil {
 						action, _, _ := strings.Cut(h.Row.Action, " ")
@@ -412,8 +412,8 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 				}
 			})
 			// No distributed SNAT and no networks here: every packet is plain.
-			expectClasses(t, classes, nil)
-			total += classes[plain]
+			expectClasses(t, counts, nil)
+			total += counts[plain]
 		})
 	}
 	t.Logf("%d packets compared in all; decisions exercised: %v", total, exercised)
