@@ -22,7 +22,7 @@ build:
 # Installs what is missing (Debian packages as root, kube-apiserver and kubectl built
 # from the Go module proxy into a cache), then runs every test against real servers.
 test:
-	@eval "$$(scripts/deps.sh)" && \
+	@env="$$(scripts/deps.sh)" && eval "$$env" && \
 	  echo "make test: kube binaries from $$OVNK_KUBE_BIN" && \
 	  $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
@@ -33,7 +33,7 @@ deps:
 # then the table of figures and ratios. OVNK_BENCH_NODES / OVNK_BENCH_NETWORKS size the
 # zone of the apply benchmarks.
 bench:
-	@eval "$$(scripts/deps.sh)" && \
+	@env="$$(scripts/deps.sh)" && eval "$$env" && \
 	  set -o pipefail && \
 	  $(GO) test -run '^$$' -bench . -benchmem -timeout $(TEST_TIMEOUT) ./... 2>&1 | $(GO) run ./test/benchreport
 
@@ -66,7 +66,7 @@ SANDBOX_DIR ?= .sandbox
 # this machine (etcd, kube-apiserver, an ovnk-agent and an NB per node) or reuses the
 # running one, and drives it with kubectl ovnk. The sandbox keeps running afterwards.
 demo: build
-	@eval "$$(scripts/deps.sh)" && SANDBOX_DIR='$(SANDBOX_DIR)' scripts/demo.sh
+	@env="$$(scripts/deps.sh)" && eval "$$env" && SANDBOX_DIR='$(SANDBOX_DIR)' scripts/demo.sh
 
 # Stops the sandbox's processes and removes its directory.
 demo-down:

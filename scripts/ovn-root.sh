@@ -77,8 +77,9 @@ fi
 
 # trixie from the Debian archive the host's apt already uses, with the host's keyring
 # (bookworm's debian-archive-keyring carries trixie's keys).
-mirror="${OVNK_DEBIAN_MIRROR:-$(apt-get indextargets --format '$(SITE)' 'Created-By: Packages' 'Origin: Debian' 2>/dev/null | grep -v -- '-security' | head -n 1)}"
-[ -n "$mirror" ] || { say "no Debian archive in the host's apt sources; set OVNK_DEBIAN_MIRROR to one"; exit 1; }
+# (|| true: with no such archive, grep fails the substitution, and the message below says so.)
+mirror="${OVNK_DEBIAN_MIRROR:-$(apt-get indextargets --format '$(SITE)' 'Created-By: Packages' 'Origin: Debian' 2>/dev/null | grep -v -- '-security' | head -n 1 || true)}"
+[ -n "$mirror" ] || { say "no Debian archive in the host's apt lists (run apt-get update as root), or set OVNK_DEBIAN_MIRROR to one"; exit 1; }
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -s "$keyring" ] || { say "$keyring is missing (Debian package debian-archive-keyring)"; exit 1; }
 

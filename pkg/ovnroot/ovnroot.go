@@ -21,8 +21,19 @@ import (
 const Env = "OVNK_OVN_ROOT"
 
 // recipe is the first line of a complete root's stamp; it must equal RECIPE in
-// scripts/ovn-root.sh, which writes the stamp last.
+// scripts/ovn-root.sh, which writes the stamp last (a test holds them together).
 const recipe = "recipe 2"
+
+// Programs are the programs a root has launchers for: PROGRAMS in scripts/ovn-root.sh
+// (a test holds them together).
+var Programs = []string{"ovsdb-server", "ovsdb-tool", "ovsdb-client", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl",
+	"ovn-northd", "ovn-controller", "ovn-nbctl", "ovn-sbctl", "ovn-trace", "ovn-appctl"}
+
+// Files of the root that the script writes and this package reads.
+const (
+	stampFile    = ".ovnk-root"     // the recipe, then the package versions; written last
+	programsFile = ".ovnk-programs" // "NAME TARGET" a line: what each launcher runs
+)
 
 // ProvisionCommand is what a user runs to create the root.
 const ProvisionCommand = "scripts/ovn-root.sh (or `make deps`)"
@@ -43,16 +54,16 @@ type Root struct{ Dir string }
 
 // DefaultDir is where scripts/ovn-root.sh puts the root unless told otherwise:
 // $OVNK_CACHE_DIR, else $XDG_CACHE_HOME/ovnk, else ~/.cache/ovnk, then ovn-trixie.
-func DefaultDir() string {
+func DefaultDir() (string, error) {
 	cache := os.Getenv("OVNK_CACHE_DIR")
 	if cache == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return ""
+			return "", fmt.Errorf("no place for the OVN root (%w): set %s or OVNK_CACHE_DIR", err, Env)
 		}
 		cache = filepath.Join(dir, "ovnk")
 	}
-	return filepath.Join(cache, "ovn-trixie")
+	return filepath.Join(cache, "ovn-trixie"), nil
 }
 
 // Find returns the root named by $OVNK_OVN_ROOT, or the one at DefaultDir. It fails,
@@ -61,25 +72,44 @@ func DefaultDir() string {
 func Find() (Root, error) {
 	dir := os.Getenv(Env)
 	if dir == "" {
-		dir = DefaultDir()
+		var err error
+		if dir, err = DefaultDir(); err != nil {
+			return Root{}, err
+		}
 	}
 	return Open(dir)
 }
 
-// Open checks that dir holds a complete root: the stamp of the current recipe and the
-// schemas. A missing program is reported by Program.
+// Open checks that dir holds a complete root: the stamp of the current recipe, the
+// schemas, and what every launcher runs.
 func Open(dir string) (Root, error) {
-	stamp, err := os.ReadFile(filepath.Join(dir, ".ovnk-root"))
+	stamp, err := os.ReadFile(filepath.Join(dir, stampFile))
 	if err != nil {
 		return Root{}, fmt.Errorf("no OVN 25.03 root at %s: run %s", dir, ProvisionCommand)
 	}
 	if first, _, _ := strings.Cut(string(stamp), "\n"); first != recipe {
 		return Root{}, fmt.Errorf("the OVN root at %s was made by an older recipe (%q): run %s to rebuild it", dir, first, ProvisionCommand)
 	}
+	incomplete := func(err error) error {
+		return fmt.Errorf("the OVN root at %s is incomplete (%w): run %s to rebuild it", dir, err, ProvisionCommand)
+	}
 	r := Root{Dir: dir}
 	for _, s := range []Schema{NBSchema, SBSchema, VSwitchSchema} {
 		if _, err := os.Stat(r.Schema(s)); err != nil {
-			return Root{}, fmt.Errorf("the OVN root at %s is incomplete (%w): run %s to rebuild it", dir, err, ProvisionCommand)
+			return Root{}, incomplete(err)
+		}
+	}
+	targets, err := os.ReadFile(filepath.Join(dir, programsFile))
+	if err != nil {
+		return Root{}, incomplete(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(targets)), "\n") {
+		_, target, ok := strings.Cut(line, " ")
+		if !ok {
+			return Root{}, incomplete(fmt.Errorf("%s: bad line %q", programsFile, line))
+		}
+		if _, err := os.Stat(filepath.Join(dir, target)); err != nil {
+			return Root{}, incomplete(err)
 		}
 	}
 	return r, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,9 @@ func fakeRoot(t *testing.T) string {
 	}
 	write("bin/ovn-northd", "#!/bin/sh\nprintf 'ovn-northd 25.03.0\\nOpen vSwitch Library 3.5.0\\n'\n", 0o755)
 	write("bin/ovs-vswitchd", "#!/bin/sh\nprintf 'ovs-vswitchd (Open vSwitch) 3.5.0\\n'\n", 0o755)
+	write("usr/bin/ovn-northd", "", 0o755)
+	write("usr/lib/openvswitch-switch/ovs-vswitchd", "", 0o755)
+	write(programsFile, "ovn-northd usr/bin/ovn-northd\novs-vswitchd usr/lib/openvswitch-switch/ovs-vswitchd\n", 0o644)
 	return dir
 }
 
@@ -65,6 +70,8 @@ func TestOpenRefusesIncompleteRoots(t *testing.T) {
 			return os.WriteFile(filepath.Join(dir, ".ovnk-root"), []byte("recipe 0\n"), 0o644)
 		}, "older recipe"},
 		{"schema lost", func(dir string) error { return os.Remove(filepath.Join(dir, string(SBSchema))) }, "incomplete"},
+		{"binary lost", func(dir string) error { return os.Remove(filepath.Join(dir, "usr/bin/ovn-northd")) }, "incomplete"},
+		{"no program list", func(dir string) error { return os.Remove(filepath.Join(dir, programsFile)) }, "incomplete"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fakeRoot(t)
@@ -107,7 +114,38 @@ func TestFindPrefersTheEnvironment(t *testing.T) {
 	}
 	t.Setenv(Env, "")
 	t.Setenv("OVNK_CACHE_DIR", "/cache")
-	if got := DefaultDir(); got != "/cache/ovn-trixie" {
-		t.Errorf("DefaultDir() = %q with OVNK_CACHE_DIR=/cache", got)
+	if got, err := DefaultDir(); err != nil || got != "/cache/ovn-trixie" {
+		t.Errorf("DefaultDir() = %q, %v with OVNK_CACHE_DIR=/cache", got, err)
+	}
+	t.Setenv("OVNK_CACHE_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	if _, err := Find(); err == nil || !strings.Contains(err.Error(), "OVNK_CACHE_DIR") {
+		t.Errorf("Find() without HOME = %v, want an error naming what to set", err)
+	}
+}
+
+// The script that makes roots and this package must agree on the recipe, the
+// programs and the schemas: each is written in both, and this holds them together.
+func TestScriptAgrees(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/ovn-root.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	if m := regexp.MustCompile(`(?m)^RECIPE=(\d+)$`).FindStringSubmatch(script); m == nil || "recipe "+m[1] != recipe {
+		t.Errorf("scripts/ovn-root.sh has RECIPE %v, pkg/ovnroot wants %q", m, recipe)
+	}
+	m := regexp.MustCompile(`(?s)\nPROGRAMS=\(([^)]*)\)`).FindStringSubmatch(script)
+	if m == nil {
+		t.Fatal("no PROGRAMS=(…) in scripts/ovn-root.sh")
+	}
+	if got := strings.Fields(m[1]); !slices.Equal(got, Programs) {
+		t.Errorf("scripts/ovn-root.sh PROGRAMS %v, pkg/ovnroot Programs %v", got, Programs)
+	}
+	for _, want := range []string{string(NBSchema), string(SBSchema), string(VSwitchSchema), stampFile, programsFile} {
+		if !strings.Contains(script, want) {
+			t.Errorf("scripts/ovn-root.sh never names %s", want)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	if RequireAll() {
 		t.Fatalf("%s (%s=1 forbids skipping; run `make deps` to install what is missing)", reason, RequireAllEnv)
 	}
-	t.Skip(reason + " (run `make deps` as root to install it)")
+	t.Skip(reason + " (`make deps` installs what is missing; host packages need root)")
 }
 
 // NeedBinaries returns the paths of the named host programs (go, ip, vtysh, …), or ends
