@@ -145,10 +145,10 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 		switch rev := slices.MaxFunc(inbound, byRank); {
 		case rev.rank > best.rank:
 			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageSNAT, OutPort: out.Name, Row: natRow(rev.n),
-				Note: fmt.Sprintf("entered through gateway port %s towards %s: committed untranslated", in.Name, rev.n.LogicalIP)})
+				Note: fmt.Sprintf("left untranslated: it came in through gateway port %s into %s, and OVN's flow for traffic entering the SNAT's network outranks the SNAT", in.Name, rev.n.LogicalIP)})
 			return
 		case rev.rank == best.rank:
-			note = fmt.Sprintf(" (it also entered through gateway port %s, whose flow of equal priority commits it untranslated: OVS may apply either)", in.Name)
+			note = fmt.Sprintf(" (it also came in through gateway port %s, and OVN's flow for traffic entering the SNAT's network, which leaves it untranslated, has the same priority: OVS may apply either)", in.Name)
 		}
 	}
 	to, err := netip.ParseAddr(best.n.ExternalIP)

@@ -73,12 +73,12 @@ func ours(p *trace.Path) outcome {
 	v := p.Verdict
 	o := outcome{kind: "output", port: v.Port, ethSrc: v.Packet.EthSrc, ethDst: v.Packet.EthDst, ipSrc: v.Packet.IPSrc, ipDst: v.Packet.IPDst, ttl: v.Packet.TTL}
 	for _, h := range p.Hops {
-		if h.Stage == trace.StageResolve && strings.Contains(h.Note, "resolved by ARP/ND") {
+		if h.Stage == trace.StageResolve && (strings.Contains(h.Note, "resolved by ARP/ND") || strings.Contains(h.Note, "behind remote port")) {
 			// OVN asks before it routes on: the request leaves, before any SNAT, and
 			// ovn-trace stops there. The simulator follows the held packet further (an
 			// ACL may still drop it), but up to the request both say the same.
 			switch {
-			case strings.Contains(h.Note, "beyond remote port"):
+			case strings.Contains(h.Note, "behind remote port"):
 				// The request goes through the tunnel, out of that port alone.
 				return outcome{kind: "arp", port: h.OutPort, ethSrc: o.ethSrc, ttl: o.ttl}
 			case v.Kind == trace.LeftCluster:
@@ -279,7 +279,9 @@ func agreeAs(c class, p *trace.Path, ours, theirs outcome) bool {
 		ours.ipSrc = p.Packet.IPSrc // the other flow: committed untranslated
 		return agree(ours, theirs)
 	case unSNATStop:
-		return theirs.kind == "dropped"
+		// ovn-trace ends it (stopsAtUnSNAT checks where); the datapath, and so the
+		// simulator, routes it on out of the gateway router's external port.
+		return theirs.kind == "dropped" && p.Verdict.Kind == trace.LeftCluster
 	}
 	return false
 }
@@ -320,6 +322,9 @@ func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *tra
 		got := ours(res.Forward)
 		cl := classOf(res.Forward, gwSNATs)
 		counts[cl]++
+		if cl == unSNATStop {
+			stopsAtUnSNAT(t, ctx, northd, ls.Name, res.Forward.Packet, gwSNATs[res.Forward.Packet.IPDst])
+		}
 		if agreeAs(cl, res.Forward, got, want) {
 			continue
 		}
@@ -334,6 +339,25 @@ func differential(t *testing.T, c *trace.Cluster, northd *testenv.Northd, z *tra
 	return counts
 }
 
+// tableLineRe finds the stages of ovn-trace --detailed: "  5. lr_in_unsnat (northd.c:…): …".
+var tableLineRe = regexp.MustCompile(`(?m)^\s*\d+\. (\S+) `)
+
+// stopsAtUnSNAT fails the test unless ovn-trace follows the packet into router and ends
+// it at that router's un-SNAT stage with an argument-less ct_snat, as the class
+// "un-SNAT stop" says: the class must not cover a packet ovn-trace drops elsewhere.
+func stopsAtUnSNAT(t *testing.T, ctx context.Context, northd *testenv.Northd, datapath string, start trace.Header, router string) {
+	t.Helper()
+	out, err := northd.TraceRaw(ctx, datapath, microflow(start), "--detailed", "--ct=new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.LastIndex(out, `ingress(dp="`+router+`"`)
+	stages := tableLineRe.FindAllStringSubmatch(out[max(at, 0):], -1)
+	if at < 0 || len(stages) == 0 || stages[len(stages)-1][1] != "lr_in_unsnat" || !strings.HasSuffix(strings.TrimSpace(out), "ct_snat;") {
+		t.Errorf("%s → %s: ovn-trace does not end at %s's lr_in_unsnat with ct_snat:\n%s", start.InPort, start.IPDst, router, out)
+	}
+}
+
 // expectClasses fails the test unless the packets fell into the classes as pinned, so
 // a named class never silently grows to cover more than the cases it was written for.
 func expectClasses(t *testing.T, got map[class]int, pinned map[class]int) {
@@ -345,7 +369,7 @@ func expectClasses(t *testing.T, got map[class]int, pinned map[class]int) {
 		}
 		named = append(named, fmt.Sprintf("%d %s", got[cl], cl))
 	}
-	t.Logf("%d packets agree outright with ovn-trace; %s, each held to its class's comparison", got[plain], strings.Join(named, ", "))
+	t.Logf("%d plain packets, each held to agree outright with ovn-trace; %s, each held to its class's comparison", got[plain], strings.Join(named, ", "))
 }
 
 // learnRouterNeighbors records, for each router with dynamic_neigh_routers (the

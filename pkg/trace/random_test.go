@@ -398,6 +398,9 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 						if strings.HasPrefix(h.Row.Match, "route_table") {
 							exercised["route table"]++
 						}
+						if h.Row.Table == "Logical_Router_Policy" && strings.Contains(h.Row.Match, "//") {
+							exercised["policy with a comment"]++
+						}
 						if len(h.Nexthops) > 1 {
 							exercised["ecmp"]++
 						}
@@ -418,7 +421,7 @@ func TestRandomZonesAgreeWithOVNTrace(t *testing.T) {
 	}
 	t.Logf("%d packets compared in all; decisions exercised: %v", total, exercised)
 	for _, want := range []string{"acl drop", "acl allow-related", "acl reject", "policy drop", "policy allow", "policy reroute",
-		"route table", "route via", "ecmp", "link-local next hop", "ipv6 delivered",
+		"route table", "route via", "ecmp", "policy with a comment", "link-local next hop", "ipv6 delivered",
 		"verdict delivered", "verdict dropped", "verdict no-route", "verdict left-cluster", "verdict to-router"} {
 		if exercised[want] == 0 {
 			t.Errorf("no packet was decided by %q: the seeds no longer exercise it", want)

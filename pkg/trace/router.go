@@ -65,8 +65,11 @@ func (w *walker) routerIngress(z *Zone, inport string) {
 		// has its address lives only in the other zone's NB: northd has no static
 		// binding for it, so OVN asks by ARP/ND through the tunnel (ovn-trace stops at
 		// that request) and forwards once it has learned the MAC.
-		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageResolve, OutPort: choice.port.Name,
-			Note: fmt.Sprintf("next hop %s is beyond remote port %s: resolved by ARP/ND through node %s's zone", choice.nexthop, choice.port.Name, owner)})
+		if owner != "" {
+			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageResolve, OutPort: choice.port.Name,
+				Note: fmt.Sprintf("next hop %s is behind remote port %s on node %s: this zone has no MAC for it, so it asks by ARP/ND through the tunnel and forwards once answered",
+					choice.nexthop, choice.port.Name, owner)})
+		}
 		chassis := choice.port.Options["requested-chassis"]
 		next, ok := w.handoff(z, lr.Name, "router", choice.port.Name, chassis, owner)
 		if !ok {

@@ -260,7 +260,7 @@ func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) bo
 func (w *walker) expr(z *Zone, table, uuid, src string) (*match.Expr, bool) {
 	e, err := z.expr(src)
 	if err != nil {
-		w.path.Warnings = append(w.path.Warnings, fmt.Sprintf("%s %s not evaluated: its match %q: %v", table, shortUUID(uuid), src, err))
+		w.path.Warnings = append(w.path.Warnings, fmt.Sprintf("%s %s not evaluated: its match %q: %v", table, shortUUID(uuid), strings.TrimSpace(src), err))
 		return nil, false
 	}
 	return e, true
