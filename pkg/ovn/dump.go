@@ -40,6 +40,8 @@ var dumpTables = map[string]any{
 	"Address_Set":                 []*nbdb.AddressSet{},
 	"Port_Group":                  []*nbdb.PortGroup{},
 	"ACL":                         []*nbdb.ACL{},
+	"Meter":                       []*nbdb.Meter{},
+	"Meter_Band":                  []*nbdb.MeterBand{},
 }
 
 // TakeDump copies the dump tables from the client's cache. Rows are sorted by UUID.
@@ -81,8 +83,8 @@ func columns(v reflect.Value) map[string]any {
 }
 
 // Rows reads the dump's tables back into a row set, for the same printers and walkers
-// that read compiled zones. Tables the set has no place for (address sets, port groups,
-// ACLs) are left out. A dump of another format version is refused, naming both.
+// that read compiled zones. Tables the set has no place for (address sets) are left
+// out; DecodeTable reads them. A dump of another format version is refused, naming both.
 func (d *Dump) Rows() (*rows.Set, error) {
 	if d.SchemaVersion != DumpSchemaVersion {
 		return nil, fmt.Errorf("dump format %q is not %q: use a kubectl ovnk of the agent's release", d.SchemaVersion, DumpSchemaVersion)

@@ -86,19 +86,14 @@ func pack(units [][]ovsdb.Operation, max int) [][]ovsdb.Operation {
 	return txns
 }
 
-// managedTables are the tables the reconciler writes, in the order rows are listed.
-var managedTables = []string{
-	"Logical_Switch", "Logical_Switch_Port", "Logical_Router", "Logical_Router_Port",
-	"Logical_Router_Static_Route", "Logical_Router_Policy", "NAT", "Gateway_Chassis",
-}
-
 // ownedRows returns every row of the managed tables that ovnk owns, straight from the
 // client's cache and without copying: the rows are shared and must never be modified
 // (the plan copies a row before changing it). ctx is unused: reading the cache waits on
 // nothing.
 func ownedRows(_ context.Context, c client.Client) ([]model.Model, error) {
 	var out []model.Model
-	for _, table := range managedTables {
+	for _, t := range setTables(&rows.Set{}) {
+		table := t.name
 		rc := c.Cache().Table(table)
 		if rc == nil {
 			return nil, fmt.Errorf("the NB client does not cache table %s", table)
@@ -152,36 +147,31 @@ type plan struct {
 	extra   []model.Model          // owned duplicates of a current row's identity
 	named   int
 	stats   Stats
+	// planned maps a desired row's identity to the reference planned for it (its UUID,
+	// or the named UUID it is inserted under) and the unit that inserts it.
+	planned map[string]plannedRef
+	unit    int         // the unit being planned
+	movedTo map[int]int // a unit joined into a later one
+}
+
+type plannedRef struct {
+	ref  string
+	unit int
+	new  bool
 }
 
 func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(map[string]string) bool) *plan {
-	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}}
-	add := func(m model.Model) { p.desired[uuidOf(m)] = m }
-	for _, r := range desired.Switches {
-		add(r)
-		p.roots = append(p.roots, r)
-	}
-	for _, r := range desired.Routers {
-		add(r)
-		p.roots = append(p.roots, r)
-	}
-	for _, r := range desired.SwitchPorts {
-		add(r)
-	}
-	for _, r := range desired.RouterPorts {
-		add(r)
-	}
-	for _, r := range desired.Routes {
-		add(r)
-	}
-	for _, r := range desired.Policies {
-		add(r)
-	}
-	for _, r := range desired.NATs {
-		add(r)
-	}
-	for _, r := range desired.GatewayChassis {
-		add(r)
+	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}}
+	// Roots in set order: switches before port groups, whose ports they own.
+	for _, t := range setTables(desired) {
+		list := reflect.ValueOf(t.rows).Elem()
+		for i := 0; i < list.Len(); i++ {
+			m := list.Index(i).Interface().(model.Model)
+			p.desired[uuidOf(m)] = m
+			if metaOf(m).root {
+				p.roots = append(p.roots, m)
+			}
+		}
 	}
 	// Duplicates resolve the same way every time: the lowest UUID is the one kept.
 	uuids := make([]string, len(cur))
@@ -214,14 +204,25 @@ func (p *plan) kept(m model.Model) bool { return p.keep != nil && p.keep(externa
 func (p *plan) build() ([][]ovsdb.Operation, error) {
 	var units [][]ovsdb.Operation
 	for _, root := range p.roots {
+		p.unit = len(units)
 		_, ops, err := p.row(root)
 		if err != nil {
 			return nil, err
 		}
-		if len(ops) > 0 {
-			units = append(units, ops)
+		if len(ops) == 0 {
+			continue
 		}
+		// A weak reference to a row inserted by an earlier unit names it by its named
+		// UUID, which holds only inside one transaction: join those units into this one.
+		var joined []ovsdb.Operation
+		for _, u := range p.weakUnits(root) {
+			joined = append(joined, units[u]...)
+			units[u] = nil
+			p.movedTo[u] = len(units)
+		}
+		units = append(units, append(joined, ops...))
 	}
+	units = slices.DeleteFunc(units, func(u []ovsdb.Operation) bool { return u == nil })
 	var stale []model.Model
 	for id, m := range p.current {
 		if _, want := p.desired[id]; !want && metaOf(m).root && !p.kept(m) {
@@ -272,6 +273,16 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 		}
 	}
 
+	for field := range meta.weak {
+		for _, key := range refsOf(want, field) {
+			pr, ok := p.planned[key]
+			if !ok {
+				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", describe(want), key)
+			}
+			childRefs[field] = append(childRefs[field], pr.ref)
+		}
+	}
+
 	cur, exists := p.current[uuidOf(want)]
 	if !exists {
 		ins := reflect.New(reflect.TypeOf(want).Elem())
@@ -283,9 +294,11 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 		for field, refs := range childRefs {
 			ins.Elem().Field(field).Set(reflect.ValueOf(refs))
 		}
-		for field := range meta.children {
-			if _, has := childRefs[field]; !has {
-				ins.Elem().Field(field).Set(reflect.Zero(ins.Elem().Field(field).Type()))
+		for _, refFields := range []map[int]string{meta.children, meta.weak} {
+			for field := range refFields {
+				if _, has := childRefs[field]; !has {
+					ins.Elem().Field(field).Set(reflect.Zero(ins.Elem().Field(field).Type()))
+				}
 			}
 		}
 		insOps, err := p.c.Create(m)
@@ -293,10 +306,12 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 			return "", nil, fmt.Errorf("build insert of %s: %w", describe(want), err)
 		}
 		p.count(&p.stats.Inserts, insOps)
+		p.planned[uuidOf(want)] = plannedRef{ref: name, unit: p.unit, new: true}
 		return name, append(ops, insOps...), nil
 	}
 
 	uuid := uuidOf(cur)
+	p.planned[uuidOf(want)] = plannedRef{ref: uuid, unit: p.unit}
 	// Work on a copy: cached rows are shared and must never be modified.
 	upd := reflect.New(reflect.TypeOf(cur).Elem())
 	upd.Elem().Set(reflect.ValueOf(cur).Elem())
@@ -309,14 +324,42 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 		p.count(&p.stats.Updates, updOps)
 		ops = append(ops, updOps...)
 	}
-	for field := range meta.children {
-		mutOps, err := p.references(m, field, childRefs[field])
-		if err != nil {
-			return "", nil, err
+	for _, refFields := range []map[int]string{meta.children, meta.weak} {
+		for field := range refFields {
+			mutOps, err := p.references(m, field, childRefs[field])
+			if err != nil {
+				return "", nil, err
+			}
+			ops = append(ops, mutOps...)
 		}
-		ops = append(ops, mutOps...)
 	}
 	return uuid, ops, nil
+}
+
+// weakUnits lists the earlier units that insert a row root refers to weakly, in order.
+func (p *plan) weakUnits(root model.Model) []int {
+	var out []int
+	for field := range metaOf(root).weak {
+		for _, key := range refsOf(root, field) {
+			pr := p.planned[key]
+			if !pr.new {
+				continue
+			}
+			u := pr.unit
+			for {
+				next, moved := p.movedTo[u]
+				if !moved {
+					break
+				}
+				u = next
+			}
+			if u < p.unit && !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // references mutates one reference column of an existing row so that, among the rows

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -33,7 +32,9 @@ type setTable struct {
 	rows any
 }
 
-// setTables are the tables of s, for filling it from a cache or a dump.
+// setTables are the tables of s, for filling it from a cache or a dump. It is the one
+// list of the tables ovnk manages: the reconciler's column rules and the tables it
+// reads are derived from it, so a table is added here and in rows.Set.
 func setTables(s *rows.Set) []setTable {
 	return []setTable{
 		{"Logical_Switch", &s.Switches},
@@ -44,6 +45,10 @@ func setTables(s *rows.Set) []setTable {
 		{"Logical_Router_Policy", &s.Policies},
 		{"NAT", &s.NATs},
 		{"Gateway_Chassis", &s.GatewayChassis},
+		{"ACL", &s.ACLs},
+		{"Port_Group", &s.PortGroups},
+		{"Meter", &s.Meters},
+		{"Meter_Band", &s.MeterBands},
 	}
 }
 
@@ -61,37 +66,29 @@ func OwnedSnapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
 		identity[uuidOf(m)] = identityOf(m)
 	}
 	s := &rows.Set{}
+	slices := map[reflect.Type]reflect.Value{}
+	for _, t := range setTables(s) {
+		v := reflect.ValueOf(t.rows).Elem()
+		slices[v.Type().Elem().Elem()] = v
+	}
 	for _, m := range owned {
 		cp := reflect.New(reflect.TypeOf(m).Elem())
 		cp.Elem().Set(reflect.ValueOf(m).Elem())
 		cp.Elem().FieldByName("UUID").SetString(identity[uuidOf(m)])
-		for field := range metaOf(m).children {
-			var keys []string
-			for _, ref := range refsOf(m, field) {
-				if id, ok := identity[ref]; ok {
-					keys = append(keys, id)
+		meta := metaOf(m)
+		for _, refFields := range []map[int]string{meta.children, meta.weak} {
+			for field := range refFields {
+				var keys []string
+				for _, ref := range refsOf(m, field) {
+					if id, ok := identity[ref]; ok {
+						keys = append(keys, id)
+					}
 				}
+				cp.Elem().Field(field).Set(reflect.ValueOf(keys))
 			}
-			cp.Elem().Field(field).Set(reflect.ValueOf(keys))
 		}
-		switch r := cp.Interface().(type) {
-		case *nbdb.LogicalSwitch:
-			s.Switches = append(s.Switches, r)
-		case *nbdb.LogicalSwitchPort:
-			s.SwitchPorts = append(s.SwitchPorts, r)
-		case *nbdb.LogicalRouter:
-			s.Routers = append(s.Routers, r)
-		case *nbdb.LogicalRouterPort:
-			s.RouterPorts = append(s.RouterPorts, r)
-		case *nbdb.LogicalRouterStaticRoute:
-			s.Routes = append(s.Routes, r)
-		case *nbdb.LogicalRouterPolicy:
-			s.Policies = append(s.Policies, r)
-		case *nbdb.NAT:
-			s.NATs = append(s.NATs, r)
-		case *nbdb.GatewayChassis:
-			s.GatewayChassis = append(s.GatewayChassis, r)
-		}
+		list := slices[cp.Type().Elem()]
+		list.Set(reflect.Append(list, cp))
 	}
 	s.Sort()
 	return s, nil

@@ -21,6 +21,8 @@ type tableMeta struct {
 	plain []int
 	// children maps a reference field the reconciler manages to the child table.
 	children map[int]string
+	// weak maps a reference field to rows planned under another parent.
+	weak map[int]string
 }
 
 // columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
@@ -33,28 +35,35 @@ var columnsOVNWrites = map[string]bool{
 // managedReferences are the reference columns through which ovnk's rows hang together.
 // ovnk adds and removes only its own rows' references in them, by mutation, so rows
 // another controller attached to an ovnk row keep their place. Every other reference
-// column (ACLs, load balancers, QoS, …) is left alone.
+// column (load balancers, QoS, …) is left alone.
 var managedReferences = map[string]string{
 	"Logical_Switch.ports":                "Logical_Switch_Port",
+	"Logical_Switch.acls":                 "ACL",
 	"Logical_Router.ports":                "Logical_Router_Port",
 	"Logical_Router.static_routes":        "Logical_Router_Static_Route",
 	"Logical_Router.policies":             "Logical_Router_Policy",
 	"Logical_Router.nat":                  "NAT",
 	"Logical_Router_Port.gateway_chassis": "Gateway_Chassis",
+	"Port_Group.acls":                     "ACL",
+	"Meter.bands":                         "Meter_Band",
+}
+
+// weakReferences name rows that belong to another parent: a port group lists switch
+// ports, which their switches own. The reconciler plans them with their parents and
+// only points at them from here.
+var weakReferences = map[string]string{
+	"Port_Group.ports": "Logical_Switch_Port",
 }
 
 var tableByType = map[reflect.Type]*tableMeta{}
 
 func init() {
 	schema := nbdb.Schema()
-	for _, m := range []model.Model{
-		&nbdb.LogicalSwitch{}, &nbdb.LogicalSwitchPort{}, &nbdb.LogicalRouter{}, &nbdb.LogicalRouterPort{},
-		&nbdb.LogicalRouterStaticRoute{}, &nbdb.LogicalRouterPolicy{}, &nbdb.NAT{}, &nbdb.GatewayChassis{},
-	} {
-		t := reflect.TypeOf(m).Elem()
-		name := tableNameOf(m)
+	for _, st := range setTables(&rows.Set{}) {
+		t := reflect.TypeOf(st.rows).Elem().Elem().Elem()
+		name := st.name
 		ts := schema.Tables[name]
-		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}}
+		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}, weak: map[int]string{}}
 		for i := 0; i < t.NumField(); i++ {
 			col := t.Field(i).Tag.Get("ovsdb")
 			if col == "_uuid" || columnsOVNWrites[name+"."+col] {
@@ -62,6 +71,10 @@ func init() {
 			}
 			if child, ok := managedReferences[name+"."+col]; ok {
 				meta.children[i] = child
+				continue
+			}
+			if target, ok := weakReferences[name+"."+col]; ok {
+				meta.weak[i] = target
 				continue
 			}
 			cs := ts.Column(col)
@@ -82,29 +95,13 @@ func init() {
 	}
 }
 
-func tableNameOf(m model.Model) string {
-	switch m.(type) {
-	case *nbdb.LogicalSwitch:
-		return "Logical_Switch"
-	case *nbdb.LogicalSwitchPort:
-		return "Logical_Switch_Port"
-	case *nbdb.LogicalRouter:
-		return "Logical_Router"
-	case *nbdb.LogicalRouterPort:
-		return "Logical_Router_Port"
-	case *nbdb.LogicalRouterStaticRoute:
-		return "Logical_Router_Static_Route"
-	case *nbdb.LogicalRouterPolicy:
-		return "Logical_Router_Policy"
-	case *nbdb.NAT:
-		return "NAT"
-	case *nbdb.GatewayChassis:
-		return "Gateway_Chassis"
+func metaOf(m model.Model) *tableMeta {
+	meta := tableByType[reflect.TypeOf(m).Elem()]
+	if meta == nil {
+		panic(fmt.Sprintf("%T is not a table the reconciler manages", m))
 	}
-	panic(fmt.Sprintf("%T is not a table the reconciler manages", m))
+	return meta
 }
-
-func metaOf(m model.Model) *tableMeta { return tableByType[reflect.TypeOf(m).Elem()] }
 
 // row is what every managed model offers through its generated getters; calling them
 // avoids reflection on the reconciler's hot path.

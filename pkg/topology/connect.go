@@ -91,7 +91,7 @@ func (c *compiler) connects(res *Result) {
 	for _, cc := range c.state.Connects {
 		e := &connectEmitter{cnc: cc.Name}
 		res.Connects[cc.Name] = c.connect(e, cc, networks, routers, res.NotCompiled)
-		merge(res.Rows, &e.set)
+		res.Rows.Append(&e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 	}
 }

@@ -142,15 +142,3 @@ func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPor
 func (e *emitter) warnf(format string, args ...any) {
 	e.warnings = append(e.warnings, fmt.Sprintf(format, args...))
 }
-
-// merge appends another emitter's rows.
-func merge(dst *rows.Set, src *rows.Set) {
-	dst.Switches = append(dst.Switches, src.Switches...)
-	dst.SwitchPorts = append(dst.SwitchPorts, src.SwitchPorts...)
-	dst.Routers = append(dst.Routers, src.Routers...)
-	dst.RouterPorts = append(dst.RouterPorts, src.RouterPorts...)
-	dst.Routes = append(dst.Routes, src.Routes...)
-	dst.Policies = append(dst.Policies, src.Policies...)
-	dst.NATs = append(dst.NATs, src.NATs...)
-	dst.GatewayChassis = append(dst.GatewayChassis, src.GatewayChassis...)
-}

@@ -118,7 +118,7 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 			res.NotCompiled[n.Name] = err
 			continue
 		}
-		merge(res.Rows, &e.set)
+		res.Rows.Append(&e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 	}
 	c.connects(res)

@@ -23,7 +23,9 @@ func aclZone(t *testing.T, acls ...*nbdb.ACL) *trace.Cluster {
 	for _, a := range acls {
 		pg.ACLs = append(pg.ACLs, a.UUID)
 	}
-	zone := trace.ZoneFromRows("node", &z.set, trace.Extra{ACLs: acls, PortGroups: []*nbdb.PortGroup{pg}})
+	z.set.ACLs = acls
+	z.set.PortGroups = []*nbdb.PortGroup{pg}
+	zone := trace.ZoneFromRows("node", &z.set, trace.Extra{})
 	return trace.NewCluster(trace.Zones{"node": zone}, nil, nil)
 }
 

@@ -59,7 +59,7 @@ func NewZone(node string, d *ovn.Dump) (*Zone, error) {
 	for _, t := range []struct {
 		name string
 		into any
-	}{{"ACL", &extra.ACLs}, {"Address_Set", &extra.AddressSets}, {"Port_Group", &extra.PortGroups}} {
+	}{{"Address_Set", &extra.AddressSets}} {
 		if err := d.DecodeTable(t.name, t.into); err != nil {
 			return nil, fmt.Errorf("zone of node %s: %w", node, err)
 		}
@@ -67,12 +67,10 @@ func NewZone(node string, d *ovn.Dump) (*Zone, error) {
 	return ZoneFromRows(node, s, extra), nil
 }
 
-// Extra holds the tables a rows.Set has no place for: the ACLs and the sets their
-// matches name.
+// Extra holds the tables a rows.Set has no place for: the address sets ACL matches
+// name.
 type Extra struct {
-	ACLs        []*nbdb.ACL
 	AddressSets []*nbdb.AddressSet
-	PortGroups  []*nbdb.PortGroup
 }
 
 // ZoneFromRows indexes node's zone from a row set (a compiled zone or a snapshot).
@@ -81,14 +79,14 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	z := &Zone{
 		Node:        node,
 		ix:          rows.NewIndex(s),
-		rows:        s.Len() + len(extra.ACLs) + len(extra.AddressSets) + len(extra.PortGroups),
+		rows:        s.Len() + len(extra.AddressSets),
 		switchPorts: make(map[string]*nbdb.LogicalSwitchPort, len(s.SwitchPorts)),
 		routerPorts: make(map[string]*nbdb.LogicalRouterPort, len(s.RouterPorts)),
 		switchOf:    make(map[string]*nbdb.LogicalSwitch, len(s.SwitchPorts)),
 		routerOf:    make(map[string]*nbdb.LogicalRouter, len(s.RouterPorts)),
 		attachment:  map[string]*nbdb.LogicalSwitchPort{},
-		acls:        make(map[string]*nbdb.ACL, len(extra.ACLs)),
-		portGroups:  make(map[string]*nbdb.PortGroup, len(extra.PortGroups)),
+		acls:        make(map[string]*nbdb.ACL, len(s.ACLs)),
+		portGroups:  make(map[string]*nbdb.PortGroup, len(s.PortGroups)),
 		groupsOn:    map[string][]*nbdb.PortGroup{},
 		addrSets:    make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
 		addrSetByID: make(map[string]*nbdb.AddressSet, len(extra.AddressSets)),
@@ -125,7 +123,7 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 			}
 		}
 	}
-	for _, a := range extra.ACLs {
+	for _, a := range s.ACLs {
 		z.acls[a.UUID] = a
 	}
 	for _, as := range extra.AddressSets {
@@ -134,7 +132,7 @@ func ZoneFromRows(node string, s *rows.Set, extra Extra) *Zone {
 	}
 	// A port group's ACLs apply on every switch one of its ports is on, to every
 	// packet there: the ACL's match decides which ports it concerns.
-	for _, pg := range extra.PortGroups {
+	for _, pg := range s.PortGroups {
 		z.portGroups[pg.Name] = pg
 		on := map[string]bool{}
 		for _, id := range pg.Ports {

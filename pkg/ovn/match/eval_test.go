@@ -28,7 +28,10 @@ var (
 	mc6    = with(tcp6, func(p *match.Packet) { p.Proto, p.EthDst, p.IPDst = 17, macOf("33:33:00:00:00:fb"), addr("ff02::fb") })
 	mapped = with(tcp6, func(p *match.Packet) { p.IPSrc = addr("::ffff:10.244.0.5") })
 	int6   = with(tcp6, func(p *match.Packet) { p.IPSrc = addr("::a00:1") })
-	arp    = match.Packet{InPort: "p1", EthSrc: tcp4.EthSrc, EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806}
+	arp    = match.Packet{InPort: "p1", EthSrc: tcp4.EthSrc, EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806, ArpOp: 1, IPSrc: addr("10.244.0.5"), IPDst: addr("10.244.0.2")}
+	ndNS   = with(icmp6, func(p *match.Packet) {
+		p.EthDst, p.IPDst, p.TTL, p.ICMPType, p.NDTarget = macOf("33:33:ff:00:00:02"), addr("ff02::1:ff00:2"), 255, 135, addr("fd00:10:244::2")
+	})
 	lldp   = match.Packet{InPort: "p1", EthSrc: tcp4.EthSrc, EthDst: macOf("01:80:c2:00:00:0e"), EthType: 0x88cc}
 	untrk  = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{} })
 	estNoT = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{Est: true} })
@@ -68,6 +71,16 @@ func TestEval(t *testing.T) {
 		{`inport == "p2"`, tcp4, false},
 		{`outport == ""`, tcp4, true},
 		{`inport == "\u0070\u0031"`, tcp4, true},
+
+		// ARP and neighbour discovery, as upstream's UDN isolation ACLs test them.
+		{`(( arp && arp.tpa == 10.244.0.2 ) || ( nd && nd.target == fd00:10:244::2 ))`, arp, true},
+		{`(( arp && arp.tpa == 10.244.0.2 ) || ( nd && nd.target == fd00:10:244::2 ))`, ndNS, true},
+		{`(( arp && arp.tpa == 10.244.0.2 ) || ( nd && nd.target == fd00:10:244::2 ))`, tcp4, false},
+		{`arp && arp.spa == 10.244.0.2`, arp, false},
+		{`arp.op == 1 && arp.spa == 10.244.0.0/24`, arp, true},
+		{`nd_ns && nd.target == fd00:10:244::2`, ndNS, true},
+		{`nd_na`, ndNS, false},
+		{`nd`, with(ndNS, func(p *match.Packet) { p.TTL = 64 }), false},
 
 		// Masks.
 		{`ip4.src == 10.244.0.0/16`, tcp4, true},

@@ -42,7 +42,10 @@ var tracePackets = map[string]match.Packet{
 		IPSrc: addr("2001:db8::1"), IPDst: addr("fd00::5"), TTL: 64, Proto: 58, ICMPType: 128},
 	"mcast6": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("33:33:00:00:00:01"), EthType: 0x86dd,
 		IPSrc: addr("fe80::1"), IPDst: addr("ff02::1"), TTL: 1, Proto: 17, L4Src: 546, L4Dst: 547},
-	"arp":   {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806},
+	"arp": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("ff:ff:ff:ff:ff:ff"), EthType: 0x0806,
+		ArpOp: 1, IPSrc: addr("10.0.0.1"), IPDst: addr("10.0.0.2")},
+	"nd": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("33:33:ff:00:00:05"), EthType: 0x86dd,
+		IPSrc: addr("fe80::1"), IPDst: addr("ff02::1:ff00:5"), TTL: 255, Proto: 58, ICMPType: 135, NDTarget: addr("fd00::5")},
 	"other": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x1234},
 }
 
@@ -58,6 +61,19 @@ var traceCases = []struct {
 	{expr: "ip4", packet: "tcp6"},
 	{expr: "ip6", packet: "tcp6"},
 	{expr: "ip", packet: "arp"},
+	{expr: "arp.tpa == 10.0.0.2", packet: "arp"},
+	{expr: "arp.tpa == 10.0.0.3", packet: "arp"},
+	{expr: "arp.spa == 10.0.0.0/24 && arp.op == 1", packet: "arp"},
+	{expr: "arp.op == 2", packet: "arp"},
+	{expr: "arp.op != 1", packet: "arp", invalid: true},
+	{expr: "arp.tpa == 10.0.0.2", packet: "tcp4"},
+	// Neighbour discovery passes every ACL (northd allows nd at priority 65532 of
+	// ls_*_acl_eval), so only matches that miss an ND packet are observable here.
+	{expr: "nd_na", packet: "nd"},
+	{expr: "nd && nd.target == fd00::6", packet: "nd"},
+	{expr: "nd", packet: "icmp6"},
+	{expr: "(( arp && arp.tpa == 10.0.0.2 ) || ( nd && nd.target == fd00::5 ))", packet: "arp"},
+	{expr: "(( arp && arp.tpa == 10.0.0.9 ) || ( nd && nd.target == fd00::6 ))", packet: "nd"},
 	{expr: "ip", packet: "mcast6"},
 	{expr: "arp", packet: "arp"},
 	{expr: "tcp", packet: "udp4"},
@@ -302,7 +318,8 @@ func microflow(p match.Packet) string {
 		ip = "ip6"
 		parts = append(parts, "ip6", "ip6.src == "+p.IPSrc.String(), "ip6.dst == "+p.IPDst.String())
 	case 0x0806:
-		return strings.Join(append(parts, "arp"), " && ")
+		return strings.Join(append(parts, "arp", fmt.Sprintf("arp.op == %d", p.ArpOp),
+			"arp.spa == "+p.IPSrc.String(), "arp.tpa == "+p.IPDst.String()), " && ")
 	default:
 		return strings.Join(append(parts, fmt.Sprintf("eth.type == 0x%x", p.EthType)), " && ")
 	}
@@ -314,6 +331,9 @@ func microflow(p match.Packet) string {
 	case p.Proto == 1 || p.Proto == 58:
 		icmp := map[string]string{"ip4": "icmp4", "ip6": "icmp6"}[ip]
 		parts = append(parts, icmp, fmt.Sprintf("%s.type == %d && %s.code == %d", icmp, p.ICMPType, icmp, p.ICMPCode))
+		if p.NDTarget.IsValid() {
+			parts = append(parts, "nd.target == "+p.NDTarget.String())
+		}
 	}
 	if p.PktMark != 0 {
 		parts = append(parts, fmt.Sprintf("pkt.mark == %d", p.PktMark))

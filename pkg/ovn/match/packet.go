@@ -14,10 +14,15 @@ import (
 // unmapped; any other value reads as 0.0.0.0); ip6.src and ip6.dst read them as 16
 // bytes (an IPv4 address in its IPv4-mapped form; the zero Addr as ::).
 type Packet struct {
-	InPort, OutPort    string     // logical port names
-	EthSrc, EthDst     [6]byte    // eth.src, eth.dst; eth.mcast is bit 0 of EthDst[0]
-	EthType            uint16     // 0x0800 IPv4, 0x86dd IPv6, 0x0806 ARP
-	IPSrc, IPDst       netip.Addr // IPv4 when EthType is 0x0800, IPv6 when 0x86dd
+	InPort, OutPort string  // logical port names
+	EthSrc, EthDst  [6]byte // eth.src, eth.dst; eth.mcast is bit 0 of EthDst[0]
+	EthType         uint16  // 0x0800 IPv4, 0x86dd IPv6, 0x0806 ARP
+	// IPSrc and IPDst are IPv4 when EthType is 0x0800, IPv6 when 0x86dd; in an ARP
+	// packet they are its sender and target protocol addresses (arp.spa, arp.tpa), the
+	// fields OVS keeps them in too.
+	IPSrc, IPDst       netip.Addr
+	ArpOp              uint16     // arp.op: 1 request, 2 reply
+	NDTarget           netip.Addr // nd.target of a neighbour solicitation or advertisement
 	TTL                uint8      // ip.ttl
 	Proto              uint8      // ip.proto: 6 tcp, 17 udp, 132 sctp, 1 icmp4, 58 icmp6
 	L4Src, L4Dst       uint16     // tcp/udp/sctp ports
@@ -75,6 +80,11 @@ const (
 	fCTRel
 	fCTRpl
 	fCTInv
+	fArpOp
+	fArpSPA
+	fArpTPA
+	fNDTarget
+	fieldCount
 )
 
 // str reads a string field.
@@ -130,6 +140,14 @@ func (f fieldID) value(p *Packet) u128 {
 		return bit(p.CT.Rpl)
 	case fCTInv:
 		return bit(p.CT.Inv)
+	case fArpOp:
+		return u128{lo: uint64(p.ArpOp)}
+	case fArpSPA:
+		return ipv4(p.IPSrc)
+	case fArpTPA:
+		return ipv4(p.IPDst)
+	case fNDTarget:
+		return ipv6(p.NDTarget)
 	}
 	return u128{}
 }

@@ -81,6 +81,10 @@ var fieldDefs = []struct {
 	{"ct.rel", fCTRel, 1, ordinal, "ct.trk"},
 	{"ct.rpl", fCTRpl, 1, ordinal, "ct.trk"},
 	{"ct.inv", fCTInv, 1, ordinal, "ct.trk"},
+	{"arp.op", fArpOp, 16, nominal, "arp"},
+	{"arp.spa", fArpSPA, 32, ordinal, "arp"},
+	{"arp.tpa", fArpTPA, 32, ordinal, "arp"},
+	{"nd.target", fNDTarget, 128, ordinal, "nd"},
 }
 
 // predicateDefs are OVN's predicates, written without subfields, which this package
@@ -101,11 +105,14 @@ var predicateDefs = []struct{ name, expansion string }{
 	{"icmp4", "ip4 && ip.proto == 1"},
 	{"icmp6", "ip6 && ip.proto == 58"},
 	{"icmp", "icmp4 || icmp6"},
+	{"nd", "icmp6.type == {135, 136} && icmp6.code == 0 && ip.ttl == 255"},
+	{"nd_ns", "icmp6.type == 135 && icmp6.code == 0 && ip.ttl == 255"},
+	{"nd_na", "icmp6.type == 136 && icmp6.code == 0 && ip.ttl == 255"},
 }
 
 var (
 	symbols   = map[string]*symbol{}
-	fieldSyms [fCTInv + 1]*symbol
+	fieldSyms [fieldCount]*symbol
 )
 
 func init() {

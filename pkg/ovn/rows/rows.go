@@ -2,7 +2,8 @@
 // inspects. The same Set describes what a zone should contain (the topology compiler's
 // output) and what it does contain (a snapshot read from a live NB): in both, a row's
 // UUID field is its key inside the set, and references between rows (a router's ports,
-// routes, policies and NAT; a switch's ports; a port's gateway chassis) hold those keys.
+// routes, policies and NAT; a switch's ports and ACLs; a port's gateway chassis; a port
+// group's ports and ACLs; a meter's bands) hold those keys.
 // In a compiled set the keys are stable identities; in a snapshot they are real UUIDs.
 package rows
 
@@ -23,12 +24,17 @@ type Set struct {
 	Policies       []*nbdb.LogicalRouterPolicy
 	NATs           []*nbdb.NAT
 	GatewayChassis []*nbdb.GatewayChassis
+	ACLs           []*nbdb.ACL
+	PortGroups     []*nbdb.PortGroup
+	Meters         []*nbdb.Meter
+	MeterBands     []*nbdb.MeterBand
 }
 
 // Len is the number of rows in the set.
 func (s *Set) Len() int {
 	return len(s.Switches) + len(s.SwitchPorts) + len(s.Routers) + len(s.RouterPorts) +
-		len(s.Routes) + len(s.Policies) + len(s.NATs) + len(s.GatewayChassis)
+		len(s.Routes) + len(s.Policies) + len(s.NATs) + len(s.GatewayChassis) +
+		len(s.ACLs) + len(s.PortGroups) + len(s.Meters) + len(s.MeterBands)
 }
 
 // Sort orders every table by key, so equal sets compare and print equally.
@@ -41,6 +47,10 @@ func (s *Set) Sort() {
 	sortByUUID(s.Policies, func(r *nbdb.LogicalRouterPolicy) string { return r.UUID })
 	sortByUUID(s.NATs, func(r *nbdb.NAT) string { return r.UUID })
 	sortByUUID(s.GatewayChassis, func(r *nbdb.GatewayChassis) string { return r.UUID })
+	sortByUUID(s.ACLs, func(r *nbdb.ACL) string { return r.UUID })
+	sortByUUID(s.PortGroups, func(r *nbdb.PortGroup) string { return r.UUID })
+	sortByUUID(s.Meters, func(r *nbdb.Meter) string { return r.UUID })
+	sortByUUID(s.MeterBands, func(r *nbdb.MeterBand) string { return r.UUID })
 }
 
 func sortByUUID[T any](rows []T, key func(T) string) {
@@ -56,6 +66,8 @@ type Index struct {
 	Policies       map[string]*nbdb.LogicalRouterPolicy
 	NATs           map[string]*nbdb.NAT
 	GatewayChassis map[string]*nbdb.GatewayChassis
+	ACLs           map[string]*nbdb.ACL
+	MeterBands     map[string]*nbdb.MeterBand
 
 	switchByName map[string]*nbdb.LogicalSwitch
 	routerByName map[string]*nbdb.LogicalRouter
@@ -70,6 +82,8 @@ func NewIndex(s *Set) *Index {
 		Policies:       byKey(s.Policies, func(r *nbdb.LogicalRouterPolicy) string { return r.UUID }),
 		NATs:           byKey(s.NATs, func(r *nbdb.NAT) string { return r.UUID }),
 		GatewayChassis: byKey(s.GatewayChassis, func(r *nbdb.GatewayChassis) string { return r.UUID }),
+		ACLs:           byKey(s.ACLs, func(r *nbdb.ACL) string { return r.UUID }),
+		MeterBands:     byKey(s.MeterBands, func(r *nbdb.MeterBand) string { return r.UUID }),
 		switchByName:   byKey(s.Switches, func(r *nbdb.LogicalSwitch) string { return r.Name }),
 		routerByName:   byKey(s.Routers, func(r *nbdb.LogicalRouter) string { return r.Name }),
 	}
@@ -89,3 +103,19 @@ func (ix *Index) Switch(name string) *nbdb.LogicalSwitch { return ix.switchByNam
 
 // Router returns the router of that name, or nil.
 func (ix *Index) Router(name string) *nbdb.LogicalRouter { return ix.routerByName[name] }
+
+// Append adds o's rows to s, table by table.
+func (s *Set) Append(o *Set) {
+	s.Switches = append(s.Switches, o.Switches...)
+	s.SwitchPorts = append(s.SwitchPorts, o.SwitchPorts...)
+	s.Routers = append(s.Routers, o.Routers...)
+	s.RouterPorts = append(s.RouterPorts, o.RouterPorts...)
+	s.Routes = append(s.Routes, o.Routes...)
+	s.Policies = append(s.Policies, o.Policies...)
+	s.NATs = append(s.NATs, o.NATs...)
+	s.GatewayChassis = append(s.GatewayChassis, o.GatewayChassis...)
+	s.ACLs = append(s.ACLs, o.ACLs...)
+	s.PortGroups = append(s.PortGroups, o.PortGroups...)
+	s.Meters = append(s.Meters, o.Meters...)
+	s.MeterBands = append(s.MeterBands, o.MeterBands...)
+}
