@@ -9,6 +9,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
+	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -37,7 +38,8 @@ func TestDumpHoldsOursAndForeignRows(t *testing.T) {
 		if d, err = ovn.TakeDump(ctx, c, "node1"); err != nil {
 			return err
 		}
-		if len(d.Tables["ACL"]) != 1 || len(d.Tables["Address_Set"]) != 1 || len(d.Tables["Port_Group"]) != 1 {
+		if foreign(d.Tables["ACL"], "match", "ip4.src == $allowed") == nil || len(d.Tables["Address_Set"]) != 1 ||
+			foreign(d.Tables["Port_Group"], "name", "pg_web") == nil {
 			return errNotYet
 		}
 		return nil
@@ -73,10 +75,24 @@ func TestDumpHoldsOursAndForeignRows(t *testing.T) {
 	if ids["k8s.ovn.org/owner-controller"] != "ovnk" || len(router["static_routes"].([]any)) == 0 {
 		t.Errorf("router row: %v", router)
 	}
-	acl := back.Tables["ACL"][0]
-	if acl["match"] != "ip4.src == $allowed" || acl["action"] != "allow-related" || acl["direction"] != "to-lport" {
+	acl := foreign(back.Tables["ACL"], "match", "ip4.src == $allowed")
+	if acl["action"] != "allow-related" || acl["direction"] != "to-lport" {
 		t.Errorf("ACL row: %v", acl)
 	}
+	// ovnk's own isolation rows are dumped beside the foreign ones.
+	if foreign(back.Tables["Port_Group"], "name", topology.IsolationPortGroup) == nil || len(back.Tables["Meter"]) != 1 {
+		t.Errorf("the dump lacks ovnk's port group or meter: %v %v", back.Tables["Port_Group"], back.Tables["Meter"])
+	}
+}
+
+// foreign returns the first dumped row whose column col equals value, or nil.
+func foreign(table []map[string]any, col, value string) map[string]any {
+	for _, r := range table {
+		if r[col] == value {
+			return r
+		}
+	}
+	return nil
 }
 
 // TestDumpRowsReadBackTheZone sends a dump through JSON, as kubectl ovnk receives it,

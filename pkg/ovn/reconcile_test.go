@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
-	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -32,7 +32,7 @@ func compile(t *testing.T, st *cluster.State, node string) *topology.Result {
 func dump(t *testing.T, s *rows.Set) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := nbctl.New(s).Dump(&b); err != nil {
+	if err := ovn.WriteRows(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -231,5 +231,60 @@ func TestReconcileChunksAndRemovesDuplicates(t *testing.T) {
 	out, _ := nb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "Logical_Router", "name=test12_namespace.scoped_transit_router")
 	if n := len(strings.Fields(out)); n != 1 {
 		t.Errorf("%d transit routers after reconcile, want 1", n)
+	}
+}
+
+// TestReconcileKeepsThePortGroupWithItsPorts follows the isolation port group, whose
+// ports belong to the node switch, through pods coming and going, with transactions
+// so small that every switch would travel alone: a new pod's port and the group's
+// reference to it must still arrive together (the reference names the port by the
+// UUID it is inserted under), and a deleted pod leaves the group.
+func TestReconcileKeepsThePortGroupWithItsPorts(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c, MaxOperations: 1}
+
+	st := topologytest.Layer3()
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	requireGroup(ctx, t, nb, "blue_web")
+
+	locked := *st.Pods[0]
+	locked.Name = "api"
+	locked.Networks = map[string]cluster.PodInterface{
+		"default":          {IPs: []netip.Prefix{netip.MustParsePrefix("10.244.0.9/24")}, MAC: "0a:58:0a:f4:00:09", Role: cluster.PodRoleInfrastructureLocked},
+		"cluster_udn_blue": {IPs: []netip.Prefix{netip.MustParsePrefix("10.10.0.9/24")}, MAC: "0a:58:0a:0a:00:09", Role: cluster.PodRolePrimary},
+	}
+	st.Pods = append(st.Pods, &locked)
+	stats := requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	if stats.Inserts == 0 || stats.Mutations == 0 {
+		t.Errorf("a new primary-UDN pod: %+v", stats)
+	}
+	requireGroup(ctx, t, nb, "blue_api", "blue_web")
+
+	st.Pods = slices.DeleteFunc(st.Pods, func(p *cluster.Pod) bool { return p.Name == "web" })
+	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
+	requireGroup(ctx, t, nb, "blue_api")
+}
+
+// requireGroup checks, with ovn-nbctl, the ports of the isolation port group.
+func requireGroup(ctx context.Context, t *testing.T, nb *testenv.NB, ports ...string) {
+	t.Helper()
+	out, err := nb.NBCtl(ctx, "--bare", "--columns=ports", "find", "Port_Group", "name="+topology.IsolationPortGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, uuid := range strings.Fields(out) {
+		name, err := nb.NBCtl(ctx, "--bare", "--columns=name", "list", "Logical_Switch_Port", uuid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strings.TrimSpace(name))
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, ports) {
+		t.Fatalf("isolation port group holds %v, want %v", names, ports)
 	}
 }

@@ -19,7 +19,7 @@ func TestGoldenOKEP5224(t *testing.T) {
 			if err := res.Connects["colored-enterprise"]; err != nil {
 				t.Errorf("connect not compiled: %v", err)
 			}
-			golden(t, "okep5224-"+node, dump)
+			goldenZone(t, "okep5224-"+node, dump, res)
 		})
 	}
 }
@@ -31,7 +31,7 @@ func TestGoldenMixedConnect(t *testing.T) {
 			if err := res.Connects["mixed"]; err != nil {
 				t.Errorf("connect not compiled: %v", err)
 			}
-			golden(t, "mixed-connect-"+node, dump)
+			goldenZone(t, "mixed-connect-"+node, dump, res)
 		})
 	}
 }

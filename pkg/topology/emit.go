@@ -142,3 +142,43 @@ func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPor
 func (e *emitter) warnf(format string, args ...any) {
 	e.warnings = append(e.warnings, fmt.Sprintf(format, args...))
 }
+
+// External-ID keys upstream gives the objects of a feature beside its owner type.
+const (
+	nameKey      = "k8s.ovn.org/name"
+	directionKey = "direction"
+)
+
+// acl adds an ACL owned by a feature (ownerType, as upstream's owner-type) whose
+// identity is made of parts; extra holds the feature's own external IDs. Every ACL
+// names the ACL-logging meter, as upstream's do.
+func (e *emitter) acl(ownerType string, parts []string, extra map[string]string, a *nbdb.ACL, node string) *nbdb.ACL {
+	a.UUID = "ACL:" + ownerType + ":" + strings.Join(parts, ":")
+	a.ExternalIDs = e.ids(a.UUID, node)
+	a.ExternalIDs[rows.OwnerTypeKey] = ownerType
+	for k, v := range extra {
+		a.ExternalIDs[k] = v
+	}
+	meter := aclLoggingMeter
+	a.Meter = &meter
+	e.set.ACLs = append(e.set.ACLs, a)
+	return a
+}
+
+// portGroup adds a port group owned by a feature; pg holds its name, ports and ACLs.
+func (e *emitter) portGroup(pg *nbdb.PortGroup, ownerType, objectName string) {
+	pg.UUID = "PG:" + ownerType + ":" + objectName
+	pg.ExternalIDs = e.ids(pg.UUID, "")
+	pg.ExternalIDs[rows.OwnerTypeKey] = ownerType
+	pg.ExternalIDs[nameKey] = objectName
+	e.set.PortGroups = append(e.set.PortGroups, pg)
+}
+
+// aclLoggingMeter adds the meter that limits how many packets per second ACLs log.
+func (e *emitter) aclLoggingMeter() {
+	fair := true
+	band := &nbdb.MeterBand{UUID: "MeterBand:" + aclLoggingMeter, Action: nbdb.MeterBandActionDrop, Rate: aclLoggingRateLimit, ExternalIDs: e.ids("MeterBand:"+aclLoggingMeter, "")}
+	meter := &nbdb.Meter{UUID: "Meter:" + aclLoggingMeter, Name: aclLoggingMeter, Unit: nbdb.MeterUnitPktps, Fair: &fair, Bands: []string{band.UUID}, ExternalIDs: e.ids("Meter:"+aclLoggingMeter, "")}
+	e.set.Meters = append(e.set.Meters, meter)
+	e.set.MeterBands = append(e.set.MeterBands, band)
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 )
 
@@ -30,6 +31,20 @@ func compileDump(t *testing.T, st *cluster.State, node string) (string, *Result)
 		t.Errorf("network %s not compiled: %v", name, err)
 	}
 	return b.String(), res
+}
+
+// goldenZone holds a compiled zone to two golden files: name.golden, the zone as
+// ovn-nbctl shows it (what the OKEP listings are compared with), and name.rows.golden,
+// every row whole, each column ovnk manages (options, other_config, external_ids, ACLs,
+// port groups and meters, which the show output leaves out).
+func goldenZone(t *testing.T, name, dump string, res *Result) {
+	t.Helper()
+	golden(t, name, dump)
+	var b bytes.Buffer
+	if err := ovn.WriteRows(&b, res.Rows); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".rows", b.String())
 }
 
 func golden(t *testing.T, name, got string) {
@@ -92,8 +107,8 @@ func requireLines(t *testing.T, dump string, lines ...string) {
 func TestGoldenOKEP5094Layer2(t *testing.T) {
 	for _, node := range []string{"ovn-control-plane", "ovn-worker", "ovn-worker2"} {
 		t.Run(node, func(t *testing.T) {
-			dump, _ := compileDump(t, topologytest.OKEP5094(), node)
-			golden(t, "okep5094-"+node, dump)
+			dump, res := compileDump(t, topologytest.OKEP5094(), node)
+			goldenZone(t, "okep5094-"+node, dump, res)
 		})
 	}
 }
@@ -148,8 +163,8 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 func TestGoldenLayer3(t *testing.T) {
 	for _, node := range []string{"node1", "node2"} {
 		t.Run(node, func(t *testing.T) {
-			dump, _ := compileDump(t, topologytest.Layer3(), node)
-			golden(t, "layer3-"+node, dump)
+			dump, res := compileDump(t, topologytest.Layer3(), node)
+			goldenZone(t, "layer3-"+node, dump, res)
 		})
 	}
 }

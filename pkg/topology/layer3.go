@@ -87,7 +87,10 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 			return err
 		}
 	}
-	c.localPods(e, n, ls)
+	locked := c.localPods(e, n, ls)
+	if n.IsDefault() {
+		udnIsolation(e, ls, locked, mgmtIPs)
+	}
 	return nil
 }
 

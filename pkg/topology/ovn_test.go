@@ -22,7 +22,9 @@ func loadZone(t *testing.T, res *topology.Result) *testenv.Northd {
 // TestLayer3ZoneForwardsInRealOVN loads node1's zone of the Layer3 fixture into a real
 // NB and follows packets with ovn-trace: east-west to another node leaves through that
 // node's transit switch port, north-south through the gateway router with the right
-// SNAT, host-bound through the management port, and networks stay apart.
+// SNAT, host-bound through the management port, and networks stay apart: a default
+// network pod cannot reach a primary-UDN pod's default-network address, nor can that
+// port send, while the node (its management port, the kubelet's probes) reaches it.
 func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 	res, err := topology.Compile(topologytest.Layer3(), "node1")
 	if err != nil {
@@ -40,7 +42,10 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 	}
 
 	const (
-		defPod  = `inport == "blue_web" && eth.src == 0a:58:0a:f4:00:05 && eth.dst == 0a:58:0a:f4:00:01 && ip4.src == 10.244.0.5 && ip.ttl == 64 && icmp4.type == 8`
+		defPod  = `inport == "default_client" && eth.src == 0a:58:0a:f4:00:06 && eth.dst == 0a:58:0a:f4:00:01 && ip4.src == 10.244.0.6 && ip.ttl == 64 && icmp4.type == 8`
+		locked  = `inport == "blue_web" && eth.src == 0a:58:0a:f4:00:05 && eth.dst == 0a:58:0a:f4:00:01 && ip4.src == 10.244.0.5 && ip.ttl == 64 && icmp4.type == 8`
+		toWeb   = `eth.dst == 0a:58:0a:f4:00:05 && ip4.dst == 10.244.0.5 && ip.ttl == 64 && tcp && tcp.dst == 8080`
+		isolate = "@" + "a8747502060113802905"
 		bluePod = `inport == "blue.blue_blue_web" && eth.src == 0a:58:0a:0a:00:05 && eth.dst == 0a:58:0a:0a:00:01 && ip4.src == 10.10.0.5 && ip.ttl == 64 && icmp4.type == 8`
 	)
 	cases := []struct {
@@ -52,6 +57,9 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 		{"blue pod to the internet", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 8.8.8.8`, "cluster_udn_blue_breth0_node1", "ct_snat(169.254.0.13)"},
 		{"default pod to its own node", "node1", defPod + ` && ip4.dst == 172.18.0.2`, "k8s-node1", ""},
 		{"blue pod cannot reach the default network's pods", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 10.244.1.7`, "cluster_udn_blue_breth0_node1", ""},
+		{"a default pod cannot reach a primary-UDN pod's default address", "node1", `inport == "default_client" && eth.src == 0a:58:0a:f4:00:06 && ip4.src == 10.244.0.6 && ` + toWeb, "", "outport == " + isolate},
+		{"the node reaches a primary-UDN pod's default address", "node1", `inport == "k8s-node1" && eth.src == 0a:58:0a:f4:00:02 && ip4.src == 10.244.0.2 && ` + toWeb, "blue_web", "ip4.src==10.244.0.2"},
+		{"a primary-UDN pod's default port sends nothing", "node1", locked + ` && ip4.dst == 10.244.1.7`, "", "inport == " + isolate},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,8 +67,8 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.FinalPort() != tc.port {
-				t.Fatalf("packet left through %q (hops %v), want %s:\n%s", res.FinalPort(), res.Hops, tc.port, res.Output)
+			if res.FinalPort() != tc.port || (tc.port == "" && !res.Dropped) {
+				t.Fatalf("packet left through %q (hops %v, dropped %v), want %q:\n%s", res.FinalPort(), res.Hops, res.Dropped, tc.port, res.Output)
 			}
 			if tc.also != "" && !strings.Contains(res.Output, tc.also) {
 				t.Errorf("trace lacks %s:\n%s", tc.also, res.Output)

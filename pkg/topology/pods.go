@@ -46,8 +46,10 @@ func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, cha
 	}, nil
 }
 
-// localPods adds a port for each of the local node's pods on the network.
-func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+// localPods adds a port for each of the local node's pods on the network, and returns
+// the ports of the pods whose role on it is infrastructure-locked: the default-network
+// ports of primary-UDN pods, which the isolation port group holds.
+func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) (locked []*nbdb.LogicalSwitchPort) {
 	hold := n.Topology == cluster.Layer2 && c.opts.HoldLocalLayer2Pods
 	for _, p := range c.podsByNetwork[n.Name] {
 		if p.Node != c.local.Name {
@@ -65,7 +67,11 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 			lsp.Options["requested-tnl-key"] = strconv.Itoa(key)
 		}
 		e.switchPort(ls, lsp, c.local.Name)
+		if p.Networks[n.Name].Role == cluster.PodRoleInfrastructureLocked {
+			locked = append(locked, lsp)
+		}
 	}
+	return locked
 }
 
 // layer2Pods adds the local pods, and a remote port for every pod on another node: the

@@ -16,8 +16,8 @@ func TestGoldenLayer2Upgrade(t *testing.T) {
 	st := topologytest.Layer2Upgrade("node1")
 	for _, node := range []string{"node1", "node2"} {
 		t.Run(node, func(t *testing.T) {
-			dump, _ := compileDump(t, st, node)
-			golden(t, "upgrade-"+node, dump)
+			dump, res := compileDump(t, st, node)
+			goldenZone(t, "upgrade-"+node, dump, res)
 		})
 	}
 }

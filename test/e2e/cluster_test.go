@@ -28,7 +28,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
-	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -243,20 +242,20 @@ func (ec *e2eCluster) expected(ctx context.Context, nodeName string) (string, *t
 		return "", nil, err
 	}
 	var b bytes.Buffer
-	if err := nbctl.New(res.Rows).Dump(&b); err != nil {
+	if err := ovn.WriteRows(&b, res.Rows); err != nil {
 		return "", nil, err
 	}
 	return b.String(), res, nil
 }
 
-// actual prints what ovnk owns in a node's NB, keyed like the compiler's rows.
+// actual prints, whole, every row ovnk owns in a node's NB, keyed like the compiler's.
 func (n *node) actual(ctx context.Context) (string, error) {
 	s, err := ovn.OwnedSnapshot(ctx, n.nbClient)
 	if err != nil {
 		return "", err
 	}
 	var b bytes.Buffer
-	err = nbctl.New(s).Dump(&b)
+	err = ovn.WriteRows(&b, s)
 	return b.String(), err
 }
 

@@ -102,7 +102,9 @@ func OKEP5094() *cluster.State {
 }
 
 // Layer3 is a three-node cluster with the default network and the Layer3 CUDN blue,
-// dual-stack, with a pod of each network on node1 and node2.
+// dual-stack: on node1 the blue pod blue/web (whose default-network port is
+// infrastructure-locked) and the default-network pod default/client, on node2 the
+// default-network pod kube-system/dns.
 func Layer3() *cluster.State {
 	nodes := []*cluster.Node{kindNode("node1", 2, 2), kindNode("node2", 3, 3), kindNode("node3", 4, 4)}
 	for i, n := range nodes {
@@ -142,6 +144,9 @@ func Layer3() *cluster.State {
 		{Namespace: "blue", Name: "web", Node: "node1", Networks: map[string]cluster.PodInterface{
 			"default":          {IPs: prefixes("10.244.0.5/24", "fd00:10:244:1::5/64"), MAC: "0a:58:0a:f4:00:05", Role: "infrastructure-locked"},
 			"cluster_udn_blue": {IPs: prefixes("10.10.0.5/24", "2014:100:200::5/64"), MAC: "0a:58:0a:0a:00:05", Role: "primary"},
+		}},
+		{Namespace: "default", Name: "client", Node: "node1", Networks: map[string]cluster.PodInterface{
+			"default": {IPs: prefixes("10.244.0.6/24", "fd00:10:244:1::6/64"), MAC: "0a:58:0a:f4:00:06", Role: "primary"},
 		}},
 		{Namespace: "kube-system", Name: "dns", Node: "node2", Networks: map[string]cluster.PodInterface{
 			"default": {IPs: prefixes("10.244.1.7/24", "fd00:10:244:2::7/64"), MAC: "0a:58:0a:f4:01:07", Role: "primary"},
