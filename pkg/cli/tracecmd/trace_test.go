@@ -62,15 +62,21 @@ func TestTraceResolvesSourceAndDestination(t *testing.T) {
 		// is addressed there, and blue does not reach it.
 		{[]string{"blue/web", "kube-system/dns"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
 		{[]string{"web", "kube-system/dns", "-n", "blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
-		{[]string{"blue/web", "kube-system/dns", "--network", "default"}, "blue_web", "10.244.0.5", "10.244.1.7", "icmp", 0, trace.Delivered, "kube-system/dns"},
+		{[]string{"blue/web", "kube-system/dns", "--network", "default"}, "blue_web", "10.244.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, ""},
 		{[]string{"blue/web", "kube-system/dns", "--network", "blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
 		{[]string{"blue/web", "kube-system/dns", "--network", "cluster_udn_blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
-		{[]string{"blue/web", "kube-system/dns", "--network", "default", "-6"}, "blue_web", "fd00:10:244:1::5", "fd00:10:244:2::7", "icmp", 0, trace.Delivered, "kube-system/dns"},
-		// dns is on the default network, where web has a port too: web is reached there.
-		{[]string{"kube-system/dns", "blue/web"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "icmp", 0, trace.Delivered, "blue/web"},
-		{[]string{"10.244.1.7", "blue/web"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "icmp", 0, trace.Delivered, "blue/web"},
-		{[]string{"10.244.1.7", "10.244.0.5", "--proto", "udp", "--port", "53"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "udp", 53, trace.Delivered, "blue/web"},
-		{[]string{"fd00:10:244:2::7", "blue/web"}, "kube-system_dns", "fd00:10:244:2::7", "fd00:10:244:1::5", "icmp", 0, trace.Delivered, "blue/web"},
+		{[]string{"blue/web", "kube-system/dns", "--network", "default", "-6"}, "blue_web", "fd00:10:244:1::5", "fd00:10:244:2::7", "icmp", 0, trace.Dropped, ""},
+		// web's default-network port is infrastructure-locked: the isolation ACLs drop
+		// what it sends and what default-network pods send it, across zones and on its
+		// own node (a verdict of an ACL names no pod), and let only the node (its
+		// management port: the kubelet's probes) through.
+		{[]string{"kube-system/dns", "blue/web"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "icmp", 0, trace.Dropped, ""},
+		{[]string{"10.244.1.7", "blue/web"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "icmp", 0, trace.Dropped, ""},
+		{[]string{"10.244.1.7", "10.244.0.5", "--proto", "udp", "--port", "53"}, "kube-system_dns", "10.244.1.7", "10.244.0.5", "udp", 53, trace.Dropped, ""},
+		{[]string{"fd00:10:244:2::7", "blue/web"}, "kube-system_dns", "fd00:10:244:2::7", "fd00:10:244:1::5", "icmp", 0, trace.Dropped, ""},
+		{[]string{"default/client", "blue/web", "--proto", "tcp", "--port", "8080"}, "default_client", "10.244.0.6", "10.244.0.5", "tcp", 8080, trace.Dropped, ""},
+		{[]string{"node/node1", "blue/web", "--network", "default", "--proto", "tcp", "--port", "8080"}, "k8s-node1", "10.244.0.2", "10.244.0.5", "tcp", 8080, trace.Delivered, "blue/web"},
+		{[]string{"default/client", "kube-system/dns"}, "default_client", "10.244.0.6", "10.244.1.7", "icmp", 0, trace.Delivered, "kube-system/dns"},
 		{[]string{"node/node1", "kube-system/dns"}, "k8s-node1", "10.244.0.2", "10.244.1.7", "icmp", 0, trace.Delivered, "kube-system/dns"},
 		{[]string{"node/node1", "blue/web", "--network", "blue"}, "k8s-cluster_udn_blue_node1", "10.10.0.2", "10.10.0.5", "icmp", 0, trace.Delivered, "blue/web"},
 		{[]string{"kube-system/dns", "node/node1", "--proto", "tcp", "--port", "443"}, "kube-system_dns", "10.244.1.7", "172.18.0.2", "tcp", 443, "", ""},
@@ -274,7 +280,8 @@ func TestTraceGolden(t *testing.T) {
 		goldens []zoneviewtest.Golden
 	}{
 		{layer3, []zoneviewtest.Golden{
-			{Name: "layer3-remote-pod", Args: []string{"blue/web", "kube-system/dns", "--network", "default"}},
+			{Name: "layer3-remote-pod", Args: []string{"default/client", "kube-system/dns"}},
+			{Name: "layer3-isolated", Args: []string{"kube-system/dns", "blue/web"}},
 			{Name: "layer3-other-network", Args: []string{"blue/web", "kube-system/dns"}},
 		}},
 		{okep, []zoneviewtest.Golden{{Name: "layer2-remote-pod", Args: []string{"test12/vm-a", "test12/vm-b"}}}},
@@ -282,7 +289,7 @@ func TestTraceGolden(t *testing.T) {
 		zoneviewtest.GoldensWith(t, "", c.goldens, c.tc.run)
 	}
 	t.Run("json", func(t *testing.T) {
-		out, err := layer3.run(t, zoneviewtest.Plain, "blue/web", "kube-system/dns", "--network", "default", "-o", "json")
+		out, err := layer3.run(t, zoneviewtest.Plain, "default/client", "kube-system/dns", "-o", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
