@@ -127,11 +127,16 @@ func (e *emitter) policy(lr *nbdb.LogicalRouter, priority int, match string, act
 	e.set.Policies = append(e.set.Policies, p)
 }
 
+// ephemeralPortRange is the source port range SNAT picks from: Linux's default
+// ephemeral range, as upstream sets it, so translated connections never take a port
+// a host service listens on.
+const ephemeralPortRange = "32768-60999"
+
 // snat adds an SNAT rule; logicalPort and match are optional.
 func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPort, match, node string) {
 	id := fmt.Sprintf("nat:%s:snat:%s:%s:%s", lr.Name, externalIP, logicalIP, logicalPort)
 	nat := &nbdb.NAT{UUID: id, Type: nbdb.NATTypeSNAT, ExternalIP: externalIP, LogicalIP: logicalIP, Match: match,
-		Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
+		ExternalPortRange: ephemeralPortRange, Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
 	if logicalPort != "" {
 		nat.LogicalPort = &logicalPort
 	}

@@ -28,16 +28,42 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 		return nil, fmt.Errorf("node %s has no usable gateway configuration (k8s.ovn.org/l3-gateway-config needs ip-addresses, mac-address and interface-id)", node.Name)
 	}
 	grName := nm.GatewayRouter(node.Name)
-	gr := e.logicalRouter(grName, node.Name, map[string]string{
+	grOptions := map[string]string{
 		"chassis":                       node.ChassisID,
 		"lb_force_snat_ip":              "router_ip",
 		"snat-ct-zone":                  "0",
 		"always_learn_from_arp_request": "false",
 		"dynamic_neigh_routers":         "true",
 		"mac_binding_age_threshold":     "300",
-	})
+	}
+	// The external port announces the router's addresses (EgressIPs move between
+	// nodes) but not load-balancer VIPs, which would flood the network. A user-defined
+	// network's gateway router shares the node's address with the default network's:
+	// it announces nothing, or every network would claim the node's address.
+	etorOptions := map[string]string{"router-port": routerToExternal + grName}
+	if n.IsDefault() {
+		etorOptions["nat-addresses"] = "router"
+		etorOptions["exclude-lb-vips-from-garp"] = "true"
+	} else {
+		grOptions["disable_garp_rarp"] = "true"
+	}
+	gr := e.logicalRouter(grName, node.Name, grOptions)
 
-	rtoe := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToExternal + grName, MAC: gw.MAC, Networks: prefixStrings(gw.IPs)}, node.Name)
+	// A user-defined network's traffic leaves its gateway router with the network's
+	// masquerade address, which the external port holds beside the node's (as a host
+	// address, so it claims no subnet).
+	rtoeNetworks := prefixStrings(gw.IPs)
+	for _, v6 := range []bool{false, true} {
+		if _, ok := ofFamily(gw.IPs, v6); !ok || n.IsDefault() {
+			continue
+		}
+		masq, err := c.masqueradeIP(n, v6)
+		if err != nil {
+			return nil, err
+		}
+		rtoeNetworks = append(rtoeNetworks, netip.PrefixFrom(masq, masq.BitLen()).String())
+	}
+	rtoe := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToExternal + grName, MAC: gw.MAC, Networks: rtoeNetworks}, node.Name)
 	ext := e.logicalSwitch(nm.ExternalSwitch(node.Name), node.Name, nil)
 	localnet := &nbdb.LogicalSwitchPort{
 		Name:      nm.LocalnetPort(gw.InterfaceID),
@@ -54,9 +80,7 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 		Name:      externalToRouter + grName,
 		Type:      "router",
 		Addresses: []string{gw.MAC},
-		// Announce the router's external and NAT addresses (EgressIPs move between
-		// nodes), but not load-balancer VIPs, which would flood the network.
-		Options: map[string]string{"router-port": rtoe.Name, "nat-addresses": "router", "exclude-lb-vips-from-garp": "true"},
+		Options:   etorOptions,
 	}, node.Name)
 
 	for _, v6 := range []bool{false, true} {
@@ -86,9 +110,9 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 			e.snat(gr, external, cidr.String(), "", "", node.Name)
 		}
 		// Traffic the gateway router itself sources from its join IP (ICMP "needs
-		// fragmentation" replies) must leave with the node's address too.
+		// fragmentation" replies) leaves with the network's address too.
 		if join, ok := ofFamily(joinIPs, v6); ok {
-			e.snat(gr, nodeIP.Addr().String(), hostRoute(join.Addr()), "", "", node.Name)
+			e.snat(gr, external, hostRoute(join.Addr()), "", "", node.Name)
 		}
 	}
 	return gr, nil
@@ -102,29 +126,39 @@ func (c *compiler) snatAddress(n *cluster.Network, nodeIP netip.Addr, v6 bool) (
 	if n.IsDefault() {
 		return nodeIP.String(), nil
 	}
-	masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
-	if !ok {
-		return "", fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
-	}
-	grIP, _, err := alloc.MasqueradeIPs(masq, n.ID)
+	grIP, err := c.masqueradeIP(n, v6)
 	if err != nil {
-		return "", fmt.Errorf("network %s: %w", n.Name, err)
+		return "", err
 	}
 	return grIP.String(), nil
 }
 
-// managementSNAT masquerades traffic from the network's pods to its management port, so
-// the host sees it from the network's masquerade address. On a distributed router the
+// masqueradeIP is a user-defined network's gateway router masquerade address.
+func (c *compiler) masqueradeIP(n *cluster.Network, v6 bool) (netip.Addr, error) {
+	masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
+	}
+	grIP, _, err := alloc.MasqueradeIPs(masq, n.ID)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("network %s: %w", n.Name, err)
+	}
+	return grIP, nil
+}
+
+// managementSNAT masquerades traffic from the pods of subnets (the node's subnet of a
+// Layer3 network, the whole of a Layer2 one) to the management port, so the host sees
+// it from the network's masquerade address. On a distributed router the
 // NAT sits on port, the router port facing the pods' switch, which therefore becomes a
 // gateway port of this chassis; a gateway router (port nil) is bound to its chassis
 // already.
-func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, port *nbdb.LogicalRouterPort, mgmtMAC string) error {
+func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, port *nbdb.LogicalRouterPort, mgmtMAC string, subnets []netip.Prefix) error {
 	portName := ""
 	if port != nil {
 		portName = port.Name
 	}
 	for _, v6 := range []bool{false, true} {
-		cidr, ok := ofFamily(subnetCIDRs(n), v6)
+		cidr, ok := ofFamily(subnets, v6)
 		if !ok {
 			continue
 		}
@@ -136,7 +170,7 @@ func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.L
 		if err != nil {
 			return fmt.Errorf("network %s: %w", n.Name, err)
 		}
-		e.snat(router, mgmtIP.String(), cidr.String(), portName, "eth.dst == "+mgmtMAC, c.local.Name)
+		e.snat(router, mgmtIP.String(), cidr.Masked().String(), portName, "eth.dst == "+mgmtMAC, c.local.Name)
 	}
 	if port != nil {
 		e.gatewayChassis(port, c.local.ChassisID, c.local.Name)
@@ -154,3 +188,10 @@ func familyName(v6 bool) string {
 // nodeIDOption is a node id as the requested-tnl-key option of the ports that stand for
 // that node on a transit switch or router: equal in every zone because the id is.
 func nodeIDOption(id int) string { return strconv.Itoa(id) }
+
+// gatewayMTU is the option of the router ports that face a network's pods and join
+// switch: a packet larger than the network's MTU about to leave through the gateway
+// gets an ICMP "fragmentation needed" (or "packet too big") back instead of vanishing.
+func gatewayMTU(n *cluster.Network) map[string]string {
+	return map[string]string{"gateway_mtu": strconv.Itoa(n.MTU)}
+}

@@ -126,7 +126,8 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 		"port trtor-GR_test12_namespace.scoped_ovn-control-plane",
 		`networks: ["100.88.0.8/31", "fd97::8/127"]`,
 		"peer: rtotr-GR_test12_namespace.scoped_ovn-control-plane",
-		"requested-tnl-key: 4",
+		// The OKEP's listing shows key 4 (the node id); upstream ships 10 + node id.
+		"requested-tnl-key: 14",
 		"port rtotr-GR_test12_namespace.scoped_ovn-control-plane",
 		`mac: "0a:58:64:41:00:04"`,
 		`networks: ["100.65.0.4/16", "100.88.0.9/31", "fd97::9/127", "fd99::4/64"]`,
@@ -150,7 +151,8 @@ func TestOKEP5094ListingsAppear(t *testing.T) {
 		"102 pkt.mark == 42 allow",
 		// The management-port SNAT moved to the transit router.
 		// (ovn-nbctl prints a NAT's logical port only beside an external MAC; show names it.)
-		"snat eth.dst == 0a:58:c 169.254.0.12 203.203.0.0/16",
+		// (upstream's SNATs now carry external_port_range, which the OKEP predates.)
+		"snat eth.dst == 0a:58:c 169.254.0.12 32768-60999 203.203.0.0/16",
 		`logical port: "trtos-test12_namespace.scoped_ovn_layer2_switch"`,
 		// Gateway router routes.
 		"# ovn-nbctl lr-route-list GR_test12_namespace.scoped_ovn-control-plane",

@@ -10,6 +10,15 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
+// Tunnel keys of the transit router's ports, as upstream assigns them: a port of one
+// zone only (the one facing the switch) takes a key of 1–9, and the peer port standing
+// for a node's gateway router, which every zone has, 10 + the node's id, so it is the
+// same in every zone and never meets a local port's key.
+const (
+	transitRouterSwitchPortKey = 1
+	transitRouterPeerKeyBase   = 10
+)
+
 // upgradeSuffix ends the names of the two ports a transit-router zone keeps while other
 // nodes still run the legacy Layer2 topology (OKEP-5094's upgrade topology).
 const upgradeSuffix = "-upgrade"
@@ -100,7 +109,8 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	}
 	switchName := nm.Layer2Switch()
 	tr := e.logicalRouter(nm.TransitRouter(), "", map[string]string{"requested-tnl-key": strconv.Itoa(n.TunnelKeys[1])})
-	trtos := e.routerPort(tr, &nbdb.LogicalRouterPort{Name: transitRouterToSwitch + switchName, MAC: alloc.MACFromIP(l2.addrs.gwIPs[0]).String(), Networks: l2.addrs.gwNetworks}, "")
+	trtos := e.routerPort(tr, &nbdb.LogicalRouterPort{Name: transitRouterToSwitch + switchName, MAC: alloc.MACFromIP(l2.addrs.gwIPs[0]).String(), Networks: l2.addrs.gwNetworks,
+		Options: map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterSwitchPortKey)}}, "")
 	e.routerLink(l2.ls, switchToTransitRouter+switchName, trtos.Name, "", nil)
 
 	// Peer pairs and routes for every node on this topology, the local one included:
@@ -125,7 +135,7 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 			Name:     transitRouterToRouter + grName,
 			MAC:      alloc.MACFromIP(trSide[0].Addr()).String(),
 			Networks: prefixStrings(trSide),
-			Options:  map[string]string{"requested-tnl-key": nodeIDOption(each.ID)},
+			Options:  map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterPeerKeyBase + each.ID)},
 		}
 		if each == node {
 			peer := routerToTransitRouter + grName
@@ -155,7 +165,7 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	}
 	c.hostServiceRoutes(e, tr, l2.addrs.mgmtIPs)
 	c.clusterPolicies(e, n, tr, trtos.Name, l2.addrs.mgmtIPs, switchName)
-	if err := c.managementSNAT(e, n, tr, trtos, l2.mgmtMAC); err != nil {
+	if err := c.managementSNAT(e, n, tr, trtos, l2.mgmtMAC, subnetCIDRs(n)); err != nil {
 		return err
 	}
 
@@ -282,7 +292,7 @@ func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
 	c.hostServiceRoutes(e, gr, l2.addrs.mgmtIPs)
 	c.clusterPolicies(e, n, gr, rtos.Name, l2.addrs.mgmtIPs, switchName)
 	// A gateway router is bound to its chassis: the SNAT needs no gateway port.
-	return c.managementSNAT(e, n, gr, nil, l2.mgmtMAC)
+	return c.managementSNAT(e, n, gr, nil, l2.mgmtMAC, subnetCIDRs(n))
 }
 
 // remoteGatewayPort adds another node's legacy gateway router port to the switch as a

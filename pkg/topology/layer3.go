@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
@@ -33,7 +34,8 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	otherConfig, gwNetworks, gwIPs, mgmtIPs := a.otherConfig, a.gwNetworks, a.gwIPs, a.mgmtIPs
 	ls := e.logicalSwitch(switchName, node.Name, otherConfig)
 	cr := e.logicalRouter(nm.ClusterRouter(), "", nil)
-	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks}, node.Name)
+	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks,
+		Options: gatewayMTU(n)}, node.Name)
 	e.routerLink(ls, switchToRouter+switchName, rtos.Name, node.Name, nil)
 	mgmtMAC := alloc.MACFromIP(mgmtIPs[0]).String()
 	e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: nm.ManagementPort(node.Name), Addresses: []string{macAndIPs(mgmtMAC, mgmtIPs)}}, node.Name)
@@ -64,15 +66,18 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	if err != nil {
 		return err
 	}
-	grJoinPort := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToJoin + gr.Name, MAC: alloc.MACFromIP(grJoin[0].Addr()).String(), Networks: prefixStrings(grJoin)}, node.Name)
+	grJoinPort := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToJoin + gr.Name, MAC: alloc.MACFromIP(grJoin[0].Addr()).String(), Networks: prefixStrings(grJoin),
+		Options: gatewayMTU(n)}, node.Name)
 	e.routerLink(join, joinToRouter+gr.Name, grJoinPort.Name, node.Name, nil)
 	for _, cidr := range subnetCIDRs(n) {
 		if nh, ok := addrOfFamily(crJoin, cidr.Addr().Is6()); ok {
-			e.route(gr, cidr.String(), nh.String(), "", grJoinPort.Name, node.Name)
+			e.route(gr, cidr.String(), nh.String(), "", "", node.Name)
 		}
 	}
-	// Pods leave the cluster through their own node's gateway router.
-	for _, s := range nodeSubnets {
+	// Pods leave the cluster through their own node's gateway router: the node's
+	// subnet, and the whole network for addresses this node hands out beyond it (as
+	// upstream writes both).
+	for _, s := range append(slices.Clone(nodeSubnets), subnetCIDRs(n)...) {
 		if g, ok := ofFamily(grJoin, s.Addr().Is6()); ok {
 			e.route(cr, s.Masked().String(), g.Addr().String(), "src-ip", "", node.Name)
 		}
@@ -83,9 +88,13 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	}
 	c.clusterPolicies(e, n, cr, rtos.Name, mgmtIPs, switchName)
 	if !n.IsDefault() {
-		if err := c.managementSNAT(e, n, cr, rtos, mgmtMAC); err != nil {
+		if err := c.masqueradeReroute(e, n, cr, rtos.Name, mgmtIPs, switchName); err != nil {
 			return err
 		}
+		if err := c.managementSNAT(e, n, cr, rtos, mgmtMAC, nodeSubnets); err != nil {
+			return err
+		}
+		c.hostServiceRoutes(e, cr, mgmtIPs)
 	}
 	locked := c.localPods(e, n, ls)
 	if n.IsDefault() {
@@ -116,9 +125,11 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 	if err != nil {
 		return err
 	}
-	localName := nm.NodeSwitch(node.Name)
-	rtots := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToTransitSwitch + localName, MAC: alloc.MACFromIP(localIPs[0].Addr()).String(), Networks: prefixStrings(localIPs)}, node.Name)
-	e.routerLink(ts, transitSwitchToRouter+localName, rtots.Name, node.Name, map[string]string{"requested-tnl-key": nodeIDOption(node.ID)})
+	// The router port floods multicast onto the transit switch, so multicast between
+	// zones reaches the other nodes' routers.
+	rtots := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: nm.TransitSwitchRouterPort(node.Name), MAC: alloc.MACFromIP(localIPs[0].Addr()).String(), Networks: prefixStrings(localIPs),
+		Options: map[string]string{"mcast_flood": "true"}}, node.Name)
+	e.routerLink(ts, nm.TransitSwitchPort(node.Name), rtots.Name, node.Name, map[string]string{"requested-tnl-key": nodeIDOption(node.ID)})
 
 	for _, remote := range c.remoteNodes() {
 		ips, err := transitSwitchIPs(n, remote)
@@ -130,9 +141,8 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 		for _, ip := range ips {
 			addrs = append(addrs, ip.Addr())
 		}
-		remoteName := nm.NodeSwitch(remote.Name)
 		e.switchPort(ts, &nbdb.LogicalSwitchPort{
-			Name:      transitSwitchToRouter + remoteName,
+			Name:      nm.TransitSwitchPort(remote.Name),
 			Type:      "remote",
 			Addresses: []string{macAndPrefixes(alloc.MACFromIP(ips[0].Addr()).String(), ips)},
 			Options:   map[string]string{"requested-tnl-key": nodeIDOption(remote.ID), "requested-chassis": remote.ChassisID},
@@ -154,7 +164,7 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 				continue
 			}
 			if nh, ok := addrOfFamily(addrs, j.Addr().Is6()); ok {
-				e.route(cr, hostRoute(g.Addr()), nh.String(), "", "", remote.Name)
+				e.route(cr, netip.PrefixFrom(g.Addr(), g.Addr().BitLen()).String(), nh.String(), "", "", remote.Name)
 			}
 		}
 	}

@@ -16,11 +16,18 @@ func (n names) ClusterRouter() string             { return n.prefix + "ovn_clust
 func (n names) NodeSwitch(node string) string     { return n.prefix + node }
 func (n names) JoinSwitch() string                { return n.prefix + "join" }
 func (n names) GatewayRouter(node string) string  { return "GR_" + n.prefix + node }
-func (n names) ExternalSwitch(node string) string { return n.prefix + "ext_" + node }
+func (n names) ExternalSwitch(node string) string { return "ext_" + n.prefix + node }
 func (n names) TransitSwitch() string             { return n.prefix + "transit_switch" }
 func (n names) TransitRouter() string             { return n.prefix + "transit_router" }
 func (n names) Layer2Switch() string              { return n.prefix + layer2SwitchName }
 func (n names) ManagementPort(node string) string { return "k8s-" + n.prefix + node }
+
+// A node's ports on a Layer3 network's transit switch put the network's prefix first:
+// "<prefix>rtots-<node>" on the cluster router, "<prefix>tstor-<node>" on the switch.
+func (n names) TransitSwitchRouterPort(node string) string {
+	return n.prefix + routerToTransitSwitch + node
+}
+func (n names) TransitSwitchPort(node string) string { return n.prefix + transitSwitchToRouter + node }
 
 // The external switch's localnet port is the gateway interface id ("breth0_node1"),
 // scoped by network so every network's port has a name of its own.

@@ -52,9 +52,9 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 		name, datapath, flow, port, also string
 	}{
 		{"default pod to a pod on node2", "node1", defPod + ` && ip4.dst == 10.244.1.7`, "tstor-node2", ""},
-		{"blue pod to a blue pod on node3", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 10.10.2.9`, "tstor-cluster_udn_blue_node3", ""},
-		{"default pod to the internet", "node1", defPod + ` && ip4.dst == 8.8.8.8`, "breth0_node1", "ct_snat(172.18.0.2)"},
-		{"blue pod to the internet", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 8.8.8.8`, "cluster_udn_blue_breth0_node1", "ct_snat(169.254.0.13)"},
+		{"blue pod to a blue pod on node3", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 10.10.2.9`, "cluster_udn_blue_tstor-node3", ""},
+		{"default pod to the internet", "node1", defPod + ` && ip4.dst == 8.8.8.8`, "breth0_node1", "ct_snat(172.18.0.2,32768-60999)"},
+		{"blue pod to the internet", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 8.8.8.8`, "cluster_udn_blue_breth0_node1", "ct_snat(169.254.0.13,32768-60999)"},
 		{"default pod to its own node", "node1", defPod + ` && ip4.dst == 172.18.0.2`, "k8s-node1", ""},
 		{"blue pod cannot reach the default network's pods", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 10.244.1.7`, "cluster_udn_blue_breth0_node1", ""},
 		{"a default pod cannot reach a primary-UDN pod's default address", "node1", `inport == "default_client" && eth.src == 0a:58:0a:f4:00:06 && ip4.src == 10.244.0.6 && ` + toWeb, "", "outport == " + isolate},

@@ -29,10 +29,7 @@ const ovnKubeReplyMark = "42"
 func (c *compiler) clusterPolicies(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, inport string, mgmtIPs []netip.Addr, switchName string) {
 	node := c.local
 	for _, v6 := range []bool{false, true} {
-		ip := "ip4"
-		if v6 {
-			ip = "ip6"
-		}
+		ip := ipFamily(v6)
 		if mgmt, ok := addrOfFamily(mgmtIPs, v6); ok {
 			for _, host := range node.PrimaryIfAddrs {
 				if host.Addr().Is6() != v6 {
@@ -54,4 +51,31 @@ func (c *compiler) clusterPolicies(e *emitter, n *cluster.Network, router *nbdb.
 	if !n.IsDefault() {
 		e.policy(router, DefaultAllowPriority, "pkt.mark == "+ovnKubeReplyMark, nbdb.LogicalRouterPolicyActionAllow, nil, nil, "")
 	}
+}
+
+// masqueradeReroute sends what the local pods of a user-defined network address to
+// the network's gateway router masquerade address (the host's replies to them come
+// from it) to the management port, as upstream does, at the node-address priority.
+func (c *compiler) masqueradeReroute(e *emitter, n *cluster.Network, router *nbdb.LogicalRouter, inport string, mgmtIPs []netip.Addr, switchName string) error {
+	for _, v6 := range []bool{false, true} {
+		mgmt, ok := addrOfFamily(mgmtIPs, v6)
+		if !ok {
+			continue
+		}
+		masq, err := c.masqueradeIP(n, v6)
+		if err != nil {
+			return err
+		}
+		match := fmt.Sprintf("inport == %q && %s.dst == %s /* %s */", inport, ipFamily(v6), masq, switchName)
+		e.policy(router, NodeSubnetPriority, match, nbdb.LogicalRouterPolicyActionReroute, []string{mgmt.String()}, nil, c.local.Name)
+	}
+	return nil
+}
+
+// ipFamily is the match prefix of an IP family's fields.
+func ipFamily(v6 bool) string {
+	if v6 {
+		return "ip6"
+	}
+	return "ip4"
 }

@@ -65,7 +65,7 @@ func TestRollingUpgradeForwardsInRealOVN(t *testing.T) {
 				port: "green.green_green_pod-node1", via: []string{"trtor-GR_cluster_udn_green_node1", "rtotr-GR_cluster_udn_green_node1"},
 				also: "icmp4.type = 0"},
 			{name: "pod to the internet", datapath: l2Switch, flow: pod1 + toTransitGW + ` && ip4.dst == 8.8.8.8`,
-				port: "cluster_udn_green_breth0_node1", also: "ct_snat(169.254.0.13)"},
+				port: "cluster_udn_green_breth0_node1", also: "ct_snat(169.254.0.13,32768-60999)"},
 		},
 		"node2": {
 			{name: "pod to an upgraded node's pod", datapath: l2Switch, flow: pod2 + ` && eth.dst == 0a:58:cb:cb:00:03 && ip4.dst == 203.203.0.3`,
@@ -82,7 +82,7 @@ func TestRollingUpgradeForwardsInRealOVN(t *testing.T) {
 			// excludes, leaves with the network's masquerade address.
 			{name: "pod to the internet", datapath: l2Switch, flow: pod2 + toLegacyGW2 + ` && ip4.dst == 8.8.8.8`,
 				port: "cluster_udn_green_breth0_node2", via: []string{"stor-GR_cluster_udn_green_node2", "rtoe-GR_cluster_udn_green_node2"},
-				also: "ct_snat(169.254.0.13)"},
+				also: "ct_snat(169.254.0.13,32768-60999)"},
 		},
 	}
 	for node, cases := range zones {

@@ -46,7 +46,7 @@ func TestLegacyLayer2Zone(t *testing.T) {
 		// Policies, host service routes and the management SNAT are the gateway router's.
 		`1004 inport == "rtos-cluster_udn_green_ovn_layer2_switch" && ip4.dst == 172.18.0.3 /* cluster_udn_green_ovn_layer2_switch */ reroute 203.203.0.2`,
 		"10.96.0.1 203.203.0.2 dst-ip",
-		"snat eth.dst == 0a:58:c 169.254.0.14 203.203.0.0/24",
+		"snat eth.dst == 0a:58:c 169.254.0.14 32768-60999 203.203.0.0/24",
 	)
 	if strings.Contains(dump, "transit_router") || strings.Contains(dump, "-upgrade") {
 		t.Errorf("a legacy zone holds transit-router rows:\n%s", dump)

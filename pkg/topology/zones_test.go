@@ -52,9 +52,9 @@ func TestZonesAgreeOnTransitSwitch(t *testing.T) {
 			}
 		}
 		for _, owner := range st.Nodes {
-			port := transitSwitchToRouter + nm.NodeSwitch(owner.Name)
+			port := nm.TransitSwitchPort(owner.Name)
 			own := zones[owner.Name].SwitchPorts["LSP:"+port]
-			rtots := zones[owner.Name].RouterPorts["LRP:"+routerToTransitSwitch+nm.NodeSwitch(owner.Name)]
+			rtots := zones[owner.Name].RouterPorts["LRP:"+nm.TransitSwitchRouterPort(owner.Name)]
 			if own == nil || rtots == nil || own.Type != "router" {
 				t.Fatalf("zone %s lacks its own transit port %s", owner.Name, port)
 			}
@@ -102,7 +102,7 @@ func TestZonesAgreeOnTransitRouter(t *testing.T) {
 				t.Fatalf("zone %s lacks %s", zone, name)
 			}
 			if p.MAC != want.MAC || strings.Join(p.Networks, ",") != strings.Join(want.Networks, ",") ||
-				p.Options["requested-tnl-key"] != fmt.Sprint(owner.ID) {
+				p.Options["requested-tnl-key"] != fmt.Sprint(transitRouterPeerKeyBase+owner.ID) {
 				t.Errorf("zone %s: %s = %s %v %v; in its own zone %s %v %v", zone, name, p.MAC, p.Networks, p.Options, want.MAC, want.Networks, want.Options)
 			}
 			if zone == owner.Name {

@@ -166,7 +166,7 @@ func SwitchRole(n Network, name, node string) string {
 		return "transit switch"
 	case name == prefix+"ovn_layer2_switch":
 		return "layer2 switch"
-	case node != "" && name == prefix+"ext_"+node:
+	case node != "" && name == "ext_"+prefix+node:
 		return "external switch"
 	case node != "" && name == prefix+node:
 		return "node switch"
