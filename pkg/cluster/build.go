@@ -208,7 +208,7 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 		b.errs = append(b.errs, err)
 		return nil
 	}
-	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Running: running(p), Networks: map[string]PodInterface{}}
+	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, UID: string(p.UID), Running: running(p), Networks: map[string]PodInterface{}}
 	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
 		pod.DaemonSet = c.Name
 	}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
@@ -25,7 +26,7 @@ func testNamespace(name string, labels map[string]string) corev1.Namespace {
 
 func testPod(namespace, name, node, podNetworks string) corev1.Pod {
 	p := corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + namespace + "-" + name)},
 		Spec:       corev1.PodSpec{NodeName: node},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	}
@@ -198,16 +199,16 @@ func TestBuildThreeNodeCluster(t *testing.T) {
 			},
 		},
 		Pods: []*Pod{
-			{Namespace: "blue-a", Name: "web", Node: "worker2", Running: true, Networks: map[string]PodInterface{
+			{Namespace: "blue-a", Name: "web", UID: "uid-blue-a-web", Node: "worker2", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.2.6/24", "fd00:10:244:2::6/64"), MAC: "0a:58:0a:f4:02:06", Role: PodRoleInfrastructureLocked},
 				"cluster_udn_blue": {IPs: pfxs("10.100.2.6/24"), MAC: "0a:58:0a:64:02:06",
 					Gateways: []netip.Addr{addr("10.100.2.1")}, Role: PodRolePrimary},
 			}},
-			{Namespace: "default", Name: "dns", Node: "worker1", Running: true, Networks: map[string]PodInterface{
+			{Namespace: "default", Name: "dns", UID: "uid-default-dns", Node: "worker1", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.1.5/24", "fd00:10:244:1::5/64"), MAC: "0a:58:0a:f4:01:05",
 					Gateways: []netip.Addr{addr("10.244.1.1"), addr("fd00:10:244:1::1")}},
 			}},
-			{Namespace: "green", Name: "db", Node: "worker3", Running: true, Networks: map[string]PodInterface{
+			{Namespace: "green", Name: "db", UID: "uid-green-db", Node: "worker3", Running: true, Networks: map[string]PodInterface{
 				"default": {IPs: pfxs("10.244.3.7/24", "fd00:10:244:3::7/64"), MAC: "0a:58:0a:f4:03:07", Role: PodRoleInfrastructureLocked},
 				"green_net": {IPs: pfxs("10.200.0.7/16"), MAC: "0a:58:0a:c8:00:07",
 					Gateways: []netip.Addr{addr("10.200.0.1")}, TunnelID: 5, Role: PodRolePrimary},

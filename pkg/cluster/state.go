@@ -176,6 +176,10 @@ func (n *Network) IsDefault() bool { return n.Name == DefaultNetworkName }
 // Pod is a pod with its addresses on every network it is attached to.
 type Pod struct {
 	Namespace, Name, Node string
+	// UID is the pod's metadata.uid. Its ports carry it (iface-id-ver), so OVN binds a
+	// port only to the interface made for this pod, never to a leftover of an earlier
+	// pod of the same name.
+	UID string
 	// Running says the pod's phase is Running, or one of its containers (init and
 	// sidecar containers included) runs: it may hold connections. A pod none of whose
 	// containers has started holds none.

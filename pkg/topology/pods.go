@@ -66,6 +66,9 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if key := p.Networks[n.Name].TunnelID; key > 0 {
 			lsp.Options["requested-tnl-key"] = strconv.Itoa(key)
 		}
+		if p.UID != "" {
+			lsp.Options["iface-id-ver"] = p.UID
+		}
 		e.switchPort(ls, lsp, c.local.Name)
 		if p.Networks[n.Name].Role == cluster.PodRoleInfrastructureLocked {
 			locked = append(locked, lsp)

@@ -141,11 +141,11 @@ func Layer3() *cluster.State {
 		Owner:          cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: "blue"},
 	}
 	pods := []*cluster.Pod{
-		{Namespace: "blue", Name: "web", Node: "node1", Networks: map[string]cluster.PodInterface{
+		{Namespace: "blue", Name: "web", Node: "node1", UID: "5f0c2a4e-7a1b-4c2d-9e3f-0a1b2c3d4e5f", Networks: map[string]cluster.PodInterface{
 			"default":          {IPs: prefixes("10.244.0.5/24", "fd00:10:244:1::5/64"), MAC: "0a:58:0a:f4:00:05", Role: "infrastructure-locked"},
 			"cluster_udn_blue": {IPs: prefixes("10.10.0.5/24", "2014:100:200::5/64"), MAC: "0a:58:0a:0a:00:05", Role: "primary"},
 		}},
-		{Namespace: "default", Name: "client", Node: "node1", Networks: map[string]cluster.PodInterface{
+		{Namespace: "default", Name: "client", Node: "node1", UID: "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4", Networks: map[string]cluster.PodInterface{
 			"default": {IPs: prefixes("10.244.0.6/24", "fd00:10:244:1::6/64"), MAC: "0a:58:0a:f4:00:06", Role: "primary"},
 		}},
 		{Namespace: "kube-system", Name: "dns", Node: "node2", Networks: map[string]cluster.PodInterface{
