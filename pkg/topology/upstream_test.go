@@ -183,7 +183,7 @@ func TestUpstreamTransitRouterKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, key := range map[string]string{
-		"trtos-test12_namespace.scoped_ovn_layer2_switch":     "1",
+		"trtos-test12_namespace.scoped_ovn_layer2_switch":    "1",
 		"trtor-GR_test12_namespace.scoped_ovn-control-plane": "14", // node id 4
 		"trtor-GR_test12_namespace.scoped_ovn-worker":        "13",
 	} {
