@@ -147,8 +147,9 @@ type plan struct {
 	extra   []model.Model          // owned duplicates of a current row's identity
 	named   int
 	stats   Stats
-	// planned maps a desired row's identity to the reference planned for it (its UUID,
-	// or the named UUID it is inserted under) and the unit that inserts it.
+	// planned maps the identity of a desired row that is a weak reference's target to
+	// the reference planned for it (its UUID, or the named UUID it is inserted under)
+	// and the unit that inserts it.
 	planned map[string]plannedRef
 	unit    int         // the unit being planned
 	movedTo map[int]int // a unit joined into a later one
@@ -306,12 +307,16 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 			return "", nil, fmt.Errorf("build insert of %s: %w", describe(want), err)
 		}
 		p.count(&p.stats.Inserts, insOps)
-		p.planned[uuidOf(want)] = plannedRef{ref: name, unit: p.unit, new: true}
+		if meta.weakTarget {
+			p.planned[uuidOf(want)] = plannedRef{ref: name, unit: p.unit, new: true}
+		}
 		return name, append(ops, insOps...), nil
 	}
 
 	uuid := uuidOf(cur)
-	p.planned[uuidOf(want)] = plannedRef{ref: uuid, unit: p.unit}
+	if meta.weakTarget {
+		p.planned[uuidOf(want)] = plannedRef{ref: uuid, unit: p.unit}
+	}
 	// Work on a copy: cached rows are shared and must never be modified.
 	upd := reflect.New(reflect.TypeOf(cur).Elem())
 	upd.Elem().Set(reflect.ValueOf(cur).Elem())

@@ -23,6 +23,9 @@ type tableMeta struct {
 	children map[int]string
 	// weak maps a reference field to rows planned under another parent.
 	weak map[int]string
+	// weakTarget: some table refers to this one's rows weakly, so the plan records
+	// where each of them is planned.
+	weakTarget bool
 }
 
 // columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
@@ -92,6 +95,11 @@ func init() {
 			meta.plain = append(meta.plain, i)
 		}
 		tableByType[t] = meta
+	}
+	for _, meta := range tableByType {
+		for _, target := range weakReferences {
+			meta.weakTarget = meta.weakTarget || meta.name == target
+		}
 	}
 }
 

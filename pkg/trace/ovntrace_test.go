@@ -509,9 +509,10 @@ func TestCompiledZonesAgreeWithOVNTrace(t *testing.T) {
 		classes    map[class]int
 	}{
 		// Hairpin SNAT: each network's management port to its own address, per family.
-		// Host isolation: the CUDN's pods to the default network's and back.
+		// Host isolation: the CUDN's pod to the default network's pods (client, dns)
+		// and the default pod on node1 (client) to the CUDN's pod, each family.
 		// Un-SNAT stop: a pod to its gateway router's masquerade SNAT addresses.
-		{"layer3", "node1", topologytest.Layer3, map[class]int{hairpinSNAT: 2, hostIsolation: 8, unSNATStop: 2}},
+		{"layer3", "node1", topologytest.Layer3, map[class]int{hairpinSNAT: 2, hostIsolation: 12, unSNATStop: 2}},
 		{"okep5224", "ovn-worker", topologytest.OKEP5224, map[class]int{hairpinSNAT: 2}},
 		{"mixed", "ovn-worker", topologytest.MixedConnect, map[class]int{hairpinSNAT: 4, unSNATStop: 4}},
 		{"okep5094", "ovn-worker", topologytest.OKEP5094, map[class]int{hairpinSNAT: 2, unSNATStop: 2}},

@@ -72,7 +72,7 @@ func text(t *testing.T, r *trace.Result) string {
 func TestLayer3PodToRemotePodCrossesZones(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
-	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "10.244.1.7"))
+	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "10.244.1.7"))
 	v := res.Forward.Verdict
 	if v.Kind != trace.Delivered || v.Zone != "node2" || v.Pod != "kube-system/dns" || v.Port != "kube-system_dns" {
 		t.Fatalf("verdict %+v, want delivered to kube-system/dns on node2:\n%s", v, text(t, res))
@@ -99,7 +99,7 @@ func TestLayer3PodToRemotePodCrossesZones(t *testing.T) {
 	}
 	// Two routers on the way: the TTL drops by two, and the last router's port and
 	// the pod's MAC are the final Ethernet addresses.
-	if p := v.Packet; p.TTL != 62 || p.EthDst != "0a:58:0a:f4:01:07" || p.EthSrc != "0a:58:0a:f4:01:01" || p.IPSrc != "10.244.0.5" {
+	if p := v.Packet; p.TTL != 62 || p.EthDst != "0a:58:0a:f4:01:07" || p.EthSrc != "0a:58:0a:f4:01:01" || p.IPSrc != "10.244.0.6" {
 		t.Errorf("final packet %+v", p)
 	}
 	// The route that crossed to node2 is the transit route the compiler wrote for node2's subnet.
@@ -108,15 +108,46 @@ func TestLayer3PodToRemotePodCrossesZones(t *testing.T) {
 		route.Row.Owner == nil || route.Row.Owner.Kind != "Network" || route.Row.Owner.Name != "default" {
 		t.Errorf("deciding route %+v", route.Row)
 	}
-	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Delivered || res.Reply.Verdict.Pod != "blue/web" || res.Reply.Verdict.Zone != "node1" {
-		t.Fatalf("reply did not come back to blue/web:\n%s", text(t, res))
+	if res.Reply == nil || res.Reply.Verdict.Kind != trace.Delivered || res.Reply.Verdict.Pod != "default/client" || res.Reply.Verdict.Zone != "node1" {
+		t.Fatalf("reply did not come back to default/client:\n%s", text(t, res))
+	}
+}
+
+// TestIsolationOfPrimaryUDNPods: blue/web's default-network port is isolated. A
+// default-network pod's packet to it is dropped by the isolation ACL on web's node
+// (after crossing the zones), what web sends there is dropped as it enters, and the
+// node's own packet (the kubelet's probe, from the management port) is delivered and
+// answered.
+func TestIsolationOfPrimaryUDNPods(t *testing.T) {
+	c := compiled(t, topologytest.Layer3())
+	for _, tc := range []struct {
+		name string
+		req  trace.Request
+		zone string
+		dir  string
+	}{
+		{"from another node's pod", podRequest(t, c, "kube-system/dns", "default", "10.244.0.5"), "node1", "to-lport"},
+		{"from a pod on its node", podRequest(t, c, "default/client", "default", "10.244.0.5"), "node1", "to-lport"},
+		{"from the locked port itself", podRequest(t, c, "blue/web", "default", "10.244.1.7"), "node1", "from-lport"},
+	} {
+		res := mustTrace(t, c, tc.req)
+		v := res.Forward.Verdict
+		if v.Kind != trace.Dropped || v.Zone != tc.zone || v.Row == nil || v.Row.Table != "ACL" || !strings.Contains(v.Row.Match, "@"+topology.IsolationPortGroup) ||
+			!strings.Contains(v.Reason, tc.dir) {
+			t.Errorf("%s: verdict %+v, want dropped by the %s isolation ACL in %s:\n%s", tc.name, v, tc.dir, tc.zone, text(t, res))
+		}
+	}
+	probe := trace.Request{Node: "node1", Port: "k8s-node1", Src: netip.MustParseAddr("10.244.0.2"), Dst: netip.MustParseAddr("10.244.0.5"), Proto: trace.TCP, DstPort: 8080, Reply: true}
+	res := mustTrace(t, c, probe)
+	if v := res.Forward.Verdict; v.Kind != trace.Delivered || v.Pod != "blue/web" || res.Reply == nil || res.Reply.Verdict.Kind != trace.Delivered {
+		t.Fatalf("the node's probe: %+v:\n%s", v, text(t, res))
 	}
 }
 
 func TestLayer3PodToInternetLeavesThroughGatewayRouter(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
-	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "8.8.8.8"))
+	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "8.8.8.8"))
 	v := res.Forward.Verdict
 	if v.Kind != trace.LeftCluster || v.Zone != "node1" || v.Port != "breth0_node1" || v.Packet.IPSrc != "172.18.0.2" {
 		t.Fatalf("verdict %+v, want left the cluster via node1 as 172.18.0.2:\n%s", v, text(t, res))
@@ -141,7 +172,7 @@ func TestLayer3PodToInternetLeavesThroughGatewayRouter(t *testing.T) {
 func TestLayer3IPv6PodToRemotePod(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
-	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "fd00:10:244:2::7"))
+	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "fd00:10:244:2::7"))
 	if v := res.Forward.Verdict; v.Kind != trace.Delivered || v.Pod != "kube-system/dns" {
 		t.Fatalf("verdict %+v:\n%s", v, text(t, res))
 	}
@@ -150,7 +181,7 @@ func TestLayer3IPv6PodToRemotePod(t *testing.T) {
 func TestLayer3PodToItsGatewayIsAnsweredByTheRouter(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
-	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "10.244.0.1"))
+	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "10.244.0.1"))
 	if v := res.Forward.Verdict; v.Kind != trace.ToRouter || v.Datapath != "ovn_cluster_router" || v.Port != "rtos-node1" {
 		t.Fatalf("verdict %+v:\n%s", v, text(t, res))
 	}
@@ -265,7 +296,7 @@ func TestMissingZoneStopsWithAReason(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
 	delete(c.Zones.(trace.Zones), "node2")
-	res := mustTrace(t, c, podRequest(t, c, "blue/web", "default", "10.244.1.7"))
+	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "10.244.1.7"))
 	if v := res.Forward.Verdict; v.Kind != trace.Stuck || !strings.Contains(v.Reason, "node2") {
 		t.Fatalf("verdict %+v", v)
 	}
