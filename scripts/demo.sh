@@ -98,6 +98,7 @@ create_once pod blue-a -n blue -- pod blue blue-a ovnk-node-1
 create_once pod blue-b -n blue -- pod blue blue-b ovnk-node-2
 create_once pod green-a -n green -- pod green green-a ovnk-node-1
 create_once pod green-b -n green -- pod green green-b ovnk-node-3
+create_once pod intruder -n default -- pod default intruder ovnk-node-2
 
 run kubectl-ovnk status --wait --timeout 2m
 # The same plugin, found by kubectl on PATH.
@@ -108,6 +109,9 @@ run kubectl-ovnk routes blue/blue --node ovnk-node-1
 # The networks are ready; the pods' addresses and ports follow within a reconcile, so
 # the trace is retried until both ends are programmed, for a minute at most.
 run_when_ready 60 kubectl ovnk trace blue/blue-a blue/blue-b --no-reply
+# blue-a also has a port on the default network, for the kubelet's probes alone: a
+# default-network pod's connection to it is dropped by the isolation ACL on blue-a's node.
+run_when_ready 60 kubectl ovnk trace default/intruder blue/blue-a --proto tcp --port 8080 --no-reply
 # Every agent built the Layer2 network green with OKEP-5094's transit router from the
 # start (new nodes need no upgrade); on a cluster coming from the legacy topology this
 # view follows the rolling upgrade node by node (docs/upgrade.md).

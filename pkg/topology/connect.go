@@ -200,11 +200,7 @@ func (c *compiler) podInport(cn *connectedNetwork) (inport, node string) {
 
 // dstMatch matches packets from inport to the subnet dst.
 func dstMatch(inport string, dst netip.Prefix) string {
-	ip := "ip4"
-	if dst.Addr().Is6() {
-		ip = "ip6"
-	}
-	return fmt.Sprintf("inport == %q && %s.dst == %s", inport, ip, dst.Masked())
+	return fmt.Sprintf("inport == %q && %s.dst == %s", inport, ipFamily(dst.Addr().Is6()), dst.Masked())
 }
 
 // maxProblems bounds how many problems a connect's error spells out: it becomes a line

@@ -64,17 +64,17 @@ func udnIsolation(e *emitter, ls *nbdb.LogicalSwitch, locked []*nbdb.LogicalSwit
 	e.aclLoggingMeter()
 	pg := IsolationPortGroup
 	egress, ingress := "inport == @"+pg, "outport == @"+pg
+	// Resolution of the management port's address, each way, and its connections.
 	var arpTo, arpFrom, fromHost []string
 	for _, ip := range mgmtIPs {
+		fromHost = append(fromHost, fmt.Sprintf("%s.src==%s", ipFamily(ip.Is6()), ip))
 		if ip.Is6() {
-			nd := "( nd && nd.target == " + ip.String() + " )"
+			nd := fmt.Sprintf("( nd && nd.target == %s )", ip)
 			arpTo, arpFrom = append(arpTo, nd), append(arpFrom, nd)
-			fromHost = append(fromHost, "ip6.src=="+ip.String())
 			continue
 		}
-		arpTo = append(arpTo, "( arp && arp.tpa == "+ip.String()+" )")
-		arpFrom = append(arpFrom, "( arp && arp.spa == "+ip.String()+" )")
-		fromHost = append(fromHost, "ip4.src=="+ip.String())
+		arpTo = append(arpTo, fmt.Sprintf("( arp && arp.tpa == %s )", ip))
+		arpFrom = append(arpFrom, fmt.Sprintf("( arp && arp.spa == %s )", ip))
 	}
 	group := &nbdb.PortGroup{Name: pg}
 	for _, lsp := range locked {
@@ -101,12 +101,8 @@ func udnIsolation(e *emitter, ls *nbdb.LogicalSwitch, locked []*nbdb.LogicalSwit
 	e.portGroup(group, isolationOwnerType, "SecondaryPods")
 
 	for _, ip := range mgmtIPs {
-		family := "ip4"
-		if ip.Is6() {
-			family = "ip6"
-		}
 		acl := e.acl(allowFromNodeOwnerType, []string{ls.Name, ip.String()}, map[string]string{nameKey: ls.Name, "ip": ip.String()},
-			&nbdb.ACL{Direction: nbdb.ACLDirectionToLport, Priority: defaultAllowPrio, Match: fmt.Sprintf("%s.src==%s", family, ip), Action: nbdb.ACLActionAllowRelated, Tier: defaultACLTier},
+			&nbdb.ACL{Direction: nbdb.ACLDirectionToLport, Priority: defaultAllowPrio, Match: fmt.Sprintf("%s.src==%s", ipFamily(ip.Is6()), ip), Action: nbdb.ACLActionAllowRelated, Tier: defaultACLTier},
 			nodeOf(ls))
 		ls.ACLs = append(ls.ACLs, acl.UUID)
 	}
