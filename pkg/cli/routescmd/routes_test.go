@@ -257,7 +257,7 @@ func TestRoutesOKEP5094Listings(t *testing.T) {
 		"102 ip6.src == 2010:100:200::/60 && ip6.dst == 2010:100:200::/60 allow",
 		"102 ip6.src == 2010:100:200::/60 && ip6.dst == fd98::/64 allow",
 		"102 pkt.mark == 42 allow",
-		"snat eth.dst == 0a:58:cb:cb:00:02 169.254.0.12 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch",
+		"snat eth.dst == 0a:58:cb:cb:00:02 169.254.0.12 32768-60999 203.203.0.0/16 trtos-test12_namespace.scoped_ovn_layer2_switch",
 		"Router GR_test12_namespace.scoped_ovn-control-plane (gateway router)",
 		"169.254.0.0/17 169.254.0.4 dst-ip rtoe-GR_test12_namespace.scoped_ovn-control-plane",
 		"203.203.0.0/16 100.88.0.8 dst-ip rtotr-GR_test12_namespace.scoped_ovn-control-plane",

@@ -149,7 +149,7 @@ func TestTopologyOKEP5094Listings(t *testing.T) {
 		"port trtor-GR_test12_namespace.scoped_ovn-control-plane",
 		"networks: 100.88.0.8/31, fd97::8/127",
 		"peer: rtotr-GR_test12_namespace.scoped_ovn-control-plane on router GR_test12_namespace.scoped_ovn-control-plane",
-		"tunnel key: 4",
+		"tunnel key: 14", // 10 + node id, as upstream (the OKEP's listing shows the id)
 		"port rtotr-GR_test12_namespace.scoped_ovn-control-plane",
 		"mac: 0a:58:64:41:00:04, ipv6-lla: fe80::858:64ff:fe41:4",
 		"networks: 100.65.0.4/16, 100.88.0.9/31, fd97::9/127, fd99::4/64",
@@ -157,11 +157,11 @@ func TestTopologyOKEP5094Listings(t *testing.T) {
 		// The other nodes' sides of the transit router are remote.
 		"port trtor-GR_test12_namespace.scoped_ovn-worker (remote)",
 		"networks: 100.88.0.6/31, fd97::6/127",
-		"node: ovn-worker, chassis: chassis-ovn-worker, tunnel key: 3",
+		"node: ovn-worker, chassis: chassis-ovn-worker, tunnel key: 13",
 		"port trtor-GR_test12_namespace.scoped_ovn-worker2 (remote)",
-		"node: ovn-worker2, chassis: chassis-ovn-worker2, tunnel key: 2",
+		"node: ovn-worker2, chassis: chassis-ovn-worker2, tunnel key: 12",
 		// The management-port SNAT on the transit router.
-		"snat 203.203.0.0/16 → 169.254.0.12, logical port: trtos-test12_namespace.scoped_ovn_layer2_switch, match: eth.dst == 0a:58:cb:cb:00:02",
+		"snat 203.203.0.0/16 → 169.254.0.12 ports 32768-60999, logical port: trtos-test12_namespace.scoped_ovn_layer2_switch, match: eth.dst == 0a:58:cb:cb:00:02",
 		"10 static routes, 7 policies",
 		// The switch: the remote VM of ovn-worker with its tunnel id.
 		"switch test12_namespace.scoped_ovn_layer2_switch (layer2 switch)",
