@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -424,6 +425,15 @@ func requireTopologyShowsZone(ctx context.Context, t *testing.T, ec *e2eCluster,
 
 // requireRoutesShowZone checks that `routes -o json` lists, for every router of the
 // network, exactly the static routes the node's NB holds.
+// asListed is a route prefix as ovn-nbctl lr-route-list, and so the routes view, prints
+// it: a host route (upstream writes join IPs as /32) without its length.
+func asListed(prefix string) string {
+	if p, err := netip.ParsePrefix(prefix); err == nil && p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return prefix
+}
+
 func requireRoutesShowZone(ctx context.Context, t *testing.T, ec *e2eCluster, node, network, ovnName string, snap *rows.Set) {
 	t.Helper()
 	var view struct {
@@ -449,7 +459,7 @@ func requireRoutesShowZone(ctx context.Context, t *testing.T, ec *e2eCluster, no
 		var want []string
 		for _, key := range r.StaticRoutes {
 			rt := ix.Routes[key]
-			want = append(want, rt.IPPrefix+" via "+rt.Nexthop)
+			want = append(want, asListed(rt.IPPrefix)+" via "+rt.Nexthop)
 		}
 		got := shown[r.Name]
 		slices.Sort(want)
