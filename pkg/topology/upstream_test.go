@@ -194,18 +194,18 @@ func TestUpstreamTransitRouterKeys(t *testing.T) {
 }
 
 func portNamed(s *rows.Set, name string) *nbdb.LogicalSwitchPort {
-	for _, p := range s.SwitchPorts {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
+	return named(s.SwitchPorts, name, func(p *nbdb.LogicalSwitchPort) string { return p.Name })
 }
 
 func routerPortNamed(s *rows.Set, name string) *nbdb.LogicalRouterPort {
-	for _, p := range s.RouterPorts {
-		if p.Name == name {
-			return p
+	return named(s.RouterPorts, name, func(p *nbdb.LogicalRouterPort) string { return p.Name })
+}
+
+// named returns the row of list whose name is name, or nil.
+func named[T any](list []*T, name string, nameOf func(*T) string) *T {
+	for _, r := range list {
+		if nameOf(r) == name {
+			return r
 		}
 	}
 	return nil
