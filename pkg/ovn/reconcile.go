@@ -2,6 +2,7 @@ package ovn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -65,8 +66,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, desired *rows.Set, keep func
 		}
 		p.stats.Transactions++
 	}
-	return p.stats, nil
+	return p.stats, errors.Join(p.taken...)
 }
+
+// ErrNameTaken is wrapped by Reconcile's error when a row ovnk wants has a name that
+// must be unique (a port group's, a meter's) and a row ovnk does not own already holds
+// it. That row is left alone and ovnk's is not written; everything else is applied.
+var ErrNameTaken = errors.New("name held by a row ovnk does not own")
 
 // pack groups units (each must be applied whole) into transactions of at most max
 // operations; a unit larger than max travels alone.
@@ -153,6 +159,7 @@ type plan struct {
 	planned map[string]plannedRef
 	unit    int         // the unit being planned
 	movedTo map[int]int // a unit joined into a later one
+	taken   []error     // desired roots left out: their unique name is another's
 }
 
 type plannedRef struct {
@@ -205,6 +212,10 @@ func (p *plan) kept(m model.Model) bool { return p.keep != nil && p.keep(externa
 func (p *plan) build() ([][]ovsdb.Operation, error) {
 	var units [][]ovsdb.Operation
 	for _, root := range p.roots {
+		if err := p.nameTaken(root); err != nil {
+			p.taken = append(p.taken, err)
+			continue
+		}
 		p.unit = len(units)
 		_, ops, err := p.row(root)
 		if err != nil {
@@ -341,6 +352,32 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 	return uuid, ops, nil
 }
 
+// nameTaken reports a desired root that is not in the NB yet and whose indexed name a
+// row ovnk does not own holds: inserting it would fail the whole transaction.
+func (p *plan) nameTaken(root model.Model) error {
+	meta := metaOf(root)
+	if !meta.indexed {
+		return nil
+	}
+	if _, exists := p.current[uuidOf(root)]; exists {
+		return nil
+	}
+	rc := p.c.Cache().Table(meta.name)
+	if rc == nil {
+		return nil
+	}
+	uuid, holder, err := rc.RowByModel(root)
+	if err != nil || holder == nil || rows.Owned(externalIDsOf(holder)) {
+		return nil
+	}
+	name := ""
+	if n, ok := root.(interface{ GetName() string }); ok {
+		name = n.GetName()
+	}
+	return fmt.Errorf("%s %q: %w (%s, owner %q): remove it and ovnk writes its own", meta.name, name, ErrNameTaken,
+		uuid, externalIDsOf(holder)[rows.OwnerControllerKey])
+}
+
 // weakUnits lists the earlier units that insert a row root refers to weakly, in order.
 func (p *plan) weakUnits(root model.Model) []int {
 	var out []int
@@ -368,7 +405,9 @@ func (p *plan) weakUnits(root model.Model) []int {
 }
 
 // references mutates one reference column of an existing row so that, among the rows
-// ovnk owns, it refers exactly to want. References to rows ovnk does not own, and to
+// ovnk owns, it refers exactly to want. New references are added before old ones are
+// removed: OVSDB checks a column's minimum size (a meter's one band) after each
+// mutation. References to rows ovnk does not own, and to
 // kept rows, are left as they are.
 func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Operation, error) {
 	have := refsOf(m, field)
@@ -397,7 +436,7 @@ func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Oper
 	for _, change := range []struct {
 		refs    []string
 		mutator ovsdb.Mutator
-	}{{remove, ovsdb.MutateOperationDelete}, {add, ovsdb.MutateOperationInsert}} {
+	}{{add, ovsdb.MutateOperationInsert}, {remove, ovsdb.MutateOperationDelete}} {
 		if len(change.refs) == 0 {
 			continue
 		}

@@ -3,6 +3,8 @@ package ovn_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -287,4 +290,95 @@ func requireGroup(ctx context.Context, t *testing.T, nb *testenv.NB, ports ...st
 	if !slices.Equal(names, ports) {
 		t.Fatalf("isolation port group holds %v, want %v", names, ports)
 	}
+}
+
+// TestReconcileReplacesAMetersOnlyBand gives the meter a band of another identity: the
+// meter must hold a band at every step, so the new one is added before the old goes.
+func TestReconcileReplacesAMetersOnlyBand(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c}
+	desired := compile(t, topologytest.Layer3(), "node1").Rows
+	requireConverged(ctx, t, r, desired, nil)
+
+	band := *desired.MeterBands[0]
+	band.UUID, band.Rate = "MeterBand:acl-logging:v2", 30
+	band.ExternalIDs = maps.Clone(band.ExternalIDs)
+	band.ExternalIDs[rows.IDKey] = band.UUID
+	desired.MeterBands = []*nbdb.MeterBand{&band}
+	desired.Meters[0].Bands = []string{band.UUID}
+	stats := requireConverged(ctx, t, r, desired, nil)
+	if stats.Inserts != 1 || stats.Mutations != 2 {
+		t.Errorf("replacing the band: %+v", stats)
+	}
+	if out, err := nb.NBCtl(ctx, "--bare", "--columns=rate", "list", "Meter_Band"); err != nil || strings.TrimSpace(out) != "30" {
+		t.Errorf("meter bands' rates %q, %v; want the one new band", out, err)
+	}
+}
+
+// TestReconcileLeavesAForeignNameAlone: another controller's port group and meter hold
+// the names ovnk's would take (upstream's own rows, say). Everything else of the zone
+// is applied, the error names both, the foreign rows stay as they are; once they are
+// gone, ovnk writes its own.
+func TestReconcileLeavesAForeignNameAlone(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, args := range [][]string{
+		{"pg-add", topology.IsolationPortGroup},
+		{"meter-add", "acl-logging", "drop", "20", "pktps"},
+	} {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitErr := testenv.Eventually(ctx, 10*time.Second, "the foreign rows in the cache", func(ctx context.Context) error {
+		var pgs []*nbdb.PortGroup
+		var meters []*nbdb.Meter
+		if err := c.List(ctx, &pgs); err != nil {
+			return err
+		}
+		if err := c.List(ctx, &meters); err != nil {
+			return err
+		}
+		if len(pgs) == 0 || len(meters) == 0 {
+			return errNotYet
+		}
+		return nil
+	})
+	if waitErr != nil {
+		t.Fatal(waitErr)
+	}
+	r := &ovn.Reconciler{Client: c}
+	desired := compile(t, topologytest.Layer3(), "node1").Rows
+	_, err := r.Reconcile(ctx, desired, nil)
+	if !errors.Is(err, ovn.ErrNameTaken) || !strings.Contains(err.Error(), topology.IsolationPortGroup) || !strings.Contains(err.Error(), "acl-logging") {
+		t.Fatalf("reconcile with the names taken: %v", err)
+	}
+	if out, err := nb.NBCtl(ctx, "--bare", "--columns=name", "list", "Logical_Router"); err != nil || !strings.Contains(out, "GR_node1") {
+		t.Fatalf("the rest of the zone was not applied: %q %v", out, err)
+	}
+	if out, err := nb.NBCtl(ctx, "--bare", "--columns=ports,acls,external_ids", "find", "Port_Group", "name="+topology.IsolationPortGroup); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("the foreign port group was changed: %q %v", out, err)
+	}
+	for _, args := range [][]string{{"pg-del", topology.IsolationPortGroup}, {"meter-del", "acl-logging"}} {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitErr = testenv.Eventually(ctx, 10*time.Second, "the foreign rows gone from the cache", func(ctx context.Context) error {
+		if _, err := r.Reconcile(ctx, desired, nil); errors.Is(err, ovn.ErrNameTaken) {
+			return errNotYet
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+	if waitErr != nil {
+		t.Fatal(waitErr)
+	}
+	requireConverged(ctx, t, r, desired, nil)
 }

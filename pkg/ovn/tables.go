@@ -26,6 +26,9 @@ type tableMeta struct {
 	// weakTarget: some table refers to this one's rows weakly, so the plan records
 	// where each of them is planned.
 	weakTarget bool
+	// indexed: the schema makes a column of this table unique (a port group's or a
+	// meter's name), so a row of another owner can stand in the way of ours.
+	indexed bool
 }
 
 // columnsOVNWrites are written by OVN itself (northd, ovn-controller), never by ovnk.
@@ -66,7 +69,7 @@ func init() {
 		t := reflect.TypeOf(st.rows).Elem().Elem().Elem()
 		name := st.name
 		ts := schema.Tables[name]
-		meta := &tableMeta{name: name, root: ts.IsRoot, children: map[int]string{}, weak: map[int]string{}}
+		meta := &tableMeta{name: name, root: ts.IsRoot, indexed: len(ts.Indexes) > 0, children: map[int]string{}, weak: map[int]string{}}
 		for i := 0; i < t.NumField(); i++ {
 			col := t.Field(i).Tag.Get("ovsdb")
 			if col == "_uuid" || columnsOVNWrites[name+"."+col] {
