@@ -27,22 +27,15 @@ type Dump struct {
 	Tables        map[string][]map[string]any `json:"tables"`
 }
 
-// dumpTables are the tables a dump holds, with the slice type each is listed into.
-var dumpTables = map[string]any{
-	"Logical_Switch":              []*nbdb.LogicalSwitch{},
-	"Logical_Switch_Port":         []*nbdb.LogicalSwitchPort{},
-	"Logical_Router":              []*nbdb.LogicalRouter{},
-	"Logical_Router_Port":         []*nbdb.LogicalRouterPort{},
-	"Logical_Router_Static_Route": []*nbdb.LogicalRouterStaticRoute{},
-	"Logical_Router_Policy":       []*nbdb.LogicalRouterPolicy{},
-	"NAT":                         []*nbdb.NAT{},
-	"Gateway_Chassis":             []*nbdb.GatewayChassis{},
-	"Address_Set":                 []*nbdb.AddressSet{},
-	"Port_Group":                  []*nbdb.PortGroup{},
-	"ACL":                         []*nbdb.ACL{},
-	"Meter":                       []*nbdb.Meter{},
-	"Meter_Band":                  []*nbdb.MeterBand{},
-}
+// dumpTables are the tables a dump holds, with the slice type each is listed into:
+// every table of a row set, and the address sets ACL matches name.
+var dumpTables = func() map[string]any {
+	out := map[string]any{"Address_Set": []*nbdb.AddressSet{}}
+	for _, t := range setTables(&rows.Set{}) {
+		out[t.name] = reflect.ValueOf(t.rows).Elem().Interface()
+	}
+	return out
+}()
 
 // TakeDump copies the dump tables from the client's cache. Rows are sorted by UUID.
 func TakeDump(ctx context.Context, c client.Client, node string) (*Dump, error) {

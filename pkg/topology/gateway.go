@@ -61,7 +61,7 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 		if err != nil {
 			return nil, err
 		}
-		rtoeNetworks = append(rtoeNetworks, netip.PrefixFrom(masq, masq.BitLen()).String())
+		rtoeNetworks = append(rtoeNetworks, hostPrefix(masq))
 	}
 	rtoe := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToExternal + grName, MAC: gw.MAC, Networks: rtoeNetworks}, node.Name)
 	ext := e.logicalSwitch(nm.ExternalSwitch(node.Name), node.Name, nil)
@@ -112,7 +112,7 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 		// Traffic the gateway router itself sources from its join IP (ICMP "needs
 		// fragmentation" replies) leaves with the network's address too.
 		if join, ok := ofFamily(joinIPs, v6); ok {
-			e.snat(gr, external, hostRoute(join.Addr()), "", "", node.Name)
+			e.snat(gr, external, join.Addr().String(), "", "", node.Name)
 		}
 	}
 	return gr, nil
@@ -189,9 +189,17 @@ func familyName(v6 bool) string {
 // that node on a transit switch or router: equal in every zone because the id is.
 func nodeIDOption(id int) string { return strconv.Itoa(id) }
 
-// gatewayMTU is the option of the router ports that face a network's pods and join
-// switch: a packet larger than the network's MTU about to leave through the gateway
-// gets an ICMP "fragmentation needed" (or "packet too big") back instead of vanishing.
-func gatewayMTU(n *cluster.Network) map[string]string {
-	return map[string]string{"gateway_mtu": strconv.Itoa(n.MTU)}
+// withGatewayMTU adds gateway_mtu to the options of a router port that faces a
+// network's pods or its gateway router's join side: a packet larger than the network's
+// MTU about to leave through the gateway gets an ICMP "fragmentation needed" (or
+// "packet too big") back instead of vanishing. A network without an MTU gets none.
+func withGatewayMTU(n *cluster.Network, options map[string]string) map[string]string {
+	if n.MTU <= 0 {
+		return options
+	}
+	if options == nil {
+		options = map[string]string{}
+	}
+	options["gateway_mtu"] = strconv.Itoa(n.MTU)
+	return options
 }

@@ -55,12 +55,11 @@ func ovnHashName(id string) string {
 }
 
 // udnIsolation writes the isolation of the local node's primary-UDN pods on the default
-// network's node switch ls: the port group of their ports (locked) with ACLs that let
-// only ARP/ND for the management port and connections from it (the kubelet's probes)
-// through, and drop the rest both ways; and the node switch's own ACL admitting the
-// management port's connections to every pod. The group is written even while empty,
-// as upstream does, so a pod's port is isolated the moment it joins.
-func udnIsolation(e *emitter, ls *nbdb.LogicalSwitch, locked []*nbdb.LogicalSwitchPort, mgmtIPs []netip.Addr) {
+// network's node switch: the port group of their ports (locked) with ACLs that let only
+// ARP/ND for the management port and connections from it (the kubelet's probes)
+// through, and drop the rest both ways. The group is written even while empty, as
+// upstream does, so a pod's port is isolated the moment it joins.
+func udnIsolation(e *emitter, locked []*nbdb.LogicalSwitchPort, mgmtIPs []netip.Addr) {
 	e.aclLoggingMeter()
 	pg := IsolationPortGroup
 	egress, ingress := "inport == @"+pg, "outport == @"+pg
@@ -99,7 +98,13 @@ func udnIsolation(e *emitter, ls *nbdb.LogicalSwitch, locked []*nbdb.LogicalSwit
 		group.ACLs = append(group.ACLs, acl.UUID)
 	}
 	e.portGroup(group, isolationOwnerType, "SecondaryPods")
+}
 
+// allowFromNode lets the management port's connections (the kubelet's probes among
+// them) reach every pod of a network's switch ls, above a network policy's default deny
+// (priority 1000 of the same tier): upstream writes it on every primary network's
+// switch.
+func allowFromNode(e *emitter, ls *nbdb.LogicalSwitch, mgmtIPs []netip.Addr) {
 	for _, ip := range mgmtIPs {
 		acl := e.acl(allowFromNodeOwnerType, []string{ls.Name, ip.String()}, map[string]string{nameKey: ls.Name, "ip": ip.String()},
 			&nbdb.ACL{Direction: nbdb.ACLDirectionToLport, Priority: defaultAllowPrio, Match: fmt.Sprintf("%s.src==%s", ipFamily(ip.Is6()), ip), Action: nbdb.ACLActionAllowRelated, Tier: defaultACLTier},

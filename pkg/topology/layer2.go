@@ -71,6 +71,7 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 		return err
 	}
 	c.layer2Pods(e, n, ls)
+	allowFromNode(e, ls, a.mgmtIPs)
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	switchName := nm.Layer2Switch()
 	tr := e.logicalRouter(nm.TransitRouter(), "", map[string]string{"requested-tnl-key": strconv.Itoa(n.TunnelKeys[1])})
 	trtos := e.routerPort(tr, &nbdb.LogicalRouterPort{Name: transitRouterToSwitch + switchName, MAC: alloc.MACFromIP(l2.addrs.gwIPs[0]).String(), Networks: l2.addrs.gwNetworks,
-		Options: map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterSwitchPortKey)}}, "")
+		Options: withGatewayMTU(n, map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterSwitchPortKey)})}, "")
 	e.routerLink(l2.ls, switchToTransitRouter+switchName, trtos.Name, "", nil)
 
 	// Peer pairs and routes for every node on this topology, the local one included:
@@ -151,7 +152,7 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 		}
 		for _, joinIP := range joins {
 			if nh, ok := ofFamily(grSide, joinIP.Addr().Is6()); ok {
-				e.route(tr, hostRoute(joinIP.Addr()), nh.Addr().String(), "", "", each.Name)
+				e.route(tr, hostPrefix(joinIP.Addr()), nh.Addr().String(), "", "", each.Name)
 			}
 		}
 	}
@@ -182,9 +183,7 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 		Networks: prefixStrings(append(append([]netip.Prefix{}, l2.grJoin...), localGR...)),
 		Peer:     &peer,
 	}, node.Name)
-	if n.MTU > 0 {
-		rtotr.Options = map[string]string{"gateway_mtu": strconv.Itoa(n.MTU)}
-	}
+	rtotr.Options = withGatewayMTU(n, nil)
 	for _, cidr := range subnetCIDRs(n) {
 		if nh, ok := ofFamily(localTR, cidr.Addr().Is6()); ok {
 			e.route(gr, cidr.Masked().String(), nh.Addr().String(), "", rtotr.Name, node.Name)
@@ -253,7 +252,7 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 			return err
 		}
 		for _, j := range joins {
-			e.route(tr, hostRoute(j.Addr()), j.Addr().String(), "", "", each.Name)
+			e.route(tr, hostPrefix(j.Addr()), j.Addr().String(), "", "", each.Name)
 		}
 	}
 	return nil
@@ -330,7 +329,7 @@ func (c *compiler) remoteGatewayPort(e *emitter, l2 *layer2Net, node *cluster.No
 func (c *compiler) hostServiceRoutes(e *emitter, lr *nbdb.LogicalRouter, mgmtIPs []netip.Addr) {
 	for _, svc := range c.state.Config.HostServiceIPs {
 		if mgmt, ok := addrOfFamily(mgmtIPs, svc.Is6()); ok {
-			e.route(lr, hostRoute(svc), mgmt.String(), "", "", c.local.Name)
+			e.route(lr, svc.String(), mgmt.String(), "", "", c.local.Name)
 		}
 	}
 }

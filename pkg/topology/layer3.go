@@ -35,7 +35,7 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	ls := e.logicalSwitch(switchName, node.Name, otherConfig)
 	cr := e.logicalRouter(nm.ClusterRouter(), "", nil)
 	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks,
-		Options: gatewayMTU(n)}, node.Name)
+		Options: withGatewayMTU(n, nil)}, node.Name)
 	e.routerLink(ls, switchToRouter+switchName, rtos.Name, node.Name, nil)
 	mgmtMAC := alloc.MACFromIP(mgmtIPs[0]).String()
 	e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: nm.ManagementPort(node.Name), Addresses: []string{macAndIPs(mgmtMAC, mgmtIPs)}}, node.Name)
@@ -67,7 +67,7 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 		return err
 	}
 	grJoinPort := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToJoin + gr.Name, MAC: alloc.MACFromIP(grJoin[0].Addr()).String(), Networks: prefixStrings(grJoin),
-		Options: gatewayMTU(n)}, node.Name)
+		Options: withGatewayMTU(n, nil)}, node.Name)
 	e.routerLink(join, joinToRouter+gr.Name, grJoinPort.Name, node.Name, nil)
 	for _, cidr := range subnetCIDRs(n) {
 		if nh, ok := addrOfFamily(crJoin, cidr.Addr().Is6()); ok {
@@ -98,8 +98,9 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	}
 	locked := c.localPods(e, n, ls)
 	if n.IsDefault() {
-		udnIsolation(e, ls, locked, mgmtIPs)
+		udnIsolation(e, locked, mgmtIPs)
 	}
+	allowFromNode(e, ls, mgmtIPs)
 	return nil
 }
 
@@ -164,7 +165,7 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 				continue
 			}
 			if nh, ok := addrOfFamily(addrs, j.Addr().Is6()); ok {
-				e.route(cr, netip.PrefixFrom(g.Addr(), g.Addr().BitLen()).String(), nh.String(), "", "", remote.Name)
+				e.route(cr, hostPrefix(g.Addr()), nh.String(), "", "", remote.Name)
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func TestLayer3ZoneForwardsInRealOVN(t *testing.T) {
 		{"default pod to its own node", "node1", defPod + ` && ip4.dst == 172.18.0.2`, "k8s-node1", ""},
 		{"blue pod cannot reach the default network's pods", "cluster_udn_blue_node1", bluePod + ` && ip4.dst == 10.244.1.7`, "cluster_udn_blue_breth0_node1", ""},
 		{"a default pod cannot reach a primary-UDN pod's default address", "node1", `inport == "default_client" && eth.src == 0a:58:0a:f4:00:06 && ip4.src == 10.244.0.6 && ` + toWeb, "", "outport == " + isolate},
-		{"the node reaches a primary-UDN pod's default address", "node1", `inport == "k8s-node1" && eth.src == 0a:58:0a:f4:00:02 && ip4.src == 10.244.0.2 && ` + toWeb, "blue_web", "ip4.src==10.244.0.2"},
+		{"the node reaches a primary-UDN pod's default address", "node1", `inport == "k8s-node1" && eth.src == 0a:58:0a:f4:00:02 && ip4.src == 10.244.0.2 && ` + toWeb, "blue_web", "outport == " + isolate + " && (ip4.src==10.244.0.2"},
 		{"a primary-UDN pod's default port sends nothing", "node1", locked + ` && ip4.dst == 10.244.1.7`, "", "inport == " + isolate},
 	}
 	for _, tc := range cases {

@@ -35,8 +35,7 @@ func (c *compiler) clusterPolicies(e *emitter, n *cluster.Network, router *nbdb.
 				if host.Addr().Is6() != v6 {
 					continue
 				}
-				match := fmt.Sprintf("inport == %q && %s.dst == %s /* %s */", inport, ip, host.Addr(), switchName)
-				e.policy(router, NodeSubnetPriority, match, nbdb.LogicalRouterPolicyActionReroute, []string{mgmt.String()}, nil, node.Name)
+				c.hostReroute(e, router, inport, switchName, host.Addr(), mgmt)
 			}
 		}
 		cidr, ok := ofFamily(subnetCIDRs(n), v6)
@@ -66,10 +65,16 @@ func (c *compiler) masqueradeReroute(e *emitter, n *cluster.Network, router *nbd
 		if err != nil {
 			return err
 		}
-		match := fmt.Sprintf("inport == %q && %s.dst == %s /* %s */", inport, ipFamily(v6), masq, switchName)
-		e.policy(router, NodeSubnetPriority, match, nbdb.LogicalRouterPolicyActionReroute, []string{mgmt.String()}, nil, c.local.Name)
+		c.hostReroute(e, router, inport, switchName, masq, mgmt)
 	}
 	return nil
+}
+
+// hostReroute sends what the local pods (entering through inport, from switchName)
+// address to dst, an address the host answers, to the management port mgmt.
+func (c *compiler) hostReroute(e *emitter, router *nbdb.LogicalRouter, inport, switchName string, dst, mgmt netip.Addr) {
+	match := fmt.Sprintf("inport == %q && %s.dst == %s /* %s */", inport, ipFamily(dst.Is6()), dst, switchName)
+	e.policy(router, NodeSubnetPriority, match, nbdb.LogicalRouterPolicyActionReroute, []string{mgmt.String()}, nil, c.local.Name)
 }
 
 // ipFamily is the match prefix of an IP family's fields.

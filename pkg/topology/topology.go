@@ -189,8 +189,9 @@ func addrOfFamily(as []netip.Addr, v6 bool) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// hostRoute is an address as OVN-Kubernetes writes a host route's prefix: bare.
-func hostRoute(a netip.Addr) string { return a.String() }
+// hostPrefix is an address as a prefix of its own: upstream writes a route to a join
+// IP, and a router port's extra masquerade address, as a /32 (/128).
+func hostPrefix(a netip.Addr) string { return netip.PrefixFrom(a, a.BitLen()).String() }
 
 func prefixStrings(ps []netip.Prefix) []string {
 	out := make([]string, len(ps))

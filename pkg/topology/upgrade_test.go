@@ -134,7 +134,7 @@ func TestUpgradePiecesFollowTheOtherNodes(t *testing.T) {
 			}
 			hostRoutes := 0
 			for _, r := range res.Rows.Routes {
-				if r.IPPrefix == r.Nexthop {
+				if p, err := netip.ParsePrefix(r.IPPrefix); err == nil && p.IsSingleIP() && p.Addr().String() == r.Nexthop {
 					hostRoutes++
 				}
 			}

@@ -40,6 +40,8 @@ func TestUpstreamIsolationRows(t *testing.T) {
 		{"outport == @" + isolationPG + " && (ip4.src==10.244.0.2 || ip6.src==fd00:10:244:1::2)", nbdb.ACLDirectionToLport, 1001, nbdb.ACLActionAllowRelated, 0},
 		{"ip4.src==10.244.0.2", nbdb.ACLDirectionToLport, 1001, nbdb.ACLActionAllowRelated, 2},
 		{"ip6.src==fd00:10:244:1::2", nbdb.ACLDirectionToLport, 1001, nbdb.ACLActionAllowRelated, 2},
+		{"ip4.src==10.10.0.2", nbdb.ACLDirectionToLport, 1001, nbdb.ACLActionAllowRelated, 2},
+		{"ip6.src==2014:100:200::2", nbdb.ACLDirectionToLport, 1001, nbdb.ACLActionAllowRelated, 2},
 	} {
 		a := acls[want.match]
 		if a == nil {
@@ -51,8 +53,21 @@ func TestUpstreamIsolationRows(t *testing.T) {
 			t.Errorf("ACL %q: %s %d %s tier %d meter %v log %v options %v", want.match, a.Direction, a.Priority, a.Action, a.Tier, a.Meter, a.Log, a.Options)
 		}
 	}
-	if len(s.ACLs) != 7 {
-		t.Errorf("%d ACLs, want the 7 above", len(s.ACLs))
+	if len(s.ACLs) != 9 {
+		t.Errorf("%d ACLs, want the 9 above", len(s.ACLs))
+	}
+	// Upstream's keys beside ours: the feature, the ACL's name and its direction.
+	deny := acls["inport == @"+isolationPG]
+	for k, v := range map[string]string{"k8s.ovn.org/owner-type": "UDNIsolation", "k8s.ovn.org/name": "DenyPrimaryUDN", "direction": "Egress"} {
+		if deny != nil && deny.ExternalIDs[k] != v {
+			t.Errorf("isolation ACL external_ids %v, want %s=%s", deny.ExternalIDs, k, v)
+		}
+	}
+	fromNode := acls["ip4.src==10.244.0.2"]
+	for k, v := range map[string]string{"k8s.ovn.org/owner-type": "NetpolNode", "k8s.ovn.org/name": "node1", "ip": "10.244.0.2"} {
+		if fromNode != nil && fromNode.ExternalIDs[k] != v {
+			t.Errorf("allow-from-node ACL external_ids %v, want %s=%s", fromNode.ExternalIDs, k, v)
+		}
 	}
 
 	ix := rows.NewIndex(s)
@@ -66,9 +81,13 @@ func TestUpstreamIsolationRows(t *testing.T) {
 	if !slices.Equal(members, []string{"blue_web"}) {
 		t.Errorf("isolation port group holds %v, want blue/web's default port alone", members)
 	}
-	ls := ix.Switch("node1")
-	if len(ls.ACLs) != 2 {
-		t.Errorf("node switch holds ACLs %v, want the two allow-from-node ACLs", ls.ACLs)
+	for _, name := range []string{"node1", "cluster_udn_blue_node1"} {
+		if ls := ix.Switch(name); len(ls.ACLs) != 2 {
+			t.Errorf("node switch %s holds ACLs %v, want its two allow-from-node ACLs", name, ls.ACLs)
+		}
+	}
+	if pg := s.PortGroups[0]; pg.ExternalIDs["k8s.ovn.org/owner-type"] != "UDNIsolation" || pg.ExternalIDs["k8s.ovn.org/name"] != "SecondaryPods" {
+		t.Errorf("port group external_ids %v", pg.ExternalIDs)
 	}
 	if len(s.Meters) != 1 || s.Meters[0].Name != "acl-logging" || s.Meters[0].Unit != "pktps" || s.Meters[0].Fair == nil || !*s.Meters[0].Fair ||
 		len(s.MeterBands) != 1 || s.MeterBands[0].Rate != 20 || s.MeterBands[0].Action != "drop" {
@@ -87,9 +106,9 @@ func TestUpstreamMasqueradeAndNames(t *testing.T) {
 	s := res.Rows
 	ix := rows.NewIndex(s)
 
-	rtoe := routerPortNamed(s, "rtoe-GR_cluster_udn_blue_node1")
-	if !slices.Contains(rtoe.Networks, "169.254.0.13/32") || !slices.Contains(rtoe.Networks, "172.18.0.2/16") {
-		t.Errorf("UDN external port networks %v", rtoe.Networks)
+	if rtoe := routerPortNamed(s, "rtoe-GR_cluster_udn_blue_node1"); rtoe == nil ||
+		!slices.Contains(rtoe.Networks, "169.254.0.13/32") || !slices.Contains(rtoe.Networks, "172.18.0.2/16") {
+		t.Errorf("UDN external port %+v", rtoe)
 	}
 	if gr := ix.Router("GR_cluster_udn_blue_node1"); gr.Options["disable_garp_rarp"] != "true" {
 		t.Errorf("UDN GR options %v", gr.Options)
@@ -190,6 +209,9 @@ func TestUpstreamTransitRouterKeys(t *testing.T) {
 		if p := routerPortNamed(res.Rows, name); p == nil || p.Options["requested-tnl-key"] != key {
 			t.Errorf("%s: %+v, want requested-tnl-key %s", name, p, key)
 		}
+	}
+	if p := routerPortNamed(res.Rows, "trtos-test12_namespace.scoped_ovn_layer2_switch"); p == nil || p.Options["gateway_mtu"] != "1400" {
+		t.Errorf("the pods' gateway port %+v, want gateway_mtu 1400", p)
 	}
 }
 

@@ -56,13 +56,8 @@ func NewZone(node string, d *ovn.Dump) (*Zone, error) {
 		return nil, fmt.Errorf("zone of node %s: %w", node, err)
 	}
 	var extra Extra
-	for _, t := range []struct {
-		name string
-		into any
-	}{{"Address_Set", &extra.AddressSets}} {
-		if err := d.DecodeTable(t.name, t.into); err != nil {
-			return nil, fmt.Errorf("zone of node %s: %w", node, err)
-		}
+	if err := d.DecodeTable("Address_Set", &extra.AddressSets); err != nil {
+		return nil, fmt.Errorf("zone of node %s: %w", node, err)
 	}
 	return ZoneFromRows(node, s, extra), nil
 }

@@ -423,8 +423,6 @@ func requireTopologyShowsZone(ctx context.Context, t *testing.T, ec *e2eCluster,
 	}
 }
 
-// requireRoutesShowZone checks that `routes -o json` lists, for every router of the
-// network, exactly the static routes the node's NB holds.
 // asListed is a route prefix as ovn-nbctl lr-route-list, and so the routes view, prints
 // it: a host route (upstream writes join IPs as /32) without its length.
 func asListed(prefix string) string {
@@ -434,6 +432,8 @@ func asListed(prefix string) string {
 	return prefix
 }
 
+// requireRoutesShowZone checks that `routes -o json` lists, for every router of the
+// network, exactly the static routes the node's NB holds.
 func requireRoutesShowZone(ctx context.Context, t *testing.T, ec *e2eCluster, node, network, ovnName string, snap *rows.Set) {
 	t.Helper()
 	var view struct {
