@@ -197,8 +197,12 @@ func warn(f *cmdutil.Factory, warnings []string) {
 // fail a look.
 func (o *Options) watch(ctx context.Context, look func(context.Context) (assessment, error)) error {
 	// The timeout bounds the looks too: one look reads every zone, which may be slow.
-	looks, cancel := context.WithTimeout(ctx, o.Timeout)
+	// It cancels them rather than setting a deadline: with a deadline client-go's rate
+	// limiter refuses early, with an error of its own, a wait that would pass it.
+	looks, cancel := context.WithCancel(ctx)
 	defer cancel()
+	timeout := time.AfterFunc(o.Timeout, cancel)
+	defer timeout.Stop()
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
 	d := newDisplay(o)
