@@ -72,7 +72,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, desired *rows.Set, keep func
 // ErrNameTaken is wrapped by Reconcile's error when a row ovnk wants has a name that
 // must be unique (a port group's, a meter's) and a row ovnk does not own already holds
 // it. That row is left alone and ovnk's is not written; everything else is applied.
+// Each such row is a *NameTakenError.
 var ErrNameTaken = errors.New("name held by a row ovnk does not own")
+
+// NameTakenError is one row ovnk left out because another owner's row holds its name.
+type NameTakenError struct {
+	Table, Name string
+	// Network is the network the left-out row belongs to (its k8s.ovn.org/network).
+	Network string
+	// Holder is the UUID of the row holding the name, Owner its owner-controller
+	// ("" when it names none, as upstream's meters).
+	Holder, Owner string
+}
+
+func (e *NameTakenError) Error() string {
+	owner := "a row with no owner key"
+	if e.Owner != "" {
+		owner = e.Owner + "'s row"
+	}
+	return fmt.Sprintf("%s %q is held by %s (%s), so ovnk's is not written: remove that row and ovnk writes its own",
+		e.Table, e.Name, owner, e.Holder)
+}
+
+func (e *NameTakenError) Unwrap() error { return ErrNameTaken }
 
 // pack groups units (each must be applied whole) into transactions of at most max
 // operations; a unit larger than max travels alone.
@@ -160,6 +182,8 @@ type plan struct {
 	unit    int         // the unit being planned
 	movedTo map[int]int // a unit joined into a later one
 	taken   []error     // desired roots left out: their unique name is another's
+	// replaced holds owned rows deleted in the unit of the row that takes their name.
+	replaced map[string]bool
 }
 
 type plannedRef struct {
@@ -169,7 +193,7 @@ type plannedRef struct {
 }
 
 func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(map[string]string) bool) *plan {
-	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}}
+	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
 	// Roots in set order: switches before port groups, whose ports they own.
 	for _, t := range setTables(desired) {
 		list := reflect.ValueOf(t.rows).Elem()
@@ -212,14 +236,26 @@ func (p *plan) kept(m model.Model) bool { return p.keep != nil && p.keep(externa
 func (p *plan) build() ([][]ovsdb.Operation, error) {
 	var units [][]ovsdb.Operation
 	for _, root := range p.roots {
-		if err := p.nameTaken(root); err != nil {
-			p.taken = append(p.taken, err)
+		holder, taken := p.nameHolder(root)
+		if taken != nil {
+			p.taken = append(p.taken, taken)
 			continue
 		}
 		p.unit = len(units)
 		_, ops, err := p.row(root)
 		if err != nil {
 			return nil, err
+		}
+		if holder != nil {
+			// An older row of ovnk's holds the name under another identity: it goes in
+			// the same transaction, before the new one takes the name.
+			del, err := p.c.Where(holder).Delete()
+			if err != nil {
+				return nil, fmt.Errorf("build delete of %s: %w", describe(holder), err)
+			}
+			p.count(&p.stats.Deletes, del)
+			p.replaced[uuidOf(holder)] = true
+			ops = append(del, ops...)
 		}
 		if len(ops) == 0 {
 			continue
@@ -237,12 +273,12 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 	units = slices.DeleteFunc(units, func(u []ovsdb.Operation) bool { return u == nil })
 	var stale []model.Model
 	for id, m := range p.current {
-		if _, want := p.desired[id]; !want && metaOf(m).root && !p.kept(m) {
+		if _, want := p.desired[id]; !want && metaOf(m).root && !p.kept(m) && !p.replaced[uuidOf(m)] {
 			stale = append(stale, m)
 		}
 	}
 	for _, m := range p.extra {
-		if metaOf(m).root {
+		if metaOf(m).root && !p.replaced[uuidOf(m)] {
 			stale = append(stale, m)
 		}
 	}
@@ -352,30 +388,35 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 	return uuid, ops, nil
 }
 
-// nameTaken reports a desired root that is not in the NB yet and whose indexed name a
-// row ovnk does not own holds: inserting it would fail the whole transaction.
-func (p *plan) nameTaken(root model.Model) error {
+// nameHolder looks, for a desired root not in the NB yet, for the row that already
+// holds its indexed name (a port group's, a meter's): inserting it would fail the whole
+// transaction. A row of ovnk's under another identity is returned to be replaced; a row
+// of another owner is left alone, and the root with it, as a *NameTakenError.
+func (p *plan) nameHolder(root model.Model) (model.Model, error) {
 	meta := metaOf(root)
 	if !meta.indexed {
-		return nil
+		return nil, nil
 	}
 	if _, exists := p.current[uuidOf(root)]; exists {
-		return nil
+		return nil, nil
 	}
 	rc := p.c.Cache().Table(meta.name)
 	if rc == nil {
-		return nil
+		return nil, nil
 	}
 	uuid, holder, err := rc.RowByModel(root)
-	if err != nil || holder == nil || rows.Owned(externalIDsOf(holder)) {
-		return nil
+	if err != nil || holder == nil {
+		return nil, nil
 	}
-	name := ""
-	if n, ok := root.(interface{ GetName() string }); ok {
-		name = n.GetName()
+	if ids := externalIDsOf(holder); !rows.Owned(ids) {
+		name := ""
+		if n, ok := root.(interface{ GetName() string }); ok {
+			name = n.GetName()
+		}
+		return nil, &NameTakenError{Table: meta.name, Name: name, Network: externalIDsOf(root)[rows.NetworkKey],
+			Holder: uuid, Owner: ids[rows.OwnerControllerKey]}
 	}
-	return fmt.Errorf("%s %q: %w (%s, owner %q): remove it and ovnk writes its own", meta.name, name, ErrNameTaken,
-		uuid, externalIDsOf(holder)[rows.OwnerControllerKey])
+	return holder, nil
 }
 
 // weakUnits lists the earlier units that insert a row root refers to weakly, in order.

@@ -358,6 +358,10 @@ func TestReconcileLeavesAForeignNameAlone(t *testing.T) {
 	if !errors.Is(err, ovn.ErrNameTaken) || !strings.Contains(err.Error(), topology.IsolationPortGroup) || !strings.Contains(err.Error(), "acl-logging") {
 		t.Fatalf("reconcile with the names taken: %v", err)
 	}
+	var taken *ovn.NameTakenError
+	if !errors.As(err, &taken) || taken.Network != "default" || taken.Holder == "" {
+		t.Errorf("the error does not say whose row and which network: %#v", taken)
+	}
 	if out, err := nb.NBCtl(ctx, "--bare", "--columns=name", "list", "Logical_Router"); err != nil || !strings.Contains(out, "GR_node1") {
 		t.Fatalf("the rest of the zone was not applied: %q %v", out, err)
 	}
@@ -381,4 +385,29 @@ func TestReconcileLeavesAForeignNameAlone(t *testing.T) {
 		t.Fatal(waitErr)
 	}
 	requireConverged(ctx, t, r, desired, nil)
+}
+
+// TestReconcileRenamesItsOwnRowInOneTransaction: ovnk's meter gets another identity
+// (a new release's) under the same unique name. The old row must go in the same
+// transaction as the new one comes, even when the diff is split into the smallest
+// transactions, or the name index refuses the new one forever.
+func TestReconcileRenamesItsOwnRowInOneTransaction(t *testing.T) {
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := &ovn.Reconciler{Client: c, MaxOperations: 1}
+	desired := compile(t, topologytest.Layer3(), "node1").Rows
+	requireConverged(ctx, t, r, desired, nil)
+
+	meter := *desired.Meters[0]
+	meter.UUID = "Meter:acl-logging:v2"
+	meter.ExternalIDs = maps.Clone(meter.ExternalIDs)
+	meter.ExternalIDs[rows.IDKey] = meter.UUID
+	desired.Meters = []*nbdb.Meter{&meter}
+	stats := requireConverged(ctx, t, r, desired, nil)
+	// The band stays: the new meter refers to it in the transaction that drops the old.
+	if stats.Deletes != 1 || stats.Inserts != 1 || stats.Transactions != 1 {
+		t.Errorf("renaming the meter: %+v", stats)
+	}
 }

@@ -281,9 +281,7 @@ func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
 		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
 		Networks: append(prefixStrings(l2.grJoin), l2.addrs.gwNetworks...),
 	}, node.Name)
-	if n.MTU > 0 {
-		rtos.Options = map[string]string{"gateway_mtu": strconv.Itoa(n.MTU)}
-	}
+	rtos.Options = withGatewayMTU(n, nil)
 	e.routerLink(l2.ls, switchToRouter+gr.Name, rtos.Name, node.Name, map[string]string{"requested-tnl-key": strconv.Itoa(key)})
 	for _, each := range c.remoteNodes() {
 		c.remoteGatewayPort(e, l2, each)

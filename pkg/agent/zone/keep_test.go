@@ -186,3 +186,21 @@ func idsOf[T interface{ GetExternalIDs() map[string]string }](rs []T) []map[stri
 	}
 	return out
 }
+
+// TestNameConflictsAreReportedByNetwork: rows left out for a name another owner holds
+// become their network's zone status; any other reconcile error stays an error.
+func TestNameConflictsAreReportedByNetwork(t *testing.T) {
+	pg := &ovn.NameTakenError{Table: "Port_Group", Name: topology.IsolationPortGroup, Network: "default", Holder: "u1"}
+	meter := &ovn.NameTakenError{Table: "Meter", Name: "acl-logging", Network: "default", Holder: "u2", Owner: "default-network-controller"}
+	got, err := nameConflicts(errors.Join(pg, meter))
+	if err != nil || len(got) != 1 || got["default"] != pg.Error()+"; "+meter.Error() {
+		t.Errorf("conflicts %v, %v", got, err)
+	}
+	other := errors.New("apply 10 of 10 operations: connection refused")
+	if _, err := nameConflicts(errors.Join(pg, other)); err == nil {
+		t.Error("a failed transaction was taken for a name conflict")
+	}
+	if _, err := nameConflicts(other); err != other {
+		t.Errorf("a plain error came back as %v", err)
+	}
+}

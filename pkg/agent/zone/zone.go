@@ -151,6 +151,10 @@ type reconciled struct {
 	state *cluster.State
 	res   *topology.Result
 	step  l2upgrade.Step
+	// taken names, by network, the rows left out because a row of another owner holds
+	// their unique name (ovn.NameTakenError): the rest of the zone is applied, and the
+	// network's zone status says what blocks it.
+	taken map[string]string
 }
 
 func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, error) {
@@ -188,10 +192,35 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 		nb = &whole
 	}
 	stats, err := nb.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
+	z := &reconciled{state: st, res: res, step: step}
 	if err != nil {
-		return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
+		if z.taken, err = nameConflicts(err); err != nil {
+			return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
+		}
 	}
-	return stats, &reconciled{state: st, res: res, step: step}, nil
+	return stats, z, nil
+}
+
+// nameConflicts sorts by network the rows a reconcile left out because another owner's
+// row holds their name. Any other error is returned as it is: then the zone was not
+// applied.
+func nameConflicts(err error) (map[string]string, error) {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	out := map[string]string{}
+	for _, e := range errs {
+		var taken *ovn.NameTakenError
+		if !errors.As(e, &taken) {
+			return nil, err
+		}
+		if out[taken.Network] != "" {
+			out[taken.Network] += "; "
+		}
+		out[taken.Network] += taken.Error()
+	}
+	return out, nil
 }
 
 func (c *Controller) layer2Mode() l2upgrade.Mode {
@@ -320,7 +349,7 @@ func (c *Controller) reportStatus(ctx context.Context, z *reconciled) error {
 	}
 	report := map[string]string{}
 	for _, n := range st.Networks {
-		report[n.Name] = ""
+		report[n.Name] = z.taken[n.Name]
 		if err := res.NotCompiled[n.Name]; err != nil {
 			report[n.Name] = err.Error()
 		}

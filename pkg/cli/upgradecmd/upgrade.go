@@ -223,8 +223,10 @@ func (o *Options) watch(ctx context.Context, look func(context.Context) (assessm
 			// Interrupted (Ctrl-C) while looking: what the look saw is incomplete.
 			return end(interrupted(ctx))
 		}
-		if looks.Err() != nil {
-			// The timeout fell during the look: report the last complete one.
+		if looks.Err() != nil && (err != nil || !a.Report.Complete) {
+			// The timeout fell during the look, whose zones may then have been cut short
+			// (a look that found the upgrade complete stands): report the last complete
+			// look.
 			if last == nil {
 				return fmt.Errorf("timed out after %s before the first look at the cluster completed: the zones may be slow to read; raise --timeout", o.Timeout)
 			}
