@@ -24,8 +24,28 @@ type OVS struct {
 // StartOVS starts ovsdb-server with a fresh Open_vSwitch database and ovs-vswitchd.
 func StartOVS(t testing.TB) *OVS {
 	t.Helper()
+	return startOVS(t, nil, nil)
+}
+
+// StartOVSInNetns starts ovsdb-server and ovs-vswitchd like StartOVS, but vswitchd runs
+// inside the named namespace ns, so the namespace's links (an underlay veth, pods'
+// veths) can be its ports and its bridges' tap devices appear there. otherConfig is
+// written to Open_vSwitch other_config before vswitchd starts (some settings, such as
+// userspace-tso-enable, are only read at start).
+func StartOVSInNetns(t testing.TB, ns *Netns, otherConfig map[string]string) *OVS {
+	t.Helper()
+	return startOVS(t, ns, otherConfig)
+}
+
+func startOVS(t testing.TB, ns *Netns, otherConfig map[string]string) *OVS {
+	t.Helper()
 	NeedRoot(t, "ovs-vswitchd creates tap devices for its bridges")
-	unshare := NeedBinaries(t, "unshare")["unshare"]
+	var wrap []string
+	if ns == nil {
+		wrap = []string{NeedBinaries(t, "unshare")["unshare"], "--net", "--"}
+	} else {
+		wrap = []string{"ip", "netns", "exec", ns.Name}
+	}
 	vswitchd := ovnProgram(t, "ovs-vswitchd")
 	dir := t.TempDir()
 	db := startDB(t, dir, "conf", NeedOVN(t).Schema(ovnroot.VSwitchSchema))
@@ -35,15 +55,19 @@ func StartOVS(t testing.TB) *OVS {
 	if _, err := o.VSCtl(ctx, "--no-wait", "init"); err != nil {
 		t.Fatalf("initialise the Open_vSwitch database: %v", err)
 	}
+	for k, v := range otherConfig {
+		if _, err := o.VSCtl(ctx, "--no-wait", "set", "Open_vSwitch", ".", "other_config:"+k+"="+v); err != nil {
+			t.Fatalf("set other_config:%s: %v", k, err)
+		}
+	}
 	// --disable-system keeps vswitchd off the kernel datapath entirely.
-	p, err := startProcess(dir, "ovs-vswitchd", ovsEnv(dir),
-		unshare, "--net", "--",
-		vswitchd, db.Endpoint,
+	argv := append(wrap, vswitchd, db.Endpoint,
 		"--disable-system",
 		"--unixctl="+o.ctlPath,
 		"--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
 		"--log-file="+filepath.Join(dir, "ovs-vswitchd.vlog"),
 	)
+	p, err := startProcess(dir, "ovs-vswitchd", ovsEnv(dir), argv...)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -54,6 +78,14 @@ func StartOVS(t testing.TB) *OVS {
 	}
 	return o
 }
+
+// Dir is the run directory of this OVS (its databases, control sockets and the bridges'
+// OpenFlow management sockets); OVN's ovn-controller must use it as its OVS_RUNDIR.
+func (o *OVS) Dir() string { return o.dir }
+
+// Env returns the environment that points OVS and OVN tools at this instance's run
+// directory.
+func (o *OVS) Env() []string { return ovsEnv(o.dir) }
 
 // VSCtl runs ovs-vsctl against this instance's database.
 func (o *OVS) VSCtl(ctx context.Context, args ...string) (string, error) {
@@ -154,3 +186,7 @@ func (b *Bridge) Trace(ctx context.Context, flow string) (OFTrace, error) {
 	}
 	return res, nil
 }
+
+// Bridge returns a handle on a bridge of this OVS that something else created, such as
+// the br-int ovn-controller programs.
+func (o *OVS) Bridge(name string) *Bridge { return &Bridge{Name: name, ovs: o} }

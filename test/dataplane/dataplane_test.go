@@ -1,0 +1,380 @@
+// Package dataplane runs real packets through the rows ovnk compiles: every simulated
+// node is a network namespace with its own OVS (userspace datapath), NB, SB, northd and
+// ovn-controller, one OVN zone per node as OVN-Kubernetes runs them, joined by Geneve
+// over a veth underlay. docs/testing.md has the recipe and what each step is for.
+package dataplane_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/topology"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// node is one simulated Kubernetes node: its own OVN zone and OVS.
+type node struct {
+	name    string
+	ns      *testenv.Netns
+	ovs     *testenv.OVS
+	nb      *testenv.NB
+	northd  *testenv.Northd
+	ctl     *testenv.Process
+	ctlSock string
+	addr    netip.Prefix // underlay address, held by br-ex
+	mac     string       // br-ex's MAC
+	uplink  string       // the underlay veth inside ns
+}
+
+func nodeOf(st *cluster.State, name string) *cluster.Node {
+	for _, n := range st.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// startNode brings up a zone for node name of st inside ns, whose underlay veth is
+// uplink: NB with our compiled rows, SB with a remote chassis per other node, northd,
+// OVS with br-int and br-ex, ovn-controller.
+func startNode(ctx context.Context, t *testing.T, st *cluster.State, name string, ns *testenv.Netns, uplink string) *node {
+	t.Helper()
+	cn := nodeOf(st, name)
+	n := &node{name: name, ns: ns, addr: cn.Gateway.IPs[0], mac: cn.Gateway.MAC, uplink: uplink}
+
+	// The zone's databases and northd. Unix sockets do not care about network namespaces.
+	n.nb = testenv.StartNB(t)
+	n.northd = testenv.StartNorthd(t, n.nb)
+	// Remote chassis before any remote port names them (upstream's zone controller).
+	for _, o := range st.Nodes {
+		if o.Name == name {
+			continue
+		}
+		ip := o.Gateway.IPs[0].Addr().String()
+		if _, err := n.northd.SBCtl(ctx, "chassis-add", o.ChassisID, "geneve", ip,
+			"--", "set", "Chassis", o.ChassisID, "other_config:is-remote=true", "hostname="+o.Name); err != nil {
+			t.Fatalf("remote chassis %s in %s's SB: %v", o.ChassisID, name, err)
+		}
+	}
+	res, err := topology.Compile(st, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotCompiled) > 0 {
+		t.Fatalf("%s: not compiled: %v", name, res.NotCompiled)
+	}
+	c, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{n.nb.Endpoint}, LeaderOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if _, err := (&ovn.Reconciler{Client: c}).Reconcile(ctx, res.Rows, nil); err != nil {
+		t.Fatalf("write %s's zone: %v", name, err)
+	}
+
+	// OVS in the node's namespace. TSO must be on before vswitchd starts, or TCP across
+	// zones fails on checksums.
+	n.ovs = testenv.StartOVSInNetns(t, ns, map[string]string{"userspace-tso-enable": "true"})
+	// br-ex holds the node address and the underlay port: userspace tunnelling needs the
+	// tunnel endpoint address on an OVS bridge.
+	if _, err := n.ovs.VSCtl(ctx,
+		"add-br", "br-ex", "--", "set", "Bridge", "br-ex", "datapath_type=netdev", "other_config:hwaddr="+n.mac,
+		"--", "add-port", "br-ex", uplink,
+		"--", "add-br", "br-int", "--", "set", "Bridge", "br-int", "datapath_type=netdev", "fail_mode=secure", "other_config:disable-in-band=true",
+	); err != nil {
+		t.Fatalf("%s bridges: %v", name, err)
+	}
+	// Without arp off the kernel answers ARP for the node address on the veth with the
+	// veth's MAC, and Geneve packets then miss br-ex.
+	for _, args := range [][]string{
+		{"link", "set", uplink, "arp", "off"},
+		{"link", "set", "br-ex", "address", n.mac},
+		{"addr", "add", n.addr.String(), "dev", "br-ex"},
+		{"link", "set", "br-ex", "up"},
+	} {
+		if _, err := ns.IP(ctx, args...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// The first packet to a tunnel peer is lost while OVS resolves its MAC: seed it.
+	for _, o := range st.Nodes {
+		if o.Name == name {
+			continue
+		}
+		if _, err := n.ovs.AppCtl(ctx, "tnl/neigh/set", "br-ex", o.Gateway.IPs[0].Addr().String(), o.Gateway.MAC); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := n.ovs.VSCtl(ctx, "set", "Open_vSwitch", ".",
+		"external_ids:system-id="+cn.ChassisID,
+		"external_ids:hostname="+name,
+		"external_ids:ovn-encap-type=geneve",
+		"external_ids:ovn-encap-ip="+n.addr.Addr().String(),
+		"external_ids:ovn-remote="+n.northd.SB.Endpoint,
+		"external_ids:ovn-bridge=br-int",
+		"external_ids:ovn-bridge-datapath-type=netdev",
+		"external_ids:ovn-is-interconn=true",
+	); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	root := testenv.NeedOVN(t)
+	prog, err := root.Program("ovn-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := n.ovs.Dir()
+	n.ctlSock = filepath.Join(dir, "ovn-controller.ctl")
+	n.ctl = testenv.StartProcess(t, dir, "ovn-controller", n.ovs.Env(),
+		"ip", "netns", "exec", ns.Name, prog, n.ovs.DB.Endpoint,
+		"--unixctl="+n.ctlSock,
+		"--pidfile="+filepath.Join(dir, "ovn-controller.pid"),
+		"--log-file="+filepath.Join(dir, "ovn-controller.vlog"),
+	)
+	return n
+}
+
+// tool runs a program of the OVN root against this node's run directory.
+func (n *node) tool(ctx context.Context, t *testing.T, name string, args ...string) (string, error) {
+	p, err := testenv.NeedOVN(t).Program(name)
+	if err != nil {
+		return "", err
+	}
+	return n.ns.Exec(ctx, append([]string{"env", "OVS_RUNDIR=" + n.ovs.Dir(), "OVN_RUNDIR=" + n.ovs.Dir(), p}, args...)...)
+}
+
+// pod is a namespace wired to br-int as kubelet + CNI would do it.
+type pod struct {
+	ns  *testenv.Netns
+	ip  netip.Prefix
+	mac string
+}
+
+func (n *node) addPod(ctx context.Context, t *testing.T, lsp string, ifaceIDVer string, ip netip.Prefix, mac string, gw netip.Addr) *pod {
+	t.Helper()
+	p := &pod{ns: testenv.NewNetns(t), ip: ip, mac: mac}
+	v := testenv.Connect(t, n.ns, netip.Prefix{}, p.ns, ip)
+	for _, args := range [][]string{
+		{"link", "set", v.BName, "address", mac},
+		{"link", "set", v.BName, "mtu", "1400"},
+		{"route", "add", "default", "via", gw.String(), "dev", v.BName},
+	} {
+		if _, err := p.ns.IP(ctx, args...); err != nil {
+			t.Fatalf("pod %s: %v", lsp, err)
+		}
+	}
+	args := []string{"add-port", "br-int", v.AName, "--", "set", "Interface", v.AName, "external_ids:iface-id=" + lsp}
+	if ifaceIDVer != "" {
+		args = append(args, "external_ids:iface-id-ver="+ifaceIDVer)
+	}
+	if _, err := n.ovs.VSCtl(ctx, args...); err != nil {
+		t.Fatalf("pod %s: %v", lsp, err)
+	}
+	return p
+}
+
+func (p *pod) ping(ctx context.Context, dst netip.Addr, count int) (string, error) {
+	return p.ns.Exec(ctx, "ping", "-n", "-c", fmt.Sprint(count), "-W", "1", "-i", "0.2", dst.String())
+}
+
+// pingUntil polls single pings until one is answered, and returns how long it took.
+func (p *pod) pingUntil(ctx context.Context, t *testing.T, dst netip.Addr, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last string
+	attempts := 0
+	err := testenv.Eventually(ctx, timeout, fmt.Sprintf("ping %s from %s", dst, p.ip), func(ctx context.Context) error {
+		attempts++
+		out, err := p.ns.Exec(ctx, "ping", "-n", "-c", "1", "-W", "0.2", dst.String())
+		last = out
+		return err
+	})
+	t.Logf("ping %s: answered at attempt %d", dst, attempts)
+	if err != nil {
+		t.Fatalf("%v\nlast output:\n%s", err, last)
+	}
+	return time.Since(start)
+}
+
+func (n *node) diagnostics(ctx context.Context, t *testing.T) string {
+	var b strings.Builder
+	for _, c := range [][]string{
+		{"ovs-vsctl", "--db=" + n.ovs.DB.Endpoint, "show"},
+		{"ovn-sbctl", "--db=" + n.northd.SB.Endpoint, "show"},
+		{"ovn-sbctl", "--db=" + n.northd.SB.Endpoint, "list", "MAC_Binding"},
+		{"ovs-appctl", "-t", filepath.Join(n.ovs.Dir(), "ovs-vswitchd.ctl"), "tnl/neigh/show"},
+		{"ovs-appctl", "-t", filepath.Join(n.ovs.Dir(), "ovs-vswitchd.ctl"), "ovs/route/show"},
+	} {
+		out, err := n.tool(ctx, t, c[0], c[1:]...)
+		fmt.Fprintf(&b, "== %s %s: %s %v\n", n.name, c[0], out, err)
+	}
+	return b.String()
+}
+
+// underlay makes the named namespaces for two nodes and joins them with a veth (eth0 in
+// each), no addresses: the addresses live on br-ex.
+func underlay(t *testing.T) (a, b *testenv.Netns) {
+	a, b = testenv.NewNetns(t), testenv.NewNetns(t)
+	testenv.Connect(t, a, netip.Prefix{}, b, netip.Prefix{})
+	return a, b
+}
+
+func need(t *testing.T) {
+	testenv.NeedRoot(t, "network namespaces and OVS")
+	testenv.NeedBinaries(t, "ip", "ping", "python3", "curl")
+	testenv.NeedOVN(t)
+}
+
+func TestLayer3PingAcrossZones(t *testing.T) {
+	need(t)
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("torn down; whole test %v", time.Since(start)) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st := topologytest.Layer3()
+	ns1, ns2 := underlay(t)
+	n1 := startNode(ctx, t, st, "node1", ns1, "eth0")
+	n2 := startNode(ctx, t, st, "node2", ns2, "eth0")
+	t.Logf("two zones up: %v", time.Since(start))
+	client := n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
+		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
+	dns := n2.addPod(ctx, t, "kube-system_dns", "",
+		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
+	t.Cleanup(func() {
+		if t.Failed() {
+			c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			t.Log(n1.diagnostics(c, t))
+			t.Log(n2.diagnostics(c, t))
+		}
+	})
+	wired := time.Now()
+	barrier(ctx, t, n1, n2)
+	took := client.pingUntil(ctx, t, dns.ip.Addr(), 30*time.Second)
+	t.Logf("first ping answered %v after pods were wired (barrier included; %v after the barrier), %v after nothing", time.Since(wired), took, time.Since(start))
+	out, err := client.ping(ctx, dns.ip.Addr(), 3)
+	if err != nil {
+		t.Fatalf("ping -c 3: %v\n%s", err, out)
+	}
+	t.Logf("ping -c 3 10.244.1.7 from default/client:\n%s", out)
+
+	// TCP: a few lines of python3 answering HTTP in dns, curl in client. Not
+	// `python3 -m http.server --bind`: it resolves its own name (socket.getfqdn), which
+	// in a namespace without DNS takes 10 s.
+	const server = `import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.244.1.7", 8080))
+s.listen()
+while True:
+    c, _ = s.accept()
+    c.recv(4096)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 15\r\n\r\nhello from dns\n")
+    c.close()
+`
+	testenv.StartProcess(t, t.TempDir(), "tcp-server", nil, "ip", "netns", "exec", dns.ns.Name, "python3", "-c", server)
+	t.Logf("HTTP server starting at %v", time.Since(start))
+	var body string
+	err = testenv.Eventually(ctx, 15*time.Second, "HTTP GET across zones", func(ctx context.Context) error {
+		b, err := client.ns.Exec(ctx, "curl", "-sS", "--max-time", "2", "http://10.244.1.7:8080/hello")
+		body = b
+		return err
+	})
+	if err != nil || body != "hello from dns\n" {
+		t.Errorf("TCP across zones: %v, body %q", err, body)
+	}
+	t.Logf("TCP: curl from client got %q (%v after nothing)", body, time.Since(start))
+}
+
+// sb runs ovn-sbctl on the node's SB.
+func (n *node) sb(ctx context.Context, t *testing.T, args ...string) string {
+	out, err := n.northd.SBCtl(ctx, args...)
+	if err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	return out
+}
+
+// TestLayer2TransitRouter is OKEP-5094's Layer2 primary UDN with the 25.03 transit
+// router on two of its nodes: vm-a on ovn-control-plane, vm-b on ovn-worker.
+func TestLayer2TransitRouter(t *testing.T) {
+	need(t)
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("torn down; whole test %v", time.Since(start)) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st := topologytest.OKEP5094()
+	nsA, nsB := underlay(t)
+	cp := startNode(ctx, t, st, "ovn-control-plane", nsA, "eth0")
+	w := startNode(ctx, t, st, "ovn-worker", nsB, "eth0")
+	gw := netip.MustParseAddr("203.203.0.1")
+	vmA := cp.addPod(ctx, t, "test12.namespace.scoped_test12_vm-a", "", netip.MustParsePrefix("203.203.0.3/16"), "0a:58:cb:cb:00:03", gw)
+	vmB := w.addPod(ctx, t, "test12.namespace.scoped_test12_vm-b", "", netip.MustParsePrefix("203.203.0.4/16"), "0a:58:cb:cb:00:04", gw)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			t.Log(cp.diagnostics(c, t))
+			t.Log(w.diagnostics(c, t))
+		}
+	})
+	wired := time.Now()
+	barrier(ctx, t, cp, w)
+	took := vmA.pingUntil(ctx, t, vmB.ip.Addr(), 30*time.Second)
+	t.Logf("vm-a → vm-b first ping %v after pods were wired (barrier included; %v after the barrier), %v after nothing", time.Since(wired), took, time.Since(start))
+	out, err := vmA.ping(ctx, vmB.ip.Addr(), 3)
+	if err != nil {
+		t.Fatalf("ping -c 3 vm-b: %v\n%s", err, out)
+	}
+	t.Logf("vm-a → vm-b:\n%s", out)
+	if out, err := vmA.ping(ctx, gw, 3); err != nil {
+		t.Errorf("vm-a → its gateway %s (the transit router's trtos-, the same on every node): %v\n%s", gw, err, out)
+	}
+
+	// Through the transit router to a next hop behind a remote trtor- port: the transit
+	// router routes 100.65.0.3/32 (GR_ovn-worker's join address) via 100.88.0.7
+	// (GR_ovn-worker's rtotr), which is behind trtor-GR_…_ovn-worker, remote here.
+	if mb := cp.sb(ctx, t, "--bare", "--columns=ip", "list", "MAC_Binding"); strings.TrimSpace(mb) != "" {
+		t.Fatalf("ovn-control-plane has MAC bindings before any packet crossed the transit router: %s", mb)
+	}
+	const trtor = "trtor-GR_test12_namespace.scoped_ovn-worker"
+	if out, err := vmA.ping(ctx, netip.MustParseAddr("100.65.0.3"), 3); err != nil {
+		t.Errorf("vm-a → 100.65.0.3 (GR_ovn-worker's join address, via 100.88.0.7 behind remote %s): %v\n%s", trtor, err, out)
+	} else {
+		t.Logf("vm-a → 100.65.0.3 through the transit router:\n%s", out)
+	}
+	// The sending zone resolved the next hop on its own: the transit router's ARP request
+	// went out the remote port through the tunnel, and the reply came back because 25.03's
+	// transit router floods ARP replies to every remote chassis (lr_in_lookup_neighbor:
+	// flood_remote), where that chassis's ovn-controller learns it into its own SB.
+	// No Static_MAC_Binding is needed.
+	mb := cp.sb(ctx, t, "--bare", "--columns=logical_port,ip,mac", "find", "MAC_Binding", "logical_port="+trtor)
+	if f := strings.Fields(mb); len(f) != 3 || f[1] != "100.88.0.7" || f[2] != "0a:58:64:41:00:03" {
+		t.Errorf("ovn-control-plane's SB should have learned 100.88.0.7 (GR_ovn-worker's rtotr, MAC 0a:58:64:41:00:03) on %s; MAC_Binding:\n%s", trtor, mb)
+	}
+	for _, n := range []*node{cp, w} {
+		t.Logf("%s MAC_Binding:\n%s", n.name, n.sb(ctx, t, "--columns=logical_port,ip,mac", "list", "MAC_Binding"))
+	}
+}
+
+// barrier waits until every zone's ovn-controller has installed what its NB holds
+// (`ovn-nbctl --wait=hv sync`); without it the first ping after wiring the pods is lost
+// while the ports are being claimed.
+func barrier(ctx context.Context, t *testing.T, nodes ...*node) {
+	t.Helper()
+	start := time.Now()
+	for _, n := range nodes {
+		if out, err := n.nb.NBCtl(ctx, "--wait=hv", "--timeout=20", "sync"); err != nil {
+			t.Fatalf("%s: ovn-nbctl --wait=hv sync: %v %s", n.name, err, out)
+		}
+	}
+	t.Logf("--wait=hv sync in %d zones took %v", len(nodes), time.Since(start))
+}
