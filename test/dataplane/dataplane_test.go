@@ -15,6 +15,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/poll"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -93,8 +94,9 @@ func startNode(ctx context.Context, t *testing.T, st *cluster.State, name string
 	); err != nil {
 		t.Fatalf("%s bridges: %v", name, err)
 	}
-	// Without arp off the kernel answers ARP for the node address on the veth with the
-	// veth's MAC, and Geneve packets then miss br-ex.
+	// arp off: the kernel must not answer ARP for the node address on the veth with the
+	// veth's MAC, or Geneve packets could miss br-ex (as first measured here; one run
+	// without it showed no effect, docs/testing.md).
 	for _, args := range [][]string{
 		{"link", "set", uplink, "arp", "off"},
 		{"link", "set", "br-ex", "address", n.mac},
@@ -181,8 +183,10 @@ func (n *node) addPod(ctx context.Context, t *testing.T, lsp string, ifaceIDVer 
 	return p
 }
 
+// ping sends count echo requests and fails unless every one is answered (with both -c
+// and -w, ping exits 1 when fewer than count replies arrive by the deadline).
 func (p *pod) ping(ctx context.Context, dst netip.Addr, count int) (string, error) {
-	return p.ns.Exec(ctx, "ping", "-n", "-c", fmt.Sprint(count), "-W", "1", "-i", "0.2", dst.String())
+	return p.ns.Exec(ctx, "ping", "-n", "-c", fmt.Sprint(count), "-w", "5", "-i", "0.2", dst.String())
 }
 
 // pingUntil polls single pings until one is answered, and returns how long it took.
@@ -280,10 +284,13 @@ while True:
     c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 15\r\n\r\nhello from dns\n")
     c.close()
 `
-	testenv.StartProcess(t, t.TempDir(), "tcp-server", nil, "ip", "netns", "exec", dns.ns.Name, "python3", "-c", server)
+	srv := testenv.StartProcess(t, t.TempDir(), "tcp-server", nil, "ip", "netns", "exec", dns.ns.Name, "python3", "-c", server)
 	t.Logf("HTTP server starting at %v", time.Since(start))
 	var body string
 	err = testenv.Eventually(ctx, 15*time.Second, "HTTP GET across zones", func(ctx context.Context) error {
+		if exited, err := srv.Exited(); exited {
+			return poll.Stop(fmt.Errorf("the server in dns exited: %v\n%s", err, srv.LogTail(10)))
+		}
 		b, err := client.ns.Exec(ctx, "curl", "-sS", "--max-time", "2", "http://10.244.1.7:8080/hello")
 		body = b
 		return err
@@ -346,10 +353,13 @@ func TestLayer2TransitRouter(t *testing.T) {
 		t.Fatalf("ovn-control-plane has MAC bindings before any packet crossed the transit router: %s", mb)
 	}
 	const trtor = "trtor-GR_test12_namespace.scoped_ovn-worker"
+	// The very first packet: the next hop's MAC is unknown, and it must not be lost
+	// while the transit router asks for it.
+	if out, err := vmA.ns.Exec(ctx, "ping", "-n", "-c", "1", "-W", "2", "100.65.0.3"); err != nil {
+		t.Errorf("vm-a → 100.65.0.3, first packet (via 100.88.0.7 behind remote %s): %v\n%s", trtor, err, out)
+	}
 	if out, err := vmA.ping(ctx, netip.MustParseAddr("100.65.0.3"), 3); err != nil {
 		t.Errorf("vm-a → 100.65.0.3 (GR_ovn-worker's join address, via 100.88.0.7 behind remote %s): %v\n%s", trtor, err, out)
-	} else {
-		t.Logf("vm-a → 100.65.0.3 through the transit router:\n%s", out)
 	}
 	// The sending zone resolved the next hop on its own: the transit router's ARP request
 	// went out the remote port through the tunnel, and the reply came back because 25.03's
@@ -359,6 +369,14 @@ func TestLayer2TransitRouter(t *testing.T) {
 	mb := cp.sb(ctx, t, "--bare", "--columns=logical_port,ip,mac", "find", "MAC_Binding", "logical_port="+trtor)
 	if f := strings.Fields(mb); len(f) != 3 || f[1] != "100.88.0.7" || f[2] != "0a:58:64:41:00:03" {
 		t.Errorf("ovn-control-plane's SB should have learned 100.88.0.7 (GR_ovn-worker's rtotr, MAC 0a:58:64:41:00:03) on %s; MAC_Binding:\n%s", trtor, mb)
+	}
+	// GR_ovn-worker's own transit address gets no answer: the reply's source is the
+	// upper address of its /31 (100.88.0.6/31), which OVN 25.03 takes for the /31's
+	// broadcast address, and the worker's transit router drops it in lr_in_ip_input.
+	// Pinned, so a change in OVN shows here (and the trace, which does not model the
+	// drop, can be held to it).
+	if out, err := vmA.ns.Exec(ctx, "ping", "-n", "-c", "2", "-W", "1", "100.88.0.7"); err == nil {
+		t.Errorf("vm-a → 100.88.0.7 was answered; OVN 25.03 drops the reply as /31 broadcast:\n%s", out)
 	}
 	for _, n := range []*node{cp, w} {
 		t.Logf("%s MAC_Binding:\n%s", n.name, n.sb(ctx, t, "--columns=logical_port,ip,mac", "list", "MAC_Binding"))
@@ -372,8 +390,15 @@ func barrier(ctx context.Context, t *testing.T, nodes ...*node) {
 	t.Helper()
 	start := time.Now()
 	for _, n := range nodes {
-		if out, err := n.nb.NBCtl(ctx, "--wait=hv", "--timeout=20", "sync"); err != nil {
-			t.Fatalf("%s: ovn-nbctl --wait=hv sync: %v %s", n.name, err, out)
+		if exited, err := n.ctl.Exited(); exited {
+			t.Fatalf("%s: ovn-controller exited: %v\n%s", n.name, err, n.ctl.LogTail(20))
+		}
+		timeout := "20"
+		if deadline, ok := ctx.Deadline(); ok {
+			timeout = fmt.Sprint(max(1, int(time.Until(deadline).Seconds())))
+		}
+		if out, err := n.nb.NBCtl(ctx, "--wait=hv", "--timeout="+timeout, "sync"); err != nil {
+			t.Fatalf("%s: ovn-nbctl --wait=hv sync: %v %s\n%s", n.name, err, out, n.ctl.LogTail(20))
 		}
 	}
 	t.Logf("--wait=hv sync in %d zones took %v", len(nodes), time.Since(start))
