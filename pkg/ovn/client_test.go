@@ -29,6 +29,17 @@ func connect(t testing.TB, nb *testenv.NB) client.Client {
 	return c
 }
 
+// startNB starts a real NB, connects to it, and returns both with a context of a minute
+// for the test.
+func startNB(t *testing.T) (*testenv.NB, client.Client, context.Context) {
+	t.Helper()
+	nb := testenv.StartNB(t)
+	c := connect(t, nb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return nb, c, ctx
+}
+
 // createRouter writes a router through our client and returns nothing but errors:
 // callers look at the database with other tools.
 func createRouter(ctx context.Context, c client.Client, name string) error {

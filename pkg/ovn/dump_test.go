@@ -17,10 +17,7 @@ import (
 // TestDumpHoldsOursAndForeignRows dumps a zone holding ovnk's rows and another
 // controller's ACL and address set, and reads the JSON back as a client would.
 func TestDumpHoldsOursAndForeignRows(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 	requireConverged(ctx, t, r, compile(t, topologytest.Layer3(), "node1").Rows, nil)
 	for _, args := range [][]string{
@@ -98,10 +95,7 @@ func foreign(table []map[string]any, col, value string) map[string]any {
 // TestDumpRowsReadBackTheZone sends a dump through JSON, as kubectl ovnk receives it,
 // and checks that its rows print exactly as the live NB's do.
 func TestDumpRowsReadBackTheZone(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	_, c, ctx := startNB(t)
 	requireConverged(ctx, t, &ovn.Reconciler{Client: c}, compile(t, topologytest.OKEP5094(), "ovn-worker").Rows, nil)
 	d, err := ovn.TakeDump(ctx, c, "ovn-worker")
 	if err != nil {

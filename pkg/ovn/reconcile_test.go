@@ -81,10 +81,7 @@ func (notYet) Error() string { return "not yet" }
 var errNotYet = notYet{}
 
 func TestReconcileConvergesAndSendsNothingWhenUnchanged(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	_, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 
 	st := topologytest.Layer3()
@@ -124,10 +121,7 @@ func topologytestNode(st *cluster.State, name string, id int) *cluster.Node {
 // would have, then reconciles through changes and deletions: rows ovnk does not own, and
 // the references they hang by — even on ovnk's own routers and switches — survive.
 func TestReconcileLeavesForeignRowsAlone(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 	foreign := [][]string{
 		{"lr-add", "GR_foreign", "--", "set", "Logical_Router", "GR_foreign", "external_ids:k8s.ovn.org/owner-controller=default-network-controller"},
@@ -188,10 +182,7 @@ func TestReconcileLeavesForeignRowsAlone(t *testing.T) {
 }
 
 func TestReconcileKeepsNetworksThatDidNotCompile(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 	st := topologytest.Layer3()
 	requireConverged(ctx, t, r, compile(t, st, "node1").Rows, nil)
@@ -215,10 +206,7 @@ func TestReconcileKeepsNetworksThatDidNotCompile(t *testing.T) {
 // TestReconcileChunksAndRemovesDuplicates applies a diff in many small transactions and
 // cleans up a duplicate row, as a crashed or concurrent writer might leave behind.
 func TestReconcileChunksAndRemovesDuplicates(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c, MaxOperations: 25}
 	desired := compile(t, topologytest.OKEP5094(), "ovn-worker").Rows
 	stats := requireConverged(ctx, t, r, desired, nil)
@@ -243,10 +231,7 @@ func TestReconcileChunksAndRemovesDuplicates(t *testing.T) {
 // reference to it must still arrive together (the reference names the port by the
 // UUID it is inserted under), and a deleted pod leaves the group.
 func TestReconcileKeepsThePortGroupWithItsPorts(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c, MaxOperations: 1}
 
 	st := topologytest.Layer3()
@@ -295,10 +280,7 @@ func requireGroup(ctx context.Context, t *testing.T, nb *testenv.NB, ports ...st
 // TestReconcileReplacesAMetersOnlyBand gives the meter a band of another identity: the
 // meter must hold a band at every step, so the new one is added before the old goes.
 func TestReconcileReplacesAMetersOnlyBand(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 	desired := compile(t, topologytest.Layer3(), "node1").Rows
 	requireConverged(ctx, t, r, desired, nil)
@@ -323,10 +305,7 @@ func TestReconcileReplacesAMetersOnlyBand(t *testing.T) {
 // is applied, the error names both, the foreign rows stay as they are; once they are
 // gone, ovnk writes its own.
 func TestReconcileLeavesAForeignNameAlone(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	nb, c, ctx := startNB(t)
 	for _, args := range [][]string{
 		{"pg-add", topology.IsolationPortGroup},
 		{"meter-add", "acl-logging", "drop", "20", "pktps"},
@@ -392,10 +371,7 @@ func TestReconcileLeavesAForeignNameAlone(t *testing.T) {
 // transaction as the new one comes, even when the diff is split into the smallest
 // transactions, or the name index refuses the new one forever.
 func TestReconcileRenamesItsOwnRowInOneTransaction(t *testing.T) {
-	nb := testenv.StartNB(t)
-	c := connect(t, nb)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	_, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c, MaxOperations: 1}
 	desired := compile(t, topologytest.Layer3(), "node1").Rows
 	requireConverged(ctx, t, r, desired, nil)

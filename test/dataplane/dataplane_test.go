@@ -237,33 +237,49 @@ func need(t *testing.T) {
 	testenv.NeedOVN(t)
 }
 
-func TestLayer3PingAcrossZones(t *testing.T) {
+// lab starts two nodes of st, each its own zone, joined by an underlay, and logs both
+// zones' state should the test fail. It returns the nodes, the test's context and when
+// it started.
+func lab(t *testing.T, st *cluster.State, a, b string) (*node, *node, context.Context, time.Time) {
+	t.Helper()
 	need(t)
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("torn down; whole test %v", time.Since(start)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st := topologytest.Layer3()
-	ns1, ns2 := underlay(t)
-	n1 := startNode(ctx, t, st, "node1", ns1, "eth0")
-	n2 := startNode(ctx, t, st, "node2", ns2, "eth0")
+	t.Cleanup(cancel)
+	nsA, nsB := underlay(t)
+	na := startNode(ctx, t, st, a, nsA, "eth0")
+	nb := startNode(ctx, t, st, b, nsB, "eth0")
 	t.Logf("two zones up: %v", time.Since(start))
-	client := n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
-		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
-	dns := n2.addPod(ctx, t, "kube-system_dns", "",
-		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
 	t.Cleanup(func() {
 		if t.Failed() {
 			c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			t.Log(n1.diagnostics(c, t))
-			t.Log(n2.diagnostics(c, t))
+			t.Log(na.diagnostics(c, t))
+			t.Log(nb.diagnostics(c, t))
 		}
 	})
+	return na, nb, ctx, start
+}
+
+// firstPing waits for both zones to install their pods' ports, then polls from src to
+// dst until one ping is answered, and logs how long each step took.
+func firstPing(ctx context.Context, t *testing.T, start time.Time, src, dst *pod, zones ...*node) {
+	t.Helper()
 	wired := time.Now()
-	barrier(ctx, t, n1, n2)
-	took := client.pingUntil(ctx, t, dns.ip.Addr(), 30*time.Second)
-	t.Logf("first ping answered %v after pods were wired (barrier included; %v after the barrier), %v after nothing", time.Since(wired), took, time.Since(start))
+	barrier(ctx, t, zones...)
+	took := src.pingUntil(ctx, t, dst.ip.Addr(), 30*time.Second)
+	t.Logf("first ping %s → %s answered %v after the pods were wired (%v after the barrier), %v after nothing",
+		src.ip.Addr(), dst.ip.Addr(), time.Since(wired), took, time.Since(start))
+}
+
+func TestLayer3PingAcrossZones(t *testing.T) {
+	n1, n2, ctx, start := lab(t, topologytest.Layer3(), "node1", "node2")
+	client := n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
+		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
+	dns := n2.addPod(ctx, t, "kube-system_dns", "",
+		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
+	firstPing(ctx, t, start, client, dns, n1, n2)
 	out, err := client.ping(ctx, dns.ip.Addr(), 3)
 	if err != nil {
 		t.Fatalf("ping -c 3: %v\n%s", err, out)
@@ -313,30 +329,11 @@ func (n *node) sb(ctx context.Context, t *testing.T, args ...string) string {
 // TestLayer2TransitRouter is OKEP-5094's Layer2 primary UDN with the 25.03 transit
 // router on two of its nodes: vm-a on ovn-control-plane, vm-b on ovn-worker.
 func TestLayer2TransitRouter(t *testing.T) {
-	need(t)
-	start := time.Now()
-	t.Cleanup(func() { t.Logf("torn down; whole test %v", time.Since(start)) })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st := topologytest.OKEP5094()
-	nsA, nsB := underlay(t)
-	cp := startNode(ctx, t, st, "ovn-control-plane", nsA, "eth0")
-	w := startNode(ctx, t, st, "ovn-worker", nsB, "eth0")
+	cp, w, ctx, start := lab(t, topologytest.OKEP5094(), "ovn-control-plane", "ovn-worker")
 	gw := netip.MustParseAddr("203.203.0.1")
 	vmA := cp.addPod(ctx, t, "test12.namespace.scoped_test12_vm-a", "", netip.MustParsePrefix("203.203.0.3/16"), "0a:58:cb:cb:00:03", gw)
 	vmB := w.addPod(ctx, t, "test12.namespace.scoped_test12_vm-b", "", netip.MustParsePrefix("203.203.0.4/16"), "0a:58:cb:cb:00:04", gw)
-	t.Cleanup(func() {
-		if t.Failed() {
-			c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			t.Log(cp.diagnostics(c, t))
-			t.Log(w.diagnostics(c, t))
-		}
-	})
-	wired := time.Now()
-	barrier(ctx, t, cp, w)
-	took := vmA.pingUntil(ctx, t, vmB.ip.Addr(), 30*time.Second)
-	t.Logf("vm-a → vm-b first ping %v after pods were wired (barrier included; %v after the barrier), %v after nothing", time.Since(wired), took, time.Since(start))
+	firstPing(ctx, t, start, vmA, vmB, cp, w)
 	out, err := vmA.ping(ctx, vmB.ip.Addr(), 3)
 	if err != nil {
 		t.Fatalf("ping -c 3 vm-b: %v\n%s", err, out)
