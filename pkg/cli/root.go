@@ -37,8 +37,8 @@ func NewRootCommandWith(f *cmdutil.Factory) *cobra.Command {
 		Use:   "kubectl-ovnk",
 		Short: "Inspect and manage OVN-Kubernetes networking",
 		Long: `kubectl ovnk inspects and manages OVN-Kubernetes networking: user-defined
-networks, connections between them, EgressIPs, the Layer2 topology upgrade, and the
-live OVN topology and route tables of every node.`,
+networks, connections between them, the Layer2 topology upgrade, the live OVN
+topology and route tables of every node, and packets traced through them.`,
 		Example: `  # Install the agent and CRDs, then create a network for namespace blue
   kubectl ovnk install
   kubectl ovnk network create blue -n blue --topology layer3 --subnet 10.10.0.0/16
