@@ -10,7 +10,7 @@ NB_SCHEMA ?= ../shared/ovn/ovn-nb-7.11.0.ovsschema
 # go test's own timeout, per package; the suite starts real servers on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build test deps bench lint generate generate-nbdb generate-api docs dist demo demo-down clean
+.PHONY: all build test deps bench lint generate generate-nbdb generate-ovsdb generate-api docs dist demo demo-down clean
 
 all: build
 
@@ -41,12 +41,21 @@ lint:
 	@out="$$(gofmt -l cmd pkg test)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-generate: generate-nbdb generate-api
+generate: generate-nbdb generate-ovsdb generate-api
 
 generate-nbdb:
 	@test -f $(NB_SCHEMA) || { echo "NB schema $(NB_SCHEMA) not found: set NB_SCHEMA=path/to/ovn-nb.ovsschema"; exit 1; }
 	find pkg/ovn/nbdb -name '*.go' ! -name gen.go -delete
 	$(GO) tool modelgen -extended -p nbdb -o pkg/ovn/nbdb $(NB_SCHEMA)
+
+# The Southbound and Open_vSwitch models, from the schemas of the OVN root that
+# scripts/ovn-root.sh provisions (OVN 25.03, OVS 3.5).
+generate-ovsdb:
+	@env="$$(scripts/deps.sh)" && eval "$$env" && \
+	  root="$${OVNK_OVN_ROOT:?scripts/deps.sh did not name the OVN root}" && \
+	  find pkg/ovn/sbdb pkg/host/vswitch/vswitchdb -name '*.go' ! -name gen.go -delete && \
+	  $(GO) tool modelgen -extended -p sbdb -o pkg/ovn/sbdb "$$root/usr/share/ovn/ovn-sb.ovsschema" && \
+	  $(GO) tool modelgen -extended -p vswitchdb -o pkg/host/vswitch/vswitchdb "$$root/usr/share/openvswitch/vswitch.ovsschema"
 
 generate-api:
 	$(GO) generate ./pkg/api/...

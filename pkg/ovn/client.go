@@ -5,15 +5,13 @@ package ovn
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovsdbconn"
 )
 
 // NBConfig says how to reach a Northbound database.
@@ -35,11 +33,8 @@ type NBConfig struct {
 const DefaultNBEndpoint = "unix:/var/run/ovn/ovnnb_db.sock"
 
 // ConnectNB connects to the Northbound database and starts monitoring the modelled
-// columns. The client reconnects by itself and re-monitors after a reconnect.
-//
-// Monitoring only our columns, rather than every column the server has, is what lets
-// this client run against newer OVN releases whose schema has grown: the server never
-// sends a column our models cannot hold.
+// columns (see package ovsdbconn). The client reconnects by itself and re-monitors
+// after a reconnect.
 func ConnectNB(ctx context.Context, cfg NBConfig) (client.Client, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, fmt.Errorf("no Northbound endpoint configured: give one such as %s", DefaultNBEndpoint)
@@ -48,80 +43,19 @@ func ConnectNB(ctx context.Context, cfg NBConfig) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build NB database model: %w", err)
 	}
-	timeout := cfg.ConnectTimeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	retry := backoff.NewExponentialBackOff()
-	retry.MaxElapsedTime = 0 // keep trying: an agent outlives any NB restart
-	opts := []client.Option{
-		client.WithLeaderOnly(cfg.LeaderOnly),
-		client.WithReconnect(timeout, retry),
-	}
-	for _, ep := range cfg.Endpoints {
-		opts = append(opts, client.WithEndpoint(ep))
-	}
-	if cfg.InactivityProbe > 0 {
-		opts = append(opts, client.WithInactivityCheck(cfg.InactivityProbe, timeout, backoff.NewExponentialBackOff()))
-	}
-	c, err := client.NewOVSDBClient(dbModel, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("create NB client for %s: %w", strings.Join(cfg.Endpoints, ","), err)
-	}
-	connectCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := c.Connect(connectCtx); err != nil {
-		return nil, fmt.Errorf("connect to NB %s: %w", strings.Join(cfg.Endpoints, ","), err)
-	}
-	if _, err := c.Monitor(ctx, modelledMonitor(c)); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("monitor NB %s: %w", strings.Join(cfg.Endpoints, ","), err)
-	}
-	return c, nil
-}
-
-// modelledMonitor asks for every modelled table, restricted to the columns of the
-// schema the models were generated from.
-func modelledMonitor(c client.Client) *client.Monitor {
-	schema := nbdb.Schema()
-	m := c.NewMonitor()
-	tables := make([]string, 0, len(schema.Tables))
-	for name := range schema.Tables {
-		tables = append(tables, name)
-	}
-	sort.Strings(tables)
-	for _, name := range tables {
-		m.Tables = append(m.Tables, client.TableMonitor{Table: name, Fields: ModelledColumns(name)})
-	}
-	return m
+	return ovsdbconn.Connect(ctx, ovsdbconn.Config{
+		Name:            "NB",
+		Endpoints:       cfg.Endpoints,
+		LeaderOnly:      cfg.LeaderOnly,
+		InactivityProbe: cfg.InactivityProbe,
+		ConnectTimeout:  cfg.ConnectTimeout,
+	}, ovsdbconn.Database{Model: dbModel, Schema: nbdb.Schema()})
 }
 
 // ModelledColumns lists, sorted, the columns of table that the models hold.
-func ModelledColumns(table string) []string {
-	t, ok := nbdb.Schema().Tables[table]
-	if !ok {
-		return nil
-	}
-	cols := make([]string, 0, len(t.Columns))
-	for name := range t.Columns {
-		if strings.HasPrefix(name, "_") { // _uuid and _version come with every row
-			continue
-		}
-		cols = append(cols, name)
-	}
-	sort.Strings(cols)
-	return cols
-}
+func ModelledColumns(table string) []string { return ovsdbconn.Columns(nbdb.Schema(), table) }
 
-// Transact commits ops as one OVSDB transaction. OVSDB reports a failed operation in
-// the results rather than as a transport error, so both are checked here.
+// Transact commits ops as one OVSDB transaction, checking every operation's result.
 func Transact(ctx context.Context, c client.Client, ops []ovsdb.Operation) ([]ovsdb.OperationResult, error) {
-	results, err := c.Transact(ctx, ops...)
-	if err != nil {
-		return nil, fmt.Errorf("transact %d operations: %w", len(ops), err)
-	}
-	if _, err := ovsdb.CheckOperationResults(results, ops); err != nil {
-		return results, fmt.Errorf("transaction of %d operations failed: %w", len(ops), err)
-	}
-	return results, nil
+	return ovsdbconn.Transact(ctx, c, ops)
 }
