@@ -66,7 +66,7 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 	rtoe := e.routerPort(gr, &nbdb.LogicalRouterPort{Name: routerToExternal + grName, MAC: gw.MAC, Networks: rtoeNetworks}, node.Name)
 	ext := e.logicalSwitch(nm.ExternalSwitch(node.Name), node.Name, nil)
 	localnet := &nbdb.LogicalSwitchPort{
-		Name:      nm.LocalnetPort(gw.InterfaceID),
+		Name:      LocalnetPortOf(n, node),
 		Type:      "localnet",
 		Addresses: []string{"unknown"},
 		Options:   map[string]string{"network_name": physicalNetwork},

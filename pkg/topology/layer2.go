@@ -54,11 +54,15 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 		return err
 	}
 	ls := e.logicalSwitch(switchName, "", otherConfig)
-	mgmtMAC := alloc.MACFromIP(a.mgmtIPs[0]).String()
+	mp, err := ManagementPortOf(n, node)
+	if err != nil {
+		return err
+	}
+	mgmtMAC := mp.MAC
 	// Every node has a management port with the same addresses; each stays in its zone.
 	e.switchPort(ls, &nbdb.LogicalSwitchPort{
-		Name:      nm.ManagementPort(node.Name),
-		Addresses: []string{macAndIPs(mgmtMAC, a.mgmtIPs)},
+		Name:      mp.LSP,
+		Addresses: []string{macAndIPs(mgmtMAC, mp.addrs())},
 		Options:   map[string]string{"requested-chassis": node.ChassisID},
 	}, node.Name)
 	l2 := &layer2Net{n: n, nm: nm, ls: ls, addrs: a, mgmtMAC: mgmtMAC, grJoin: grJoin}

@@ -37,8 +37,12 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks,
 		Options: withGatewayMTU(n, nil)}, node.Name)
 	e.routerLink(ls, switchToRouter+switchName, rtos.Name, node.Name, nil)
-	mgmtMAC := alloc.MACFromIP(mgmtIPs[0]).String()
-	e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: nm.ManagementPort(node.Name), Addresses: []string{macAndIPs(mgmtMAC, mgmtIPs)}}, node.Name)
+	mp, err := ManagementPortOf(n, node)
+	if err != nil {
+		return err
+	}
+	mgmtMAC := mp.MAC
+	e.switchPort(ls, &nbdb.LogicalSwitchPort{Name: mp.LSP, Addresses: []string{macAndIPs(mgmtMAC, mp.addrs())}}, node.Name)
 
 	// The join switch links the cluster router (.1 of the join subnet) to the gateway
 	// router (join base + node id).

@@ -136,6 +136,9 @@ func (ec *e2eCluster) flags(nodeName, nb, httpAddr string) []string {
 		"--kubeconfig", ec.kube.Kubeconfig,
 		"--node-name", nodeName,
 		"--nb-address", nb,
+		// These agents program their zones' NBs alone: the test publishes what a node
+		// would (addNode) and no packet flows here (the sandbox's nodes are real hosts).
+		"--node-dataplane=false",
 		"--http-address", httpAddr,
 		"--cluster-subnets", "10.244.0.0/16/24",
 		"--leader-election-namespace", leaseNamespace,

@@ -53,6 +53,24 @@ type Config struct {
 	// tcp:<host>:<port> or ssl:<host>:<port> ([default] nb-address, comma-separated;
 	// default unix:/var/run/ovn/ovnnb_db.sock).
 	NBEndpoints []string
+	// NodeDataplane says whether the agent programs the node itself — OVS settings and
+	// bridges, the zone's Southbound remote chassis, management ports, br-ex flows — and
+	// publishes the node's annotations ([default] node-dataplane, default true). False
+	// programs the zone's Northbound only, for nodes whose own side is run by something
+	// else (and tests of the zone alone).
+	NodeDataplane bool
+	// OVSEndpoint is the node's Open vSwitch database ([default] ovs-address, default
+	// unix:/var/run/openvswitch/db.sock). With unix:, the socket's directory is the OVS
+	// run directory, where ovs-ofctl finds the bridges' OpenFlow sockets.
+	OVSEndpoint string
+	// SBEndpoints are the zone's OVN southbound database endpoints ([default] sb-address,
+	// default unix:/var/run/ovn/ovnsb_db.sock); ovn-controller is pointed at them too.
+	SBEndpoints []string
+	// GatewayBridge is the OVS bridge holding the node's NIC and address ([default]
+	// gateway-bridge, default br-ex).
+	GatewayBridge string
+	// DatapathType is br-int's OVS datapath, system or netdev ([default] datapath-type).
+	DatapathType string
 	// Kubeconfig is the kubeconfig file to reach the API server; empty means the
 	// in-cluster configuration of the pod ([default] kubeconfig).
 	Kubeconfig string

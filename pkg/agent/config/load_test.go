@@ -17,9 +17,14 @@ import (
 // defaults is the Config that Load returns with nothing but a node name.
 func defaults() *Config {
 	return &Config{
-		NodeName:    "node1",
-		NBEndpoints: []string{"unix:/var/run/ovn/ovnnb_db.sock"},
-		HTTPAddress: ":9476",
+		NodeName:      "node1",
+		NBEndpoints:   []string{"unix:/var/run/ovn/ovnnb_db.sock"},
+		HTTPAddress:   ":9476",
+		NodeDataplane: true,
+		OVSEndpoint:   "unix:/var/run/openvswitch/db.sock",
+		SBEndpoints:   []string{"unix:/var/run/ovn/ovnsb_db.sock"},
+		GatewayBridge: "br-ex",
+		DatapathType:  "system",
 		LeaderElection: LeaderElectionConfig{
 			Enabled: true, Namespace: "ovnk-system", LeaseName: "ovnk-agent-leader",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,

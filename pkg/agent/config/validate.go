@@ -79,6 +79,9 @@ func (c *Config) checkAgent(ch *checker) {
 			ch.fail("nb-address", strings.Join(c.NBEndpoints, ","), "%v", err)
 		}
 	}
+	if c.NodeDataplane {
+		c.checkNodeDataplane(ch)
+	}
 	if _, err := checkHostPort(c.HTTPAddress); err != nil {
 		ch.fail("http-address", c.HTTPAddress, "%v: want [host]:port, e.g. :9476", err)
 	}
@@ -91,6 +94,27 @@ func (c *Config) checkAgent(ch *checker) {
 	if c.MinReconcileInterval < 0 || (c.ResyncPeriod > 0 && c.MinReconcileInterval >= c.ResyncPeriod) {
 		ch.fail("min-reconcile-interval", c.MinReconcileInterval.String(),
 			"want 0 or more and less than resync-period %s, e.g. 100ms", c.ResyncPeriod)
+	}
+}
+
+// checkNodeDataplane checks the settings of the node's own side.
+func (c *Config) checkNodeDataplane(ch *checker) {
+	if err := checkEndpoint(c.OVSEndpoint); err != nil {
+		ch.fail("ovs-address", c.OVSEndpoint, "%v", err)
+	}
+	if len(c.SBEndpoints) == 0 {
+		ch.fail("sb-address", "", "%s, e.g. unix:/var/run/ovn/ovnsb_db.sock", settingByKey("sb-address").howToSet())
+	}
+	for _, e := range c.SBEndpoints {
+		if err := checkEndpoint(e); err != nil {
+			ch.fail("sb-address", strings.Join(c.SBEndpoints, ","), "%v", err)
+		}
+	}
+	if c.GatewayBridge == "" || len(c.GatewayBridge) > 15 || strings.ContainsAny(c.GatewayBridge, "/ \t") {
+		ch.fail("gateway-bridge", c.GatewayBridge, "want the name of an OVS bridge and its link (1 to 15 characters, no '/' or space), e.g. br-ex")
+	}
+	if c.DatapathType != "system" && c.DatapathType != "netdev" {
+		ch.fail("datapath-type", c.DatapathType, "want system (the kernel datapath) or netdev (userspace)")
 	}
 }
 
