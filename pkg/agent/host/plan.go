@@ -18,6 +18,8 @@ import (
 	"strconv"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/host/gateway"
+	"github.com/ovnk/ovnk/pkg/host/sbchassis"
 	"github.com/ovnk/ovnk/pkg/topology"
 )
 
@@ -103,18 +105,11 @@ func firstOfEachFamily(addrs []netip.Prefix) []netip.Prefix {
 // Plan is the node's own dataplane as the cluster state wants it.
 type Plan struct {
 	// Chassis are the other nodes, as remote chassis of this zone's Southbound.
-	Chassis []RemoteChassis
+	Chassis []sbchassis.RemoteChassis
 	// ManagementPorts are one per network programmed on this node.
 	ManagementPorts []ManagementPort
 	// Gateways are the networks' gateway routers as the external bridge sees them.
 	Gateways []GatewayPort
-}
-
-// RemoteChassis is another node's chassis: its name, hostname and tunnel endpoint.
-type RemoteChassis struct {
-	Name     string
-	Hostname string
-	EncapIP  netip.Addr
 }
 
 // ManagementPort is a network's management port as the host plugs it: an OVS internal
@@ -140,14 +135,6 @@ type GatewayPort struct {
 	// as OVN-Kubernetes marks them (2 is the host's).
 	CTMark int
 }
-
-// The conntrack marks of the external bridge, as OVN-Kubernetes sets them.
-const (
-	ctMarkDefaultNetwork = 1
-	// CTMarkHost marks the host's own connections through the external bridge.
-	CTMarkHost       = 2
-	ctMarkFirstOfUDN = 3
-)
 
 // ManagementLink is the host interface of a network's management port.
 func ManagementLink(n *cluster.Network) string { return "ovn-k8s-mp" + strconv.Itoa(n.ID) }
@@ -177,7 +164,7 @@ func PlanFor(st *cluster.State, local, integrationBridge string) (Plan, []error)
 			errs = append(errs, fmt.Errorf("node %s publishes no primary interface address (k8s.ovn.org/node-primary-ifaddr): no tunnel to it", o.Name))
 			continue
 		}
-		p.Chassis = append(p.Chassis, RemoteChassis{Name: o.ChassisID, Hostname: o.Name, EncapIP: ip})
+		p.Chassis = append(p.Chassis, sbchassis.RemoteChassis{Name: o.ChassisID, Hostname: o.Name, EncapIP: ip})
 	}
 	for _, n := range st.Networks {
 		if n.Role != cluster.Primary {
@@ -189,9 +176,9 @@ func PlanFor(st *cluster.State, local, integrationBridge string) (Plan, []error)
 			continue
 		}
 		p.ManagementPorts = append(p.ManagementPorts, ManagementPort{ManagementPort: mp, Link: ManagementLink(n), OwnTable: !n.IsDefault()})
-		mark := ctMarkDefaultNetwork
+		mark := gateway.DefaultNetworkCTMark
 		if !n.IsDefault() {
-			mark = ctMarkFirstOfUDN + n.ID
+			mark = gateway.NetworkCTMark(n.ID)
 		}
 		p.Gateways = append(p.Gateways, GatewayPort{
 			Network: n.Name,

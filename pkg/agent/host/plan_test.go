@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/host/sbchassis"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
 )
@@ -17,7 +18,7 @@ func TestPlanLayer3Node(t *testing.T) {
 		t.Fatalf("errors: %v", errs)
 	}
 	// Every other node is a remote chassis, its tunnel at its primary IPv4 address.
-	want := []RemoteChassis{
+	want := []sbchassis.RemoteChassis{
 		{Name: "chassis-node2", Hostname: "node2", EncapIP: netip.MustParseAddr("172.18.0.3")},
 		{Name: "chassis-node3", Hostname: "node3", EncapIP: netip.MustParseAddr("172.18.0.4")},
 	}
