@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,9 +26,14 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	"github.com/ovnk/ovnk/pkg/agent/host"
 	"github.com/ovnk/ovnk/pkg/agent/leader"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/host/netconf"
+	"github.com/ovnk/ovnk/pkg/host/openflow"
+	"github.com/ovnk/ovnk/pkg/host/sbchassis"
+	"github.com/ovnk/ovnk/pkg/host/vswitch"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/version"
@@ -111,6 +118,9 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Metrics:        zone.NewMetrics(metrics.Registry),
 		Layer2Mode:     layer2,
 	}
+	if cfg.NodeDataplane {
+		zc.Node = nodeDataplane(cfg)
+	}
 	if err := zc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the zone controller: %w", err)
 	}
@@ -144,6 +154,53 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// nodeDataplane is the node's own part of the zone controller. Its clients connect on
+// the first reconcile and are retried on every one after, so an agent that starts
+// before OVS or the Southbound reports why (in its heartbeat) instead of exiting.
+func nodeDataplane(cfg *config.Config) *host.Node {
+	return &host.Node{
+		Name:              cfg.NodeName,
+		GatewayBridge:     cfg.GatewayBridge,
+		IntegrationBridge: integrationBridge,
+		DatapathType:      cfg.DatapathType,
+		SBEndpoints:       cfg.SBEndpoints,
+		Open: func(ctx context.Context) (*host.Clients, error) {
+			flows, err := openflow.NewOFCtl(ovsRunDir(cfg.OVSEndpoint))
+			if err != nil {
+				return nil, fmt.Errorf("OpenFlow: %w", err)
+			}
+			links, err := netconf.Open("")
+			if err != nil {
+				return nil, fmt.Errorf("netlink: %w", err)
+			}
+			ovs, err := vswitch.Connect(ctx, cfg.OVSEndpoint)
+			if err != nil {
+				links.Close()
+				return nil, err
+			}
+			sb, err := sbchassis.Connect(ctx, cfg.SBEndpoints)
+			if err != nil {
+				ovs.Close()
+				links.Close()
+				return nil, err
+			}
+			return &host.Clients{OVS: ovs, SB: sb, Links: links, Flows: flows}, nil
+		},
+	}
+}
+
+// integrationBridge is ovn-controller's bridge, as every OVN-Kubernetes node names it.
+const integrationBridge = "br-int"
+
+// ovsRunDir is where OVS keeps its control sockets, the bridges' OpenFlow sockets among
+// them: the directory of a unix database socket, else OVS's default.
+func ovsRunDir(endpoint string) string {
+	if path, ok := strings.CutPrefix(endpoint, "unix:"); ok {
+		return filepath.Dir(path)
+	}
+	return "/var/run/openvswitch"
 }
 
 // isClosed reports whether ch is closed. The manager closes Elected() once this replica

@@ -162,13 +162,9 @@ func (c *compiler) managementSNAT(e *emitter, n *cluster.Network, router *nbdb.L
 		if !ok {
 			continue
 		}
-		masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
-		if !ok {
-			return fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
-		}
-		_, mgmtIP, err := alloc.MasqueradeIPs(masq, n.ID)
+		mgmtIP, err := managementMasqueradeIP(c.state.Config, n, v6)
 		if err != nil {
-			return fmt.Errorf("network %s: %w", n.Name, err)
+			return err
 		}
 		e.snat(router, mgmtIP.String(), cidr.Masked().String(), portName, "eth.dst == "+mgmtMAC, c.local.Name)
 	}

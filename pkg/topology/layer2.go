@@ -54,7 +54,7 @@ func (c *compiler) layer2(e *emitter, n *cluster.Network) error {
 		return err
 	}
 	ls := e.logicalSwitch(switchName, "", otherConfig)
-	mp, err := ManagementPortOf(n, node)
+	mp, err := ManagementPortOf(c.state.Config, n, node)
 	if err != nil {
 		return err
 	}

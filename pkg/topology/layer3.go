@@ -37,7 +37,7 @@ func (c *compiler) layer3(e *emitter, n *cluster.Network) error {
 	rtos := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: routerToSwitch + switchName, MAC: alloc.MACFromIP(gwIPs[0]).String(), Networks: gwNetworks,
 		Options: withGatewayMTU(n, nil)}, node.Name)
 	e.routerLink(ls, switchToRouter+switchName, rtos.Name, node.Name, nil)
-	mp, err := ManagementPortOf(n, node)
+	mp, err := ManagementPortOf(c.state.Config, n, node)
 	if err != nil {
 		return err
 	}

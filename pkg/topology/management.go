@@ -29,11 +29,18 @@ type ManagementPort struct {
 	Routed []netip.Prefix
 	// MTU is the network's.
 	MTU int
+	// Masquerade are the addresses a user-defined network's pods reach the host with
+	// through this port (the cluster router SNATs them to the network's management
+	// masquerade address), one per family of the network: the host routes its
+	// replies to them back through the port. None for the default network, whose pods
+	// reach the host with their own addresses.
+	Masquerade []netip.Addr
 }
 
 // ManagementPortOf returns network n's management port on node: Layer3 networks need the
 // node's subnet in n, Layer2 networks have one port per node with the same addresses.
-func ManagementPortOf(n *cluster.Network, node *cluster.Node) (ManagementPort, error) {
+// cfg gives the masquerade subnets.
+func ManagementPortOf(cfg cluster.Config, n *cluster.Network, node *cluster.Node) (ManagementPort, error) {
 	var subnets []netip.Prefix
 	var routed []netip.Prefix
 	switch n.Topology {
@@ -62,8 +69,30 @@ func ManagementPortOf(n *cluster.Network, node *cluster.Node) (ManagementPort, e
 	}
 	for i, s := range subnets {
 		p.Addresses = append(p.Addresses, netip.PrefixFrom(a.mgmtIPs[i], s.Bits()))
+		if n.IsDefault() {
+			continue
+		}
+		masq, err := managementMasqueradeIP(cfg, n, s.Addr().Is6())
+		if err != nil {
+			return ManagementPort{}, err
+		}
+		p.Masquerade = append(p.Masquerade, masq)
 	}
 	return p, nil
+}
+
+// managementMasqueradeIP is the address of family v6 that a user-defined network's
+// pods reach the host with through its management port.
+func managementMasqueradeIP(cfg cluster.Config, n *cluster.Network, v6 bool) (netip.Addr, error) {
+	masq, ok := ofFamily(cfg.MasqueradeSubnets, v6)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
+	}
+	_, mgmtIP, err := alloc.MasqueradeIPs(masq, n.ID)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("network %s: %w", n.Name, err)
+	}
+	return mgmtIP, nil
 }
 
 // addrs are the port's addresses without their lengths, as the logical switch port

@@ -118,6 +118,8 @@ type ManagementPort struct {
 	topology.ManagementPort
 	// Link is ovn-k8s-mp<network id>: ovn-k8s-mp0 for the default network.
 	Link string
+	// NetworkID is the network's k8s.ovn.org/network-id, 0 for the default network.
+	NetworkID int
 	// OwnTable says the port routes in a table of its own, selected by rules, as a
 	// user-defined network's port does in its VRF upstream; the default network's
 	// routes are in the main table.
@@ -134,6 +136,10 @@ type GatewayPort struct {
 	// CTMark is 1 for the default network and 3 + network id for a user-defined one,
 	// as OVN-Kubernetes marks them (2 is the host's).
 	CTMark int
+	// Masquerade says the gateway router's traffic leaves from the network's
+	// masquerade address, which br-ex translates to the node's (user-defined
+	// networks).
+	Masquerade bool
 }
 
 // ManagementLink is the host interface of a network's management port.
@@ -170,20 +176,21 @@ func PlanFor(st *cluster.State, local, integrationBridge string) (Plan, []error)
 		if n.Role != cluster.Primary {
 			continue
 		}
-		mp, err := topology.ManagementPortOf(n, node)
+		mp, err := topology.ManagementPortOf(st.Config, n, node)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		p.ManagementPorts = append(p.ManagementPorts, ManagementPort{ManagementPort: mp, Link: ManagementLink(n), OwnTable: !n.IsDefault()})
+		p.ManagementPorts = append(p.ManagementPorts, ManagementPort{ManagementPort: mp, Link: ManagementLink(n), NetworkID: n.ID, OwnTable: !n.IsDefault()})
 		mark := gateway.DefaultNetworkCTMark
 		if !n.IsDefault() {
 			mark = gateway.NetworkCTMark(n.ID)
 		}
 		p.Gateways = append(p.Gateways, GatewayPort{
-			Network: n.Name,
-			Patch:   PatchPort(topology.LocalnetPortOf(n, node), integrationBridge),
-			CTMark:  mark,
+			Network:    n.Name,
+			Patch:      PatchPort(topology.LocalnetPortOf(n, node), integrationBridge),
+			CTMark:     mark,
+			Masquerade: !n.IsDefault(),
 		})
 	}
 	return p, errs

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +53,9 @@ type Controller struct {
 	Metrics     *Metrics
 	// Layer2Mode is the Layer2 topology the agent runs (--layer2-topology).
 	Layer2Mode l2upgrade.Mode
+	// Node is the node's own part (package agent/host); nil when the agent programs
+	// the zone's Northbound only (--node-dataplane=false).
+	Node NodeDataplane
 
 	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
@@ -65,6 +69,27 @@ type Controller struct {
 		err       error     // the last reconcile's error, nil after a success
 	}
 }
+
+// NodeDataplane is the node's own part of a reconcile: what the node publishes about
+// itself, what goes into the zone's Southbound before the Northbound names it (remote
+// chassis), and what the host needs once the Northbound holds the zone (management
+// ports, gateway flows).
+type NodeDataplane interface {
+	// Annotations reads the node's facts and returns the annotations that publish them.
+	Annotations(ctx context.Context) (map[string]string, error)
+	// BeforeZone runs before the zone's Northbound is written.
+	BeforeZone(ctx context.Context, st *cluster.State) error
+	// AfterZone runs after it; retry asks to come back soon, for something the node's
+	// daemons have not made yet.
+	AfterZone(ctx context.Context, st *cluster.State) (retry bool, err error)
+}
+
+// maxRetryDelay bounds the back-off of a failing reconcile.
+const maxRetryDelay = 30 * time.Second
+
+// nodeRetry is how soon a reconcile comes back for what ovn-controller has not made
+// yet (the gateway routers' patch ports).
+const nodeRetry = 500 * time.Millisecond
 
 // Layer2Phase returns where the node is in the Layer2 topology upgrade, as of the last
 // successful reconcile; "" before it.
@@ -104,7 +129,12 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("zone").
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{
+			NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1,
+			// A failing zone (its OVS or Southbound down, say) is retried at least every
+			// maxRetryDelay, so it catches up soon after the server is back.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, maxRetryDelay),
+		}).
 		Watches(&corev1.Node{}, all).
 		Watches(&corev1.Namespace{}, all).
 		Watches(&corev1.Pod{}, all).
@@ -132,6 +162,10 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err == nil {
 		err = c.reportStatus(ctx, z)
 	}
+	if err == nil && z.node != nil {
+		// The zone is applied and reported; the node's own part is not in order.
+		err = fmt.Errorf("node %s: %w", c.NodeName, z.node)
+	}
 	c.recordOutcome(err)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -142,6 +176,9 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		logger.Info("zone reconciled", "operations", stats.Operations, "transactions", stats.Transactions,
 			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes,
 			"notCompiled", len(res.NotCompiled), "connectsIncomplete", incomplete)
+	}
+	if z.retry {
+		return reconcile.Result{RequeueAfter: nodeRetry}, nil
 	}
 	return reconcile.Result{RequeueAfter: c.Resync}, nil
 }
@@ -155,9 +192,17 @@ type reconciled struct {
 	// their unique name (ovn.NameTakenError): the rest of the zone is applied, and the
 	// network's zone status says what blocks it.
 	taken map[string]string
+	// node is what went wrong with the node's own part; retry asks to come back soon.
+	node  error
+	retry bool
 }
 
 func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, error) {
+	if c.Node != nil {
+		if err := c.publishNode(ctx); err != nil {
+			return ovn.Stats{}, nil, err
+		}
+	}
 	in, err := c.inputs(ctx)
 	if err != nil {
 		return ovn.Stats{}, nil, err
@@ -167,6 +212,10 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	if local == nil {
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
+	}
+	var nodeErrs []error
+	if c.Node != nil {
+		nodeErrs = append(nodeErrs, c.Node.BeforeZone(ctx, st))
 	}
 	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
 	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
@@ -198,7 +247,36 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 			return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
 		}
 	}
+	if c.Node != nil {
+		retry, err := c.Node.AfterZone(ctx, st)
+		z.retry = retry
+		nodeErrs = append(nodeErrs, err)
+	}
+	z.node = errors.Join(nodeErrs...)
 	return stats, z, nil
+}
+
+// publishNode annotates this node with what its own side knows about it (chassis,
+// addresses, gateway), when the node does not carry that already.
+func (c *Controller) publishNode(ctx context.Context) error {
+	want, err := c.Node.Annotations(ctx)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", c.NodeName, err)
+	}
+	var node corev1.Node
+	if err := c.Client.Get(ctx, types.NamespacedName{Name: c.NodeName}, &node); err != nil {
+		return fmt.Errorf("get node %s: %w", c.NodeName, err)
+	}
+	changes := map[string]any{}
+	for k, v := range want {
+		if node.Annotations[k] != v {
+			changes[k] = v
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	return c.patchNode(ctx, changes)
 }
 
 // nameConflicts sorts by network the rows a reconcile left out because another owner's

@@ -13,6 +13,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,11 @@ type Patch struct {
 	// CTMark marks the connections of this network's GR: DefaultNetworkCTMark for the
 	// default network, NetworkCTMark(id) for a user-defined one; never HostCTMark.
 	CTMark int
+	// Masquerade says the GR's traffic leaves it from the network's masquerade address
+	// (a user-defined network's GR does, so that networks whose pod subnets overlap stay
+	// apart); br-ex translates it to the node's address of the family, and conntrack
+	// translates the replies back.
+	Masquerade bool
 }
 
 // Config is what the flows depend on. Ports are OpenFlow numbers rather than names so
@@ -61,6 +67,9 @@ type Config struct {
 	Patches []Patch
 	// IPv4 and IPv6 say which families the node has an address in; at least one.
 	IPv4, IPv6 bool
+	// NodeIPv4 and NodeIPv6 are the node's addresses, which masquerading GRs' traffic
+	// leaves with; needed in each family the node has when a patch masquerades.
+	NodeIPv4, NodeIPv6 netip.Addr
 }
 
 // validate refuses configurations whose flows would misdirect traffic: a port or mark
@@ -101,6 +110,14 @@ func (c Config) validate() error {
 			return fmt.Errorf("network %q: ct mark %d is network %q's too", p.Network, p.CTMark, marks[p.CTMark])
 		}
 		marks[p.CTMark] = p.Network
+		if p.Masquerade {
+			if c.IPv4 && !c.NodeIPv4.Is4() {
+				return fmt.Errorf("network %q masquerades but the node's IPv4 address %q is not one", p.Network, c.NodeIPv4)
+			}
+			if c.IPv6 && (!c.NodeIPv6.Is6() || c.NodeIPv6.Is4In6()) {
+				return fmt.Errorf("network %q masquerades but the node's IPv6 address %q is not one", p.Network, c.NodeIPv6)
+			}
+		}
 	}
 	return nil
 }
@@ -145,17 +162,29 @@ func SharedFlows(c Config) ([]openflow.Flow, error) {
 	}
 	// commit sends a packet out of the NIC after committing its connection with the
 	// mark of the port it came from, so that the replies find their way back.
-	commit := func(mark int) string {
-		return fmt.Sprintf("ct(commit,zone=%d,exec(set_field:%#x->ct_mark)),%s", CTZone, mark, toNIC)
+	commit := func(mark int, snat netip.Addr) string {
+		nat := ""
+		if snat.IsValid() {
+			nat = "nat(src=" + snat.String() + "),"
+		}
+		return fmt.Sprintf("ct(commit,zone=%d,%sexec(set_field:%#x->ct_mark)),%s", CTZone, nat, mark, toNIC)
 	}
 	for _, family := range families(c) {
 		// IP from the NIC: look its connection up (undoing any NAT conntrack did in
 		// this zone), then sort it by mark in table 1.
 		add(tableIn, prioIP, family+",in_port="+nic, fmt.Sprintf("ct(table=%d,zone=%d,nat)", tableReply, CTZone))
 		// IP from the host or a GR: out of the NIC, remembering who sent it.
-		add(tableIn, prioIP, family+",in_port="+localPortName, commit(HostCTMark))
+		add(tableIn, prioIP, family+",in_port="+localPortName, commit(HostCTMark, netip.Addr{}))
+		nodeIP := c.NodeIPv4
+		if family == "ipv6" {
+			nodeIP = c.NodeIPv6
+		}
 		for _, p := range patches {
-			add(tableIn, prioIP, family+",in_port="+strconv.Itoa(p.OFPort), commit(p.CTMark))
+			var snat netip.Addr
+			if p.Masquerade {
+				snat = nodeIP
+			}
+			add(tableIn, prioIP, family+",in_port="+strconv.Itoa(p.OFPort), commit(p.CTMark, snat))
 		}
 	}
 	if c.IPv6 {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -17,10 +18,11 @@ func TestSharedFlowsGolden(t *testing.T) {
 	c := Config{
 		NIC: 1,
 		Patches: []Patch{
-			{Network: "blue", OFPort: 5, CTMark: NetworkCTMark(2)},
+			{Network: "blue", OFPort: 5, CTMark: NetworkCTMark(2), Masquerade: true},
 			{Network: "default", OFPort: 4, CTMark: DefaultNetworkCTMark},
 		},
 		IPv4: true, IPv6: true,
+		NodeIPv4: netip.MustParseAddr("172.18.0.2"), NodeIPv6: netip.MustParseAddr("fc00:f853:ccd:e793::2"),
 	}
 	flows, err := SharedFlows(c)
 	if err != nil {
@@ -30,11 +32,11 @@ func TestSharedFlowsGolden(t *testing.T) {
 		"priority=100,ip,in_port=1 actions=ct(table=1,zone=64000,nat)",
 		"priority=100,ip,in_port=LOCAL actions=ct(commit,zone=64000,exec(set_field:0x2->ct_mark)),output:1",
 		"priority=100,ip,in_port=4 actions=ct(commit,zone=64000,exec(set_field:0x1->ct_mark)),output:1",
-		"priority=100,ip,in_port=5 actions=ct(commit,zone=64000,exec(set_field:0x5->ct_mark)),output:1",
+		"priority=100,ip,in_port=5 actions=ct(commit,zone=64000,nat(src=172.18.0.2),exec(set_field:0x5->ct_mark)),output:1",
 		"priority=100,ipv6,in_port=1 actions=ct(table=1,zone=64000,nat)",
 		"priority=100,ipv6,in_port=LOCAL actions=ct(commit,zone=64000,exec(set_field:0x2->ct_mark)),output:1",
 		"priority=100,ipv6,in_port=4 actions=ct(commit,zone=64000,exec(set_field:0x1->ct_mark)),output:1",
-		"priority=100,ipv6,in_port=5 actions=ct(commit,zone=64000,exec(set_field:0x5->ct_mark)),output:1",
+		"priority=100,ipv6,in_port=5 actions=ct(commit,zone=64000,nat(src=fc00:f853:ccd:e793::2),exec(set_field:0x5->ct_mark)),output:1",
 		"priority=110,icmp6,in_port=1,icmp_type=135 actions=LOCAL,output:4,output:5",
 		"priority=110,icmp6,in_port=1,icmp_type=136 actions=LOCAL,output:4,output:5",
 		"priority=10,in_port=1 actions=LOCAL,output:4,output:5",
@@ -106,6 +108,8 @@ func TestSharedFlowsRefuses(t *testing.T) {
 		{"mark of the host", Config{NIC: 1, IPv4: true, Patches: []Patch{{Network: "blue", OFPort: 3, CTMark: HostCTMark}}}, `network "blue": ct mark 2 is the host's`},
 		{"mark 0", Config{NIC: 1, IPv4: true, Patches: []Patch{{Network: "blue", OFPort: 3}}}, `network "blue": ct mark 0 out of range`},
 		{"mark twice", Config{NIC: 1, IPv4: true, Patches: []Patch{def, {Network: "blue", OFPort: 3, CTMark: 1}}}, `network "blue": ct mark 1 is network "default"'s too`},
+		{"masquerade without the node's IPv4", Config{NIC: 1, IPv4: true, Patches: []Patch{{Network: "blue", OFPort: 3, CTMark: 5, Masquerade: true}}}, `network "blue" masquerades but the node's IPv4 address "invalid IP" is not one`},
+		{"masquerade without the node's IPv6", Config{NIC: 1, IPv4: true, IPv6: true, NodeIPv4: netip.MustParseAddr("172.18.0.2"), Patches: []Patch{{Network: "blue", OFPort: 3, CTMark: 5, Masquerade: true}}}, `network "blue" masquerades but the node's IPv6 address "invalid IP" is not one`},
 	} {
 		_, err := SharedFlows(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -2,6 +2,7 @@ package openflow
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -145,6 +146,12 @@ func normCT(inner string) (string, error) {
 			zone = strconv.FormatUint(z, 10)
 		case a == "nat":
 			nested = append(nested, "nat")
+		case strings.HasPrefix(a, "nat("):
+			n, err := normNAT(a)
+			if err != nil {
+				return "", fmt.Errorf("ct(%s): %w", inner, err)
+			}
+			nested = append(nested, n)
 		default:
 			body, ok := cutCall(a, "exec")
 			if !ok {
@@ -166,7 +173,7 @@ func normCT(inner string) (string, error) {
 	if force && !commit {
 		return "", fmt.Errorf("ct(%s): force needs commit", inner)
 	}
-	if !commit && len(nested) > 0 && (len(nested) > 1 || nested[0] != "nat") {
+	if !commit && len(nested) > 0 && (len(nested) > 1 || !isNAT(nested[0])) {
 		return "", fmt.Errorf("ct(%s): actions other than nat need commit", inner)
 	}
 	var out []string
@@ -182,14 +189,36 @@ func normCT(inner string) (string, error) {
 	if zone != "" {
 		out = append(out, "zone="+zone)
 	}
-	if len(nested) > 0 && nested[0] == "nat" {
-		out = append(out, "nat")
+	if len(nested) > 0 && isNAT(nested[0]) {
+		out = append(out, nested[0])
 		nested = nested[1:]
 	}
 	if len(nested) > 0 {
 		out = append(out, "exec("+strings.Join(nested, ",")+")")
 	}
 	return "ct(" + strings.Join(out, ",") + ")", nil
+}
+
+// isNAT reports whether a nested ct action is a nat, bare or with arguments.
+func isNAT(a string) bool { return a == "nat" || strings.HasPrefix(a, "nat(") }
+
+// normNAT handles nat(src=ADDR) and nat(dst=ADDR) with one address, printed as
+// ovs-ofctl does (IPv6 in its canonical form, without brackets); ranges and ports are
+// beyond the fake.
+func normNAT(a string) (string, error) {
+	body, ok := cutCall(a, "nat")
+	if !ok {
+		return "", fmt.Errorf("%q: malformed nat", a)
+	}
+	dir, value, _ := strings.Cut(body, "=")
+	if dir != "src" && dir != "dst" {
+		return "", fmt.Errorf("%q: the fake knows nat(src=ADDR) and nat(dst=ADDR)", a)
+	}
+	addr, err := netip.ParseAddr(value)
+	if err != nil || addr.Zone() != "" {
+		return "", fmt.Errorf("%q: %q is not one IP address (the fake takes no ranges or ports)", a, value)
+	}
+	return "nat(" + dir + "=" + addr.String() + ")", nil
 }
 
 // normCTMarkWrite handles set_field:V[/M]->ct_mark and load:V->NXM_NX_CT_MARK[], both
