@@ -1,6 +1,7 @@
 // Command ovnk-sandbox runs the local cluster of `make demo`: etcd, kube-apiserver and
-// three simulated nodes, each an ovnk-agent with its own OVN Northbound database, left
-// running in the background (docs/demo.md).
+// three simulated nodes, each a network namespace with its own OVS and OVN daemons and
+// an ovnk-agent, joined by an underlay that routes to an outside world, left running in
+// the background (docs/demo.md).
 package main
 
 import (
@@ -33,25 +34,39 @@ func rootCommand() *cobra.Command {
 		Use:   "ovnk-sandbox",
 		Short: "Run a local three-node ovnk cluster to try kubectl ovnk on",
 		Long: `ovnk-sandbox starts, checks and removes a cluster on this machine: etcd,
-kube-apiserver, and three nodes, each an ovnk-agent with its own OVN Northbound
-ovsdb-server. Its processes keep running after the command returns; their pid files and
-logs are in the sandbox directory. There is no kubelet: pods stay Pending, but the
-agents allocate their addresses and program them into every node's NB.`,
+kube-apiserver, and three nodes. Each node is a network namespace with what an
+OVN-Kubernetes node runs: an Open_vSwitch database and ovs-vswitchd (userspace
+datapath), the node's OVN zone (NB, SB, ovn-northd), ovn-controller and an ovnk-agent.
+The nodes' uplinks meet in an underlay namespace (172.18.0.0/16) that routes to an
+outside world (192.0.2.10, with a server answering each request with the address it came
+from). The sandbox plays the nodes' installer (the gateway bridge br-ex with the node's
+address) and kubelet + CNI: there is no scheduler, so a pod needs spec.nodeName; once
+the agents have given it addresses, it gets a network namespace plugged into its node's
+br-int (which the node's agent creates) and is reported Running. Pods on different
+nodes reach each other through Geneve tunnels over the underlay. exec runs commands in
+pods, on nodes and in the outside world.
+
+Its processes keep running after the command returns; their pid files and logs are in
+the sandbox directory. It needs root (network namespaces).`,
 		Example: `  # What make demo and make demo-down run
   ovnk-sandbox up
   eval "$(ovnk-sandbox env)"
   kubectl ovnk status
-  ovnk-sandbox down`,
+  ovnk-sandbox down
+
+  # The outside world, from a node: it answers with the node's address
+  ovnk-sandbox exec --node ovnk-node-1 -- curl -s http://192.0.2.10:8080/`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&dir, "dir", ".sandbox", "the sandbox directory (unix socket paths in it must stay under 108 bytes)")
-	root.AddCommand(upCommand(&dir), downCommand(&dir), statusCommand(&dir), envCommand(&dir))
+	root.AddCommand(upCommand(&dir), downCommand(&dir), statusCommand(&dir), envCommand(&dir), execCommand(&dir))
+	root.AddCommand(daemonCommands(&dir)...)
 	return root
 }
 
 func upCommand(dir *string) *cobra.Command {
-	opts := sandbox.Options{KubeBinDir: os.Getenv("OVNK_KUBE_BIN"), AgentPath: agentBesideExecutable()}
+	opts := sandbox.Options{KubeBinDir: os.Getenv("OVNK_KUBE_BIN"), AgentPath: besideExecutable("ovnk-agent"), HelperPath: executable()}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the sandbox, or check that the running one is ready",
@@ -76,13 +91,18 @@ the sandbox and starts a new one.`,
 	return cmd
 }
 
-// agentBesideExecutable is where make puts ovnk-agent: next to ovnk-sandbox in bin/.
-func agentBesideExecutable() string {
+// executable is this program, which also runs the sandbox's own daemons.
+func executable() string {
 	exe, err := os.Executable()
 	if err != nil {
-		return "ovnk-agent"
+		return os.Args[0]
 	}
-	return filepath.Join(filepath.Dir(exe), "ovnk-agent")
+	return exe
+}
+
+// besideExecutable is where make puts the other binaries: next to ovnk-sandbox in bin/.
+func besideExecutable(name string) string {
+	return filepath.Join(filepath.Dir(executable()), name)
 }
 
 func downCommand(dir *string) *cobra.Command {

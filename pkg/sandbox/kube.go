@@ -90,6 +90,16 @@ func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
 	if err := certs.WriteKubeconfig(s.Kubeconfig, s.APIServer, controlPlaneName); err != nil {
 		return err
 	}
+	// Inside a node the API server is at the node's own 127.0.0.1:6443 (the forwarder),
+	// which the serving certificate covers.
+	for _, n := range s.Nodes {
+		if err := os.MkdirAll(s.nodeDir(n), 0o755); err != nil {
+			return fmt.Errorf("create directory of node %s: %w", n.Name, err)
+		}
+		if err := certs.WriteKubeconfig(n.Kubeconfig, "https://"+nodeAPIServer, controlPlaneName); err != nil {
+			return err
+		}
+	}
 	cfg, err := s.restConfig()
 	if err != nil {
 		return err
@@ -136,12 +146,8 @@ func (s *Sandbox) createClusterObjects(ctx context.Context) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", ns.Name, err)
 	}
-	for i, n := range s.Nodes {
-		obj, err := n.object(i)
-		if err != nil {
-			return err
-		}
-		if _, err := client.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	for _, n := range s.Nodes {
+		if _, err := client.CoreV1().Nodes().Create(ctx, n.object(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
 		}
 	}

@@ -2,140 +2,110 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/poll"
-	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
-// clusterSubnets is the default network's subnets and host prefix, in the agent's
-// --cluster-subnets form.
-const clusterSubnets = "10.244.0.0/16/24"
+// defaultSubnet is the default network's subnet and each node's prefix length in it.
+var defaultSubnet = cluster.Subnet{CIDR: netip.MustParsePrefix("10.244.0.0/16"), HostSubnet: 24}
 
-// newNodes names the nodes and their NB endpoints; node i lives in <dir>/n<i>.
+// clusterSubnets is defaultSubnet in the agent's --cluster-subnets form.
+func clusterSubnets() string {
+	return fmt.Sprintf("%s/%d", defaultSubnet.CIDR, defaultSubnet.HostSubnet)
+}
+
+// Inside a node's namespace, the API server and the agent's HTTP endpoint are on the
+// node's own loopback, at the addresses a node of a real cluster would use.
+const (
+	nodeAPIServer  = "127.0.0.1:6443"
+	nodeAgentHTTP  = "127.0.0.1:9476"
+	nodeKubeconfig = "kubeconfig"
+)
+
+// newNodes lays out the nodes of the sandbox in dir: node i lives in <dir>/n<i> and in
+// the namespace <prefix>n<i>. Everything but the agents' host ports follows from dir,
+// so the sandbox's own daemons find the nodes from the directory alone.
 func newNodes(dir string) []Node {
+	prefix := netnsPrefix(dir)
 	nodes := make([]Node, 0, nodeCount)
 	for i, name := range NodeNames() {
-		n := Node{Name: name, Dir: "n" + strconv.Itoa(i+1)}
-		n.NBEndpoint = "unix:" + n.socket(dir)
+		n := Node{
+			Name:    name,
+			Dir:     "n" + strconv.Itoa(i+1),
+			Netns:   nodeNetns(prefix, i),
+			Address: nodeAddress(i).String(),
+			MAC:     nodeMAC(i),
+		}
+		path := func(file string) string { return filepath.Join(dir, n.Dir, file) }
+		n.OVSEndpoint = "unix:" + path(ovsSocket)
+		n.NBEndpoint = "unix:" + path(nbSocket)
+		n.SBEndpoint = "unix:" + path(sbSocket)
+		n.Kubeconfig = path(nodeKubeconfig)
 		nodes = append(nodes, n)
 	}
 	return nodes
 }
 
-func (n Node) socket(dir string) string        { return filepath.Join(dir, n.Dir, "nb.sock") }
-func (n Node) controlSocket(dir string) string { return filepath.Join(dir, n.Dir, "nb.ctl") }
-
-func (s *Sandbox) nb(n Node) *daemon {
-	return daemonAt(s.Dir, n.Name+" NB", filepath.Join(n.Dir, "ovsdb-server"))
+// Netnses lists the sandbox's network namespaces but the pods': the nodes', the
+// underlay's and the outside world's.
+func (s *Sandbox) Netnses() []string {
+	out := []string{s.Underlay, s.Outside}
+	for _, n := range s.Nodes {
+		out = append(out, n.Netns)
+	}
+	return out
 }
 
 func (s *Sandbox) agent(n Node) *daemon {
 	return daemonAt(s.Dir, n.Name+" agent", filepath.Join(n.Dir, "agent"))
 }
 
-// object is the Node with the annotations that ovnkube-node would publish about a
-// real node (its chassis, its gateway, its primary address); the agents' compiler
-// needs them and nothing else here sets them. Node i gets 172.18.0.(i+2)/16, as on
-// a kind network.
-func (n Node) object(i int) (*corev1.Node, error) {
-	octet := i + 2
-	addr := netip.MustParsePrefix(fmt.Sprintf("172.18.0.%d/16", octet))
-	gateway, err := cluster.L3GatewayConfigCodec.Format(cluster.Gateway{
-		Mode:        cluster.GatewayModeShared,
-		InterfaceID: "breth0_" + n.Name,
-		MAC:         fmt.Sprintf("02:42:ac:12:00:%02x", octet),
-		IPs:         []netip.Prefix{addr},
-		NextHops:    []netip.Addr{netip.MustParseAddr("172.18.0.1")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gateway annotation of node %s: %w", n.Name, err)
-	}
-	primary, err := cluster.PrimaryIfAddrCodec.Format([]netip.Prefix{addr})
-	if err != nil {
-		return nil, fmt.Errorf("primary address annotation of node %s: %w", n.Name, err)
-	}
+// object is the Node as kubelet registers it: a name and its hostname label. What
+// OVN-Kubernetes' node side publishes about it (chassis, gateway, addresses) the node's
+// agent publishes.
+func (n Node) object() *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name:   n.Name,
 		Labels: map[string]string{corev1.LabelHostname: n.Name},
-		Annotations: map[string]string{
-			cluster.AnnotationNodeChassisID:     "chassis-" + n.Name,
-			cluster.AnnotationL3GatewayConfig:   gateway,
-			cluster.AnnotationNodePrimaryIfAddr: primary,
-		},
-	}}, nil
+	}}
 }
 
-// startNBs creates every node's NB database from the schema ovnk's models were
-// generated from (the one the agent is built for), starts an ovsdb-server per node on
-// a unix socket, and waits until each accepts connections.
-func (s *Sandbox) startNBs(ctx context.Context, bins binaries) error {
-	schema, err := json.Marshal(nbdb.Schema())
-	if err != nil {
-		return fmt.Errorf("encode the NB schema: %w", err)
-	}
-	schemaPath := filepath.Join(s.Dir, "ovn-nb.ovsschema")
-	if err := os.WriteFile(schemaPath, schema, 0o644); err != nil {
-		return fmt.Errorf("write the NB schema: %w", err)
-	}
-	return s.inParallel(func(n *Node) error {
-		dir := filepath.Join(s.Dir, n.Dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create directory of node %s: %w", n.Name, err)
-		}
-		db := filepath.Join(dir, "nb.db")
-		if out, err := exec.CommandContext(ctx, bins.ovsdbTool, "create", db, schemaPath).CombinedOutput(); err != nil {
-			return fmt.Errorf("create the NB database of node %s: %w: %s", n.Name, err, strings.TrimSpace(string(out)))
-		}
-		d := s.nb(*n)
-		// OVS tools put control sockets and logs under /var/run unless told otherwise.
-		env := []string{"OVS_RUNDIR=" + dir, "OVS_DBDIR=" + dir, "OVS_LOGDIR=" + dir}
-		if err := d.startDetached(dir, env, bins.ovsdbServer, db,
-			"--remote=punix:"+n.socket(s.Dir),
-			"--unixctl="+n.controlSocket(s.Dir),
-		); err != nil {
-			return err
-		}
-		return waitStarted(ctx, d, nbTimeout, "the NB of "+n.Name+" to accept connections", poll.Dials("unix", n.socket(s.Dir)))
-	})
+// agentArgv is the agent's command line for node n, run inside the node's namespace.
+func (s *Sandbox) agentArgv(path string, n Node) []string {
+	return nsenterArgv(n.Netns, path, "run",
+		"--config=", // no agent.conf: everything is on the command line
+		"--kubeconfig", n.Kubeconfig,
+		"--node-name", n.Name,
+		"--nb-address", n.NBEndpoint,
+		"--sb-address", n.SBEndpoint,
+		"--ovs-address", n.OVSEndpoint,
+		"--gateway-bridge", GatewayBridge,
+		"--datapath-type", "netdev",
+		"--http-address", nodeAgentHTTP,
+		"--cluster-subnets", clusterSubnets(),
+		"--leader-election-namespace", manifests.DefaultNamespace,
+	)
 }
 
-// startAgents starts an agent per node, each with its own NB and HTTP port, and waits
-// until every one is ready (connected to its NB, its zone reconciled).
+// startAgents starts an agent per node inside its namespace, and waits until every one
+// is ready (connected to its NB, its zone reconciled), asking through the forwarder.
 func (s *Sandbox) startAgents(ctx context.Context, path string) error {
 	return s.inParallel(func(n *Node) error {
-		return retryOnPortClash(func() (*daemon, error) {
-			port, err := procutil.FreePort()
-			if err != nil {
-				return nil, err
-			}
-			n.HTTPAddress = "127.0.0.1:" + strconv.Itoa(port)
-			d := s.agent(*n)
-			if err := d.startDetached(filepath.Join(s.Dir, n.Dir), nil, path, "run",
-				"--config=", // no agent.conf: everything is on the command line
-				"--kubeconfig", s.Kubeconfig,
-				"--node-name", n.Name,
-				"--nb-address", n.NBEndpoint,
-				"--http-address", n.HTTPAddress,
-				"--cluster-subnets", clusterSubnets,
-				"--leader-election-namespace", manifests.DefaultNamespace,
-			); err != nil {
-				return nil, err
-			}
-			return d, waitStarted(ctx, d, agentTimeout, "the agent of "+n.Name+" to be ready", poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
-		})
+		d := s.agent(*n)
+		// The node's OVS and OVN tools, should the agent run any, find the node's
+		// servers by these.
+		if err := d.startDetached(s.nodeDir(*n), ovsEnv(s.nodeDir(*n)), s.agentArgv(path, *n)...); err != nil {
+			return err
+		}
+		return waitStarted(ctx, d, agentTimeout, fmt.Sprintf("the agent of %s to be ready", n.Name), poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
 	})
 }

@@ -37,6 +37,9 @@ func daemonAt(dir, name, rel string) *daemon {
 	return &daemon{name: name, pidFile: base + ".pid", logFile: base + ".log"}
 }
 
+// base is the daemon's files' path without the extension: <dir>/<rel>.
+func (d *daemon) base() string { return strings.TrimSuffix(d.pidFile, ".pid") }
+
 // startDetached starts the daemon in a session of its own, so it outlives the command
 // (and the make) that started it and is not hit by the terminal's Ctrl-C; its output goes
 // to its log and its standard input is /dev/null. The environment is ours without
@@ -112,15 +115,23 @@ func (d *daemon) readPID() (int, error) {
 }
 
 // running reports whether pid is a live process of the sandbox in dir. Every daemon's
-// command line names a file in dir, which tells ours from an unrelated process that
-// reused the pid (or a daemon of a sandbox in dir2); a zombie has an empty command line
-// and counts as gone.
+// command line names dir or a file in it, which tells ours from an unrelated process
+// that reused the pid (or a daemon of a sandbox in dir2); a zombie has an empty command
+// line and counts as gone.
 func running(pid int, dir string) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	return err == nil && strings.Contains(string(cmdline), dir+string(filepath.Separator))
+	if err != nil {
+		return false
+	}
+	for _, arg := range strings.Split(string(cmdline), "\x00") {
+		if arg == dir || strings.Contains(arg, dir+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Grace periods of stopDaemons: SIGTERM first, SIGKILL when that is not enough.

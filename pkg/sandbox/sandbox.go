@@ -1,12 +1,17 @@
 // Package sandbox runs a local ovnk cluster for `make demo`: etcd, kube-apiserver, and
-// three simulated nodes, each an ovnk-agent with its own OVN Northbound ovsdb-server,
-// as every node of an interconnect cluster is its own zone. There is no kubelet and no
-// ovnkube-node: the sandbox creates the Node objects with what those would publish.
+// three simulated nodes that are real hosts as far as packets go. Each node is a network
+// namespace with the system daemons an OVN-Kubernetes node runs (an Open_vSwitch
+// database and ovs-vswitchd on the userspace datapath, the zone's NB and SB, ovn-northd,
+// ovn-controller) and an ovnk-agent; an underlay namespace bridges the nodes and routes
+// to an outside world. The sandbox stands in for what a node's installer and kubelet +
+// CNI do: it creates the gateway bridge with the node's address, and wires pods into
+// namespaces of their own once the agents have given them addresses. The agents do the
+// node's OVN part, as they would in a cluster.
 //
 // Every process runs detached from the command that started it (a session of its own,
 // a pid file and a log in the sandbox directory), so the sandbox keeps running after
-// Up returns, and Down, from any later process, stops it. docs/demo.md describes the
-// layout.
+// Up returns, and Down, from any later process, stops it. It needs root: it creates
+// network namespaces. docs/demo.md describes the layout.
 package sandbox
 
 import (
@@ -37,11 +42,17 @@ const (
 	settingsFile   = "ovnk.yaml"
 )
 
-// stopStages are the pid files Down stops, in order: the agents before the API server
-// they talk to, etcd last so the API server does not log its loss.
+// stopStages are the pid files Down stops, in order: the pods daemon (so it wires
+// nothing more) and the agents first, then each node's daemons from the top (the
+// programs before the databases they use), the API server, and etcd last so the API
+// server does not log its loss. n*/ovsdb-server.pid is the NB of a sandbox started
+// before the nodes had namespaces (now the Open_vSwitch database's own pid file).
 var stopStages = [][]string{
-	{"n*/agent.pid"},
-	{"kube-apiserver.pid", "n*/ovsdb-server.pid"},
+	{"pods.pid", "n*/agent.pid"},
+	{"n*/controller.pid", "n*/northd.pid"},
+	{"n*/vswitchd.pid"},
+	{"n*/ovsdb.pid", "n*/nb.pid", "n*/sb.pid", "n*/ovsdb-server.pid", "forwarder.pid", "whoami.pid"},
+	{"kube-apiserver.pid"},
 	{"etcd.pid"},
 }
 
@@ -57,33 +68,58 @@ func NodeNames() []string {
 	return names
 }
 
-// Sandbox is a started sandbox: where its files are and where its servers listen.
-// Up writes it to state.json in the directory.
+// Sandbox is a started sandbox: where its files are, where its servers listen, and
+// its network namespaces. Up writes it to state.json in the directory.
 type Sandbox struct {
 	// Dir is the sandbox directory, absolute, symbolic links resolved.
 	Dir string `json:"dir"`
-	// Kubeconfig is an admin kubeconfig for the API server (credentials embedded).
+	// Kubeconfig is an admin kubeconfig for the API server (credentials embedded), for
+	// use from the host.
 	Kubeconfig string `json:"kubeconfig"`
 	// Settings is the kubectl ovnk settings file (select it with OVNK_PLUGIN_CONFIG) that maps
 	// every node to its NB, so live views read the NBs directly.
 	Settings string `json:"settings"`
 	// EtcdURL is etcd's client URL.
 	EtcdURL string `json:"etcdURL"`
-	// APIServer is the API server's URL.
+	// APIServer is the API server's URL on the host's loopback.
 	APIServer string `json:"apiServer"`
+	// Underlay is the network namespace whose bridge joins the nodes' uplinks and which
+	// routes to Outside.
+	Underlay string `json:"underlay"`
+	// Outside is the network namespace standing in for the internet.
+	Outside string `json:"outside"`
+	// WhoAmIURL is the outside who-am-i server: it answers with the source address it
+	// saw.
+	WhoAmIURL string `json:"whoAmIURL"`
 	// Nodes are the simulated nodes.
 	Nodes []Node `json:"nodes"`
 }
 
-// Node is one simulated node: its NB and its agent.
+// Node is one simulated node: its namespace, its servers and its agent.
 type Node struct {
 	Name string `json:"name"`
 	// Dir is the node's directory, relative to the sandbox directory: short, since the
-	// NB's unix sockets live there.
+	// unix sockets of its servers live there. It is the OVS_RUNDIR and OVN_RUNDIR of
+	// the node's programs.
 	Dir string `json:"dir"`
-	// NBEndpoint is the NB's OVSDB endpoint, unix:<path>.
+	// Netns is the node's network namespace (a name for `ip netns`).
+	Netns string `json:"netns"`
+	// Address is the node's address on the underlay, with its prefix length; the
+	// gateway bridge br-ex holds it.
+	Address string `json:"address"`
+	// MAC is the gateway bridge's MAC.
+	MAC string `json:"mac"`
+	// OVSEndpoint is the Open_vSwitch database's OVSDB endpoint, unix:<path>.
+	OVSEndpoint string `json:"ovsEndpoint"`
+	// NBEndpoint is the zone's NB, unix:<path>.
 	NBEndpoint string `json:"nbEndpoint"`
-	// HTTPAddress is where the agent serves /healthz, /readyz and /metrics.
+	// SBEndpoint is the zone's SB, unix:<path>.
+	SBEndpoint string `json:"sbEndpoint"`
+	// Kubeconfig is the node's kubeconfig, valid inside Netns: the server is
+	// https://127.0.0.1:6443 there, forwarded to the API server on the host.
+	Kubeconfig string `json:"kubeconfig"`
+	// HTTPAddress is a host address forwarded to the agent's /healthz, /readyz and
+	// /metrics, which it serves inside Netns.
 	HTTPAddress string `json:"httpAddress"`
 }
 
@@ -96,6 +132,9 @@ type Options struct {
 	KubeBinDir string
 	// AgentPath is the ovnk-agent binary.
 	AgentPath string
+	// HelperPath is the ovnk-sandbox binary, which also runs the sandbox's own daemons
+	// (the forwarder, the pods daemon, the who-am-i server) through hidden subcommands.
+	HelperPath string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 }
@@ -118,6 +157,9 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	if err := checkSocketPaths(dir); err != nil {
 		return nil, err
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the sandbox needs root: its nodes are network namespaces (run it with sudo)")
 	}
 	existing, err := Load(dir)
 	if err != nil && !errors.Is(err, ErrNoSandbox) {
@@ -149,9 +191,10 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	return start(ctx, dir, bins, progress)
 }
 
-// Down stops every process of the sandbox in dir, waits until they are gone, and
-// removes the directory. No directory means nothing to do; a directory that is not a
-// sandbox is refused, never removed.
+// Down stops every process of the sandbox in dir, waits until they are gone, deletes
+// its network namespaces and removes the directory. No directory means nothing to do
+// but deleting namespaces a directory removed by hand left behind; a directory that is
+// not a sandbox is refused, never removed.
 func Down(ctx context.Context, dir string, progress io.Writer) error {
 	if progress == nil {
 		progress = io.Discard
@@ -162,7 +205,7 @@ func Down(ctx context.Context, dir string, progress io.Writer) error {
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(progress, "no sandbox in %s\n", dir)
-		return nil
+		return deleteNetworks(ctx, dir)
 	}
 	if err := teardown(ctx, dir, progress); err != nil {
 		return err
@@ -229,14 +272,13 @@ func resolveDir(dir string) (string, error) {
 // bytes with the terminating NUL).
 const maxSocketPath = 107
 
-// checkSocketPaths refuses a directory whose NB sockets would not fit in sun_path.
+// checkSocketPaths refuses a directory whose nodes' sockets would not fit in sun_path.
 func checkSocketPaths(dir string) error {
 	for _, n := range newNodes(dir) {
-		for _, sock := range []string{n.socket(dir), n.controlSocket(dir)} {
-			if len(sock) > maxSocketPath {
-				return fmt.Errorf("sandbox directory %s is too long: its NB socket %s would be %d bytes, over the %d a unix socket path may have; pass a shorter --dir (or SANDBOX_DIR= to make)",
-					dir, sock, len(sock), maxSocketPath)
-			}
+		sock := filepath.Join(dir, n.Dir, longestSocket)
+		if len(sock) > maxSocketPath {
+			return fmt.Errorf("sandbox directory %s is too long: a node's socket %s would be %d bytes, over the %d a unix socket path may have; pass a shorter --dir (or SANDBOX_DIR= to make)",
+				dir, sock, len(sock), maxSocketPath)
 		}
 	}
 	return nil
@@ -265,6 +307,9 @@ func teardown(ctx context.Context, dir string, progress io.Writer) error {
 	if err := stopDaemons(context.WithoutCancel(ctx), dir, progress, stopStages...); err != nil {
 		return fmt.Errorf("stop the sandbox in %s: %w", dir, err)
 	}
+	if err := deleteNetworks(context.WithoutCancel(ctx), dir); err != nil {
+		return fmt.Errorf("delete the network namespaces of the sandbox in %s: %w", dir, err)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove the sandbox directory: %w", err)
 	}
@@ -276,6 +321,11 @@ func teardown(ctx context.Context, dir string, progress io.Writer) error {
 // but do not become ready in time are an error: restarting would lose the user's
 // objects, so the user decides.
 func (s *Sandbox) checkRunning(ctx context.Context) (bool, error) {
+	for _, ns := range s.Netnses() {
+		if !netnsExists(ns) {
+			return false, nil
+		}
+	}
 	for _, c := range s.components() {
 		pid, err := c.daemon.readPID()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,28 +28,32 @@ import (
 )
 
 // needPrograms returns Options with every program the sandbox runs, building the agent
-// from this checkout, or ends the test through testenv.Missing.
+// and ovnk-sandbox (which runs the sandbox's own daemons) from this checkout, or ends
+// the test through testenv.Missing.
 func needPrograms(t *testing.T) Options {
 	t.Helper()
-	testenv.NeedBinaries(t, "go")
+	testenv.NeedRoot(t, "the sandbox's nodes are network namespaces")
+	testenv.NeedBinaries(t, "go", "ip", "nsenter", "curl")
 	testenv.NeedOVN(t)
 	kubeBin := os.Getenv(testenv.KubeBinEnv)
 	if kubeBin == "" {
 		kubeBin = testenv.KubeBinDir()
 	}
-	for _, name := range []string{"etcd", "kube-apiserver"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kubectl"} {
 		if !isExecutable(filepath.Join(kubeBin, name)) {
 			testenv.Missing(t, "%s is not in %s (scripts/kube-binaries.sh builds it)", name, kubeBin)
 		}
 	}
 	_, file, _, _ := runtime.Caller(0)
-	agent := filepath.Join(t.TempDir(), "ovnk-agent")
-	build := exec.Command("go", "build", "-o", agent, "./cmd/ovnk-agent")
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build ovnk-agent: %v\n%s", err, out)
+	bin := t.TempDir()
+	for _, cmd := range []string{"ovnk-agent", "ovnk-sandbox"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, cmd), "./cmd/"+cmd)
+		build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", cmd, err, out)
+		}
 	}
-	return Options{KubeBinDir: kubeBin, AgentPath: agent, Progress: testWriter{t}}
+	return Options{KubeBinDir: kubeBin, AgentPath: filepath.Join(bin, "ovnk-agent"), HelperPath: filepath.Join(bin, "ovnk-sandbox"), Progress: testWriter{t}}
 }
 
 // testWriter sends the sandbox's progress lines to the test log.
@@ -123,11 +128,7 @@ func TestSandbox(t *testing.T) {
 	var names []string
 	for _, n := range nodes.Items {
 		names = append(names, n.Name)
-		if n.Annotations[cluster.AnnotationNodeChassisID] == "" || n.Annotations[cluster.AnnotationL3GatewayConfig] == "" ||
-			n.Annotations[cluster.AnnotationNodePrimaryIfAddr] == "" {
-			t.Errorf("node %s lacks what the node side publishes: %v", n.Name, n.Annotations)
-		}
-		// The leader allocated it a subnet and id: the agents do their cluster-wide work.
+		// The leader allocated it an id: the agents do their cluster-wide work.
 		if n.Annotations[cluster.AnnotationNodeID] == "" {
 			t.Errorf("node %s has no %s: no agent allocated it", n.Name, cluster.AnnotationNodeID)
 		}
@@ -175,6 +176,8 @@ func TestSandbox(t *testing.T) {
 		t.Errorf("settings NB endpoints = %v, want %v", settings.NBEndpoints, wantEndpoints)
 	}
 
+	checkHosts(ctx, t, s, opts.KubeBinDir)
+
 	// A second Up finds it running and changes nothing.
 	again, err := Up(ctx, opts)
 	if err != nil {
@@ -220,6 +223,9 @@ func TestSandbox(t *testing.T) {
 	if _, err := os.Stat(opts.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Down left %s: %v", opts.Dir, err)
 	}
+	if left, err := netnsesWithPrefix(netnsPrefix(s.Dir)); err != nil || len(left) > 0 {
+		t.Errorf("Down left network namespaces %v (%v)", left, err)
+	}
 	for _, set := range []map[string]int{first, second} {
 		for name, pid := range set {
 			// A process this test started stays a zombie until the test reaps it: poll.
@@ -232,6 +238,63 @@ func TestSandbox(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
+		}
+	}
+}
+
+// checkHosts checks what the sandbox builds as the nodes' installer, with no help from
+// the agents: the namespaces, each node's address on br-ex and its Open_vSwitch
+// identity, the route through the underlay to the outside world, and the forwarder that
+// takes the node's kubeconfig to the API server.
+func checkHosts(ctx context.Context, t *testing.T, s *Sandbox, kubeBin string) {
+	t.Helper()
+	for _, ns := range s.Netnses() {
+		if !netnsExists(ns) {
+			t.Errorf("network namespace %s does not exist", ns)
+		}
+	}
+	in := func(target Target, argv ...string) string {
+		t.Helper()
+		cmd, err := s.Command(ctx, target, argv...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Errorf("%s in %s: %v: %s", strings.Join(argv, " "), target, err, stderr)
+		}
+		return string(out)
+	}
+	// The outside world answers from the underlay, which it sees as its gateway.
+	if got := in(Target{Underlay: true}, "curl", "-sS", "--max-time", "5", s.WhoAmIURL); got != outsideGateway+"\n" {
+		t.Errorf("who-am-i from the underlay answered %q, want %q", got, outsideGateway+"\n")
+	}
+	for _, n := range s.Nodes {
+		node := Target{Node: n.Name}
+		if got := in(node, "ip", "-br", "addr", "show", GatewayBridge); !strings.Contains(got, " "+n.Address) {
+			t.Errorf("%s's %s: %q, want address %s", n.Name, GatewayBridge, got, n.Address)
+		}
+		// The node's OVS tools find its servers by themselves (exec --node).
+		if got := strings.Trim(strings.TrimSpace(in(node, "ovs-vsctl", "get", "Open_vSwitch", ".", "external_ids:system-id")), `"`); len(got) != 36 {
+			t.Errorf("%s's system-id is %q, want a UUID", n.Name, got)
+		}
+		if got := in(node, "ovs-appctl", "-t", "ovs-vswitchd", "version"); !strings.Contains(got, "Open vSwitch") {
+			t.Errorf("ovs-appctl -t ovs-vswitchd version on %s printed %q", n.Name, got)
+		}
+		// From the node through the underlay's routing: the node's own address.
+		want := netip.MustParsePrefix(n.Address).Addr().String() + "\n"
+		if got := in(node, "curl", "-sS", "--max-time", "5", s.WhoAmIURL); got != want {
+			t.Errorf("who-am-i from %s answered %q, want %q", n.Name, got, want)
+		}
+		// The node's kubeconfig, inside the node, reaches the API server through the
+		// forwarder, and the serving certificate covers 127.0.0.1.
+		got := in(node, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", n.Kubeconfig, "get", "node", n.Name, "-o", "name")
+		if got != "node/"+n.Name+"\n" {
+			t.Errorf("kubectl in %s with its kubeconfig printed %q, want node/%s", n.Name, got, n.Name)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,13 +18,25 @@ import (
 
 // binaries are the programs the sandbox runs.
 type binaries struct {
-	etcd, apiserver, ovsdbServer, ovsdbTool, agent string
+	etcd, apiserver, agent, helper string
+	// root is the OVN release the nodes run; programs are its launchers, by name.
+	root     ovnroot.Root
+	programs map[string]string
 }
+
+// program returns the launcher of a program of the OVN root.
+func (b binaries) program(name string) string { return b.programs[name] }
+
+// ovnPrograms are the OVS and OVN programs a node runs or its installer uses.
+var ovnPrograms = []string{"ovsdb-server", "ovsdb-tool", "ovs-vsctl", "ovs-vswitchd", "ovn-northd", "ovn-controller"}
+
+// hostPrograms are the host's programs the sandbox needs for namespaces and links.
+var hostPrograms = []string{"ip", "nsenter"}
 
 // findBinaries checks every program is there before anything starts, so a missing
 // one is a single line saying how to get it.
 func findBinaries(opts Options) (binaries, error) {
-	var b binaries
+	b := binaries{programs: map[string]string{}}
 	var problems []string
 	if opts.KubeBinDir == "" {
 		problems = append(problems, "no directory for etcd and kube-apiserver: set OVNK_KUBE_BIN to what `scripts/deps.sh` prints (make demo does)")
@@ -40,19 +53,28 @@ func findBinaries(opts Options) (binaries, error) {
 	if root, err := ovnroot.Find(); err != nil {
 		problems = append(problems, err.Error())
 	} else {
-		for name, dst := range map[string]*string{"ovsdb-server": &b.ovsdbServer, "ovsdb-tool": &b.ovsdbTool} {
+		b.root = root
+		for _, name := range ovnPrograms {
 			p, err := root.Program(name)
 			if err != nil {
 				problems = append(problems, err.Error())
 				continue
 			}
-			*dst = p
+			b.programs[name] = p
+		}
+	}
+	for _, name := range hostPrograms {
+		if _, err := exec.LookPath(name); err != nil {
+			problems = append(problems, fmt.Sprintf("%s is not on PATH: install iproute2 and util-linux", name))
 		}
 	}
 	if !isExecutable(opts.AgentPath) {
 		problems = append(problems, fmt.Sprintf("agent binary %q not found: run `make build`", opts.AgentPath))
 	}
-	b.agent = opts.AgentPath
+	if !isExecutable(opts.HelperPath) {
+		problems = append(problems, fmt.Sprintf("ovnk-sandbox binary %q not found (it runs the sandbox's own daemons): run `make build`", opts.HelperPath))
+	}
+	b.agent, b.helper = opts.AgentPath, opts.HelperPath
 	if len(problems) > 0 {
 		return b, errors.New(strings.Join(problems, "\n"))
 	}
@@ -82,15 +104,20 @@ func start(ctx context.Context, dir string, bins binaries, progress io.Writer) (
 	if err := os.WriteFile(filepath.Join(dir, markerFile), []byte("an ovnk sandbox: `ovnk-sandbox down` stops it and removes this directory\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("mark sandbox directory: %w", err)
 	}
+	prefix := netnsPrefix(dir)
 	s := &Sandbox{
 		Dir:        dir,
 		Kubeconfig: filepath.Join(dir, kubeconfigFile),
 		Settings:   filepath.Join(dir, settingsFile),
+		Underlay:   underlayNetns(prefix),
+		Outside:    outsideNetns(prefix),
+		WhoAmIURL:  "http://" + whoAmIAddr + "/",
 		Nodes:      newNodes(dir),
 	}
 	if err := s.startAll(ctx, bins, progress); err != nil {
 		stopErr := stopDaemons(context.WithoutCancel(ctx), dir, io.Discard, stopStages...)
-		return nil, fmt.Errorf("%w\nthe sandbox's logs are in %s; `make demo-down` removes it", errors.Join(err, stopErr), dir)
+		netErr := deleteNetworks(context.WithoutCancel(ctx), dir)
+		return nil, fmt.Errorf("%w\nthe sandbox's logs are in %s; `make demo-down` removes it", errors.Join(err, stopErr, netErr), dir)
 	}
 	if err := s.writeFiles(); err != nil {
 		return nil, err
@@ -112,12 +139,37 @@ func (s *Sandbox) startAll(ctx context.Context, bins binaries, progress io.Write
 	if err := s.createClusterObjects(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintln(progress, "starting an NB ovsdb-server per node")
-	if err := s.startNBs(ctx, bins); err != nil {
+	fmt.Fprintf(progress, "creating the network namespaces: %s, the underlay %s and the outside world %s\n",
+		strings.Join(nodeNetnses(s.Nodes), ", "), s.Underlay, s.Outside)
+	if err := s.createNetworks(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "starting the who-am-i server at %s\n", s.WhoAmIURL)
+	if err := s.startWhoAmI(ctx, bins.helper); err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "starting every node's Open_vSwitch database, ovs-vswitchd, NB, SB, ovn-northd and ovn-controller")
+	if err := s.inParallel(func(n *Node) error { return s.startNodeServers(ctx, bins, *n) }); err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "starting the forwarder between the host's loopback and the nodes")
+	if err := s.startForwarder(ctx, bins.helper); err != nil {
 		return err
 	}
 	fmt.Fprintln(progress, "starting an ovnk-agent per node")
-	return s.startAgents(ctx, bins.agent)
+	if err := s.startAgents(ctx, bins.agent); err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "starting the pods daemon")
+	return s.startPods(ctx, bins.helper)
+}
+
+func nodeNetnses(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Netns
+	}
+	return out
 }
 
 // retryOnPortClash runs try (start a daemon, wait for it) again when it failed because

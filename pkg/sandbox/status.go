@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/poll"
@@ -11,7 +12,8 @@ import (
 
 // ComponentStatus is what Status found about one process of the sandbox.
 type ComponentStatus struct {
-	// Name says which process: "etcd", "kube-apiserver", "ovnk-node-1 NB", "ovnk-node-1 agent".
+	// Name says which process: "etcd", "kube-apiserver", "ovnk-node-1 NB", "ovnk-node-1 agent",
+	// "forwarder", "pods daemon"….
 	Name string
 	// PID is the process's id, 0 when it does not run.
 	PID int
@@ -39,14 +41,26 @@ func (s *Sandbox) components() []component {
 			}
 			return apiserverReady(cfg)(ctx)
 		}},
+		{s.whoami(), dialsIn(s.Outside, whoAmIAddr)},
 	}
 	for _, n := range s.Nodes {
-		cs = append(cs, component{s.nb(n), poll.Dials("unix", n.socket(s.Dir))})
+		dir := s.nodeDir(n)
+		vswitchd, northd, controller := s.vswitchd(n), s.northd(n), s.controller(n)
+		cs = append(cs,
+			component{s.ovsdb(n), poll.Dials("unix", filepath.Join(dir, ovsSocket))},
+			component{vswitchd, defaultCtl(vswitchd, dir, "ovs-vswitchd")},
+			component{s.nb(n), poll.Dials("unix", filepath.Join(dir, nbSocket))},
+			component{s.sb(n), poll.Dials("unix", filepath.Join(dir, sbSocket))},
+			component{northd, defaultCtl(northd, dir, "ovn-northd")},
+			component{controller, defaultCtl(controller, dir, "ovn-controller")},
+		)
 	}
+	cs = append(cs, component{s.forwarder(), s.forwarderReady})
 	for _, n := range s.Nodes {
 		cs = append(cs, component{s.agent(n), poll.HTTPOK("http://" + n.HTTPAddress + "/readyz")})
 	}
-	return cs
+	// The pods daemon has no endpoint: running is all it can show.
+	return append(cs, component{s.pods(), func(context.Context) error { return nil }})
 }
 
 // checkTimeout bounds one readiness check of Status.

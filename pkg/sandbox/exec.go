@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ovnk/ovnk/pkg/ovnroot"
+)
+
+// Target says where Command runs a program: in a pod, on a node, in the outside world
+// or in the underlay. Exactly one field is set.
+type Target struct {
+	// Pod is "namespace/name" of a pod the sandbox has wired.
+	Pod string
+	// Node is a node's name.
+	Node string
+	// Outside selects the outside world, where the who-am-i server runs.
+	Outside bool
+	// Underlay selects the underlay, which bridges the nodes and routes to the outside.
+	Underlay bool
+}
+
+func (t Target) String() string {
+	switch {
+	case t.Pod != "":
+		return "pod " + t.Pod
+	case t.Node != "":
+		return "node " + t.Node
+	case t.Outside:
+		return "the outside world"
+	default:
+		return "the underlay"
+	}
+}
+
+// Command returns the command that runs argv inside target's network namespace (the
+// program sees the host's file systems and processes, as in a pod with host mounts).
+// On a node the OVS and OVN tools of the OVN root are first on PATH and find the node's
+// servers by themselves: `ovs-vsctl show`, `ovn-nbctl show`, `ovn-sbctl show`,
+// `ovs-appctl -t ovs-vswitchd …` need no options. A pod that the pods daemon has not
+// wired yet is an error saying so.
+func (s *Sandbox) Command(ctx context.Context, t Target, argv ...string) (*exec.Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	set := 0
+	for _, b := range []bool{t.Pod != "", t.Node != "", t.Outside, t.Underlay} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("name one place to run %s in: a pod, a node, the outside world or the underlay", argv[0])
+	}
+	var netns string
+	var env []string
+	switch {
+	case t.Pod != "":
+		var err error
+		if netns, err = s.PodNetns(ctx, t.Pod); err != nil {
+			return nil, err
+		}
+	case t.Node != "":
+		i := s.nodeIndex(t.Node)
+		if i < 0 {
+			return nil, fmt.Errorf("no node %s in the sandbox: its nodes are %s", t.Node, strings.Join(NodeNames(), ", "))
+		}
+		n := s.Nodes[i]
+		netns = n.Netns
+		env = append(ovsEnv(s.nodeDir(n)), "OVN_NB_DB="+n.NBEndpoint, "OVN_SB_DB="+n.SBEndpoint)
+		if root, err := ovnroot.Find(); err == nil {
+			env = append(env, "PATH="+filepath.Join(root.Dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		}
+	case t.Outside:
+		netns = s.Outside
+	default:
+		netns = s.Underlay
+	}
+	if !netnsExists(netns) {
+		return nil, fmt.Errorf("%s has no network namespace %s: is the sandbox in %s running? (`ovnk-sandbox status`)", t, netns, s.Dir)
+	}
+	cmd := exec.CommandContext(ctx, "nsenter", nsenterArgv(netns, argv...)[1:]...)
+	cmd.Env = mergeEnv(os.Environ(), env)
+	return cmd, nil
+}
+
+// mergeEnv returns base with the variables of extra set, each key once: the command's
+// environment may also go to execve directly, where a duplicate key's first value
+// would win.
+func mergeEnv(base, extra []string) []string {
+	out := make([]string, 0, len(base)+len(extra))
+	set := map[string]bool{}
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); !set[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
+}
+
+func (s *Sandbox) nodeIndex(name string) int {
+	for i, n := range s.Nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// PodNetns returns the network namespace of the pod ref ("namespace/name"), which the
+// pods daemon names after the pod's UID: it asks the API server for the UID.
+func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
+	namespace, name, ok := strings.Cut(ref, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", fmt.Errorf("pod %q: name it as NAMESPACE/NAME", ref)
+	}
+	cfg, err := s.restConfig()
+	if err != nil {
+		return "", err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", fmt.Errorf("kubernetes client: %w", err)
+	}
+	pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("no pod %s", ref)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get pod %s: %w", ref, err)
+	}
+	netns := podNetns(netnsPrefix(s.Dir), string(pod.UID))
+	if !netnsExists(netns) {
+		if pod.Spec.NodeName == "" {
+			return "", fmt.Errorf("pod %s is bound to no node (the sandbox has no scheduler: set spec.nodeName to one of %s)", ref, strings.Join(NodeNames(), ", "))
+		}
+		return "", fmt.Errorf("pod %s on node %s is not wired yet (no network namespace %s): it waits for its addresses and the node's br-int; the pods daemon's log is %s",
+			ref, pod.Spec.NodeName, netns, s.pods().logFile)
+	}
+	return netns, nil
+}
