@@ -67,8 +67,9 @@ metadata:
 EOF
 }
 
-# No kubelet runs here: pods bound to a node stay Pending and the image is never
-# pulled, but the leader allocates their addresses and every agent programs them.
+# No kubelet runs here: the sandbox stands in for kubelet and CNI. Once the agents
+# have programmed a pod bound to a node, the sandbox wires a network namespace for it
+# into that node's br-int and marks it Running; the image is never pulled.
 pod() {
   kubectl create -f - <<EOF
 apiVersion: v1
@@ -100,6 +101,33 @@ create_once pod green-a -n green -- pod green green-a ovnk-node-1
 create_once pod green-b -n green -- pod green green-b ovnk-node-3
 create_once pod intruder -n default -- pod default intruder ovnk-node-2
 
+# sandbox_exec runs a command in a pod's network namespace (or a node's: --node NAME).
+sandbox_exec() {
+  bin/ovnk-sandbox exec --dir "$dir" "$@"
+}
+
+# udn_ip prints a pod's IPv4 address on its primary user-defined network (ovn-udn1).
+udn_ip() {
+  sandbox_exec "$1" -- ip -4 -br addr show ovn-udn1 | awk '{ split($3, a, "/"); print a[1] }'
+}
+
+# ping_pods shows, as the user would type it, a ping from pod $1 to address $2 with
+# ping's own summary lines, once the pod's namespace answers at all (the sandbox wires
+# pods a moment after the agents program them).
+ping_pods() {
+  local deadline=$((SECONDS + 60))
+  until sandbox_exec "$1" -- ping -n -c 1 -W 1 "$2" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      echo "demo: $1 cannot reach $2 after a minute" >&2
+      sandbox_exec "$1" -- ping -n -c 3 -W 1 "$2" >&2 || true
+      return 1
+    fi
+    sleep 1
+  done
+  printf '\n$ ovnk-sandbox exec %s -- ping -c 3 %s\n' "$1" "$2"
+  sandbox_exec "$1" -- ping -n -c 3 -i 0.2 "$2" | tail -n 2
+}
+
 run kubectl-ovnk status --wait --timeout 2m
 # The same plugin, found by kubectl on PATH.
 run kubectl ovnk network list
@@ -112,6 +140,24 @@ run_when_ready 60 kubectl ovnk trace blue/blue-a blue/blue-b --no-reply
 # blue-a also has a port on the default network, for the kubelet's probes alone: a
 # default-network pod's connection to it is dropped by the isolation ACL on blue-a's node.
 run_when_ready 60 kubectl ovnk trace default/intruder blue/blue-a --proto tcp --port 8080 --no-reply
+# Real packets through the same pairs: the pods are network namespaces wired to their
+# nodes' br-int, each node runs its own OVS (userspace datapath) and ovn-controller, and
+# the zones reach each other over Geneve on the underlay.
+echo
+echo "Real packets (the sandbox's pods are network namespaces on each node's OVS):"
+# blue-a (ovnk-node-1) to blue-b (ovnk-node-2): across zones on the Layer3 network.
+ping_pods blue/blue-a "$(udn_ip blue/blue-b)"
+# green-a (ovnk-node-1) to green-b (ovnk-node-3): through the Layer2 transit router.
+# (The trace's last lines: its verdict.)
+printf '\n$ kubectl ovnk trace green/green-a green/green-b --no-reply | tail -n 3\n'
+kubectl ovnk trace green/green-a green/green-b --no-reply | tail -n 3
+ping_pods green/green-a "$(udn_ip green/green-b)"
+# blue-a to the outside world (192.0.2.10, beyond the nodes' router): the who-am-i
+# server answers with the source address it saw, the node's — blue-a's traffic left
+# through ovnk-node-1's gateway router and br-ex.
+printf '\n$ ovnk-sandbox exec blue/blue-a -- curl -s http://192.0.2.10:8080/\n'
+sandbox_exec blue/blue-a -- curl -sS --max-time 5 http://192.0.2.10:8080/
+
 # Every agent built the Layer2 network green with OKEP-5094's transit router from the
 # start (new nodes need no upgrade); on a cluster coming from the legacy topology this
 # view follows the rolling upgrade node by node (docs/upgrade.md).
