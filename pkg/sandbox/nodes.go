@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,9 +82,10 @@ func (n Node) object() *corev1.Node {
 	}}
 }
 
-// agentArgv is the agent's command line for node n, run inside the node's namespace.
-func (s *Sandbox) agentArgv(path string, n Node) []string {
-	return nsenterArgv(n.Netns, path, "run",
+// agentArgv is the agent's command line for node n, run inside the node's namespace:
+// the sandbox's flags, then s.AgentArgs, then extra.
+func (s *Sandbox) agentArgv(n Node, extra ...string) []string {
+	args := []string{"run",
 		"--config=", // no agent.conf: everything is on the command line
 		"--kubeconfig", n.Kubeconfig,
 		"--node-name", n.Name,
@@ -93,19 +97,53 @@ func (s *Sandbox) agentArgv(path string, n Node) []string {
 		"--http-address", nodeAgentHTTP,
 		"--cluster-subnets", clusterSubnets(),
 		"--leader-election-namespace", manifests.DefaultNamespace,
-	)
+	}
+	args = append(append(args, s.AgentArgs...), extra...)
+	return nsenterArgv(n.Netns, append([]string{s.AgentPath}, args...)...)
 }
 
 // startAgents starts an agent per node inside its namespace, and waits until every one
 // is ready (connected to its NB, its zone reconciled), asking through the forwarder.
-func (s *Sandbox) startAgents(ctx context.Context, path string) error {
-	return s.inParallel(func(n *Node) error {
-		d := s.agent(*n)
-		// The node's OVS and OVN tools, should the agent run any, find the node's
-		// servers by these.
-		if err := d.startDetached(s.nodeDir(*n), ovsEnv(s.nodeDir(*n)), s.agentArgv(path, *n)...); err != nil {
+func (s *Sandbox) startAgents(ctx context.Context) error {
+	return s.inParallel(func(n *Node) error { return s.startAgent(ctx, *n) })
+}
+
+func (s *Sandbox) startAgent(ctx context.Context, n Node, extra ...string) error {
+	d := s.agent(n)
+	// The node's OVS and OVN tools, should the agent run any, find the node's servers
+	// by these.
+	if err := d.startDetached(s.nodeDir(n), ovsEnv(s.nodeDir(n)), s.agentArgv(n, extra...)...); err != nil {
+		return err
+	}
+	return waitStarted(ctx, d, agentTimeout, fmt.Sprintf("the agent of %s to be ready", n.Name), poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
+}
+
+// RestartAgent stops node's agent with sig (SIGKILL for a crash, SIGTERM for a clean
+// stop), waits until it is gone, and starts it again with the sandbox's flags and
+// extra, until it is ready. Nothing else of the node stops: its OVS and ovn-controller
+// keep forwarding meanwhile.
+func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Signal, extra ...string) error {
+	i := slices.IndexFunc(s.Nodes, func(n Node) bool { return n.Name == node })
+	if i < 0 {
+		return fmt.Errorf("no node %q in the sandbox: its nodes are %v", node, NodeNames())
+	}
+	n := s.Nodes[i]
+	d := s.agent(n)
+	pid, err := d.readPID()
+	if err != nil {
+		return err
+	}
+	if running(pid, s.Dir) {
+		signalGroup(pid, sig)
+		err := poll.Until(ctx, termGrace, fmt.Sprintf("the agent of %s (pid %d) to exit", node, pid), func(context.Context) error {
+			if running(pid, s.Dir) {
+				return errors.New("still running")
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		return waitStarted(ctx, d, agentTimeout, fmt.Sprintf("the agent of %s to be ready", n.Name), poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
-	})
+	}
+	return s.startAgent(ctx, n, extra...)
 }

@@ -93,6 +93,10 @@ type Sandbox struct {
 	WhoAmIURL string `json:"whoAmIURL"`
 	// Nodes are the simulated nodes.
 	Nodes []Node `json:"nodes"`
+	// AgentPath is the agent binary the nodes run, and AgentArgs the flags every agent
+	// gets beyond the sandbox's own (Options.AgentArgs), kept for RestartAgent.
+	AgentPath string   `json:"agentPath"`
+	AgentArgs []string `json:"agentArgs,omitempty"`
 }
 
 // Node is one simulated node: its namespace, its servers and its agent.
@@ -135,6 +139,9 @@ type Options struct {
 	// HelperPath is the ovnk-sandbox binary, which also runs the sandbox's own daemons
 	// (the forwarder, the pods daemon, the who-am-i server) through hidden subcommands.
 	HelperPath string
+	// AgentArgs are flags every agent gets after the sandbox's own (a later flag wins),
+	// e.g. --layer2-topology=v1 for a cluster that starts on the legacy Layer2 topology.
+	AgentArgs []string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 }

@@ -19,6 +19,8 @@ import (
 // binaries are the programs the sandbox runs.
 type binaries struct {
 	etcd, apiserver, agent, helper string
+	// agentArgs are Options.AgentArgs.
+	agentArgs []string
 	// root is the OVN release the nodes run; programs are its launchers, by name.
 	root     ovnroot.Root
 	programs map[string]string
@@ -74,7 +76,7 @@ func findBinaries(opts Options) (binaries, error) {
 	if !isExecutable(opts.HelperPath) {
 		problems = append(problems, fmt.Sprintf("ovnk-sandbox binary %q not found (it runs the sandbox's own daemons): run `make build`", opts.HelperPath))
 	}
-	b.agent, b.helper = opts.AgentPath, opts.HelperPath
+	b.agent, b.helper, b.agentArgs = opts.AgentPath, opts.HelperPath, opts.AgentArgs
 	if len(problems) > 0 {
 		return b, errors.New(strings.Join(problems, "\n"))
 	}
@@ -113,6 +115,8 @@ func start(ctx context.Context, dir string, bins binaries, progress io.Writer) (
 		Outside:    outsideNetns(prefix),
 		WhoAmIURL:  "http://" + whoAmIAddr + "/",
 		Nodes:      newNodes(dir),
+		AgentPath:  bins.agent,
+		AgentArgs:  bins.agentArgs,
 	}
 	if err := s.startAll(ctx, bins, progress); err != nil {
 		stopErr := stopDaemons(context.WithoutCancel(ctx), dir, io.Discard, stopStages...)
@@ -157,7 +161,7 @@ func (s *Sandbox) startAll(ctx context.Context, bins binaries, progress io.Write
 		return err
 	}
 	fmt.Fprintln(progress, "starting an ovnk-agent per node")
-	if err := s.startAgents(ctx, bins.agent); err != nil {
+	if err := s.startAgents(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintln(progress, "starting the pods daemon")

@@ -10,10 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,35 +33,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 // leaseNamespace holds the agents' Lease.
 const leaseNamespace = "ovnk-system"
 
-var (
-	buildOnce  sync.Once
-	agentPath  string
-	agentBuild error
-)
-
-// agentBinary builds cmd/ovnk-agent once per test binary.
-func agentBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ovnk-e2e-bin-")
-		if err != nil {
-			agentBuild = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		agentPath = filepath.Join(dir, "ovnk-agent")
-		cmd := exec.Command("go", "build", "-o", agentPath, "./cmd/ovnk-agent")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			agentBuild = fmt.Errorf("build ovnk-agent: %w\n%s", err, out)
-		}
-	})
-	if agentBuild != nil {
-		t.Fatal(agentBuild)
-	}
-	return agentPath
-}
+// agentBinary is cmd/ovnk-agent, built once per test binary.
+func agentBinary(t *testing.T) string { return testenv.Command(t, "ovnk-agent") }
 
 // node is a simulated node: its Node object, its NB and its agent.
 type node struct {

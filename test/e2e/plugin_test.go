@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,35 +28,9 @@ import (
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-var (
-	pluginOnce  sync.Once
-	pluginDir   string
-	pluginBuild error
-)
-
-// pluginBinDir builds cmd/kubectl-ovnk once per test binary into a directory of its
-// own, to put on PATH for kubectl's plugin discovery.
-func pluginBinDir(t *testing.T) string {
-	t.Helper()
-	pluginOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ovnk-e2e-plugin-")
-		if err != nil {
-			pluginBuild = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-ovnk"), "./cmd/kubectl-ovnk")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			pluginBuild = fmt.Errorf("build kubectl-ovnk: %w\n%s", err, out)
-		}
-		pluginDir = dir
-	})
-	if pluginBuild != nil {
-		t.Fatal(pluginBuild)
-	}
-	return pluginDir
-}
+// pluginBinDir is the directory of cmd/kubectl-ovnk, built once per test binary, to put
+// on PATH for kubectl's plugin discovery.
+func pluginBinDir(t *testing.T) string { return filepath.Dir(testenv.Command(t, "kubectl-ovnk")) }
 
 // pluginRun is one `kubectl ovnk …` run through the real kubectl binary.
 type pluginRun struct {

@@ -473,3 +473,14 @@ func (k *Kube) Namespace(t testing.TB) string {
 	})
 	return ns.Name
 }
+
+// KubeBinary returns the path of etcd, kube-apiserver or kubectl as the tests find it
+// ($OVNK_KUBE_BIN, the build cache, PATH); a missing one ends the test through Missing.
+func KubeBinary(t testing.TB, name string) string {
+	t.Helper()
+	p, err := findKubeBinary(name)
+	if err != nil {
+		Missing(t, "%v", err)
+	}
+	return p
+}

@@ -1,0 +1,121 @@
+// Package packets holds kubectl ovnk and the agents to what real packets do, on the
+// sandbox of `make demo` (pkg/sandbox): three nodes, each a network namespace with its
+// own OVS (userspace datapath), NB, SB, northd, ovn-controller and agent, an underlay
+// router and an outside host; pods are network namespaces the sandbox wires to br-int.
+package packets_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ovnk/ovnk/pkg/sandbox"
+	"github.com/ovnk/ovnk/test/testenv"
+)
+
+// lab is a running sandbox and the real kubectl with our plugin.
+type lab struct {
+	t       *testing.T
+	s       *sandbox.Sandbox
+	kubectl string
+	// env points kubectl and the plugin at the sandbox.
+	env []string
+}
+
+// startSandbox brings up a sandbox in a directory of its own (agentArgs go to every
+// agent) and removes it when the test ends, whether or not it passed; a failed test
+// first logs where the sandbox's logs were.
+func startSandbox(t *testing.T, agentArgs ...string) *lab {
+	t.Helper()
+	testenv.NeedRoot(t, "the sandbox's network namespaces and OVS")
+	testenv.NeedBinaries(t, "ip", "nsenter", "ping", "curl")
+	testenv.NeedOVN(t)
+	kubectl := testenv.KubeBinary(t, "kubectl")
+	binDir := filepath.Dir(testenv.KubeBinary(t, "kube-apiserver"))
+	// Short: the NB sockets live in it, and unix socket paths have 107 bytes.
+	dir, err := os.MkdirTemp("", "ovnk-sbx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	s, err := sandbox.Up(ctx, sandbox.Options{
+		Dir:        dir,
+		KubeBinDir: binDir,
+		AgentPath:  testenv.Command(t, "ovnk-agent"),
+		HelperPath: testenv.Command(t, "ovnk-sandbox"),
+		AgentArgs:  agentArgs,
+		Progress:   &progress,
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sandbox start:\n%s", progress.String())
+			if os.Getenv("OVNK_KEEP_SANDBOX") != "" {
+				t.Logf("sandbox kept in %s (OVNK_KEEP_SANDBOX): remove it with ovnk-sandbox down --dir %s", dir, dir)
+				return
+			}
+		}
+		down, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := sandbox.Down(down, dir, nil); err != nil {
+			t.Errorf("sandbox down: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("sandbox up: %v\n%s", err, progress.String())
+	}
+	t.Logf("sandbox up in %s", dir)
+	return &lab{
+		t: t, s: s, kubectl: kubectl,
+		env: []string{
+			"KUBECONFIG=" + s.Kubeconfig,
+			"OVNK_PLUGIN_CONFIG=" + s.Settings,
+			"PATH=" + filepath.Dir(testenv.Command(t, "kubectl-ovnk")) + string(os.PathListSeparator) + os.Getenv("PATH"),
+			"NO_COLOR=1",
+		},
+	}
+}
+
+// run runs kubectl (its first argument "ovnk" runs our plugin) and returns its
+// standard output; the error carries standard error.
+func (l *lab) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, l.kubectl, args...)
+	cmd.Env = append(os.Environ(), l.env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// must is run that fails the test on an error.
+func (l *lab) must(ctx context.Context, args ...string) string {
+	l.t.Helper()
+	out, err := l.run(ctx, args...)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return out
+}
+
+// exec runs argv in the network namespace of target (a pod, a node, the outside host)
+// and returns its combined output.
+func (l *lab) exec(ctx context.Context, target sandbox.Target, argv ...string) (string, error) {
+	cmd, err := l.s.Command(ctx, target, argv...)
+	if err != nil {
+		return "", err
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("in %s: %s: %w\n%s", target, strings.Join(argv, " "), err, out)
+	}
+	return string(out), nil
+}
