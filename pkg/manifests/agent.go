@@ -47,6 +47,9 @@ const (
 	AgentConfigPath = AgentConfigDir + "/" + AgentConfigKey
 	// NBSocketName is the NB socket's file name inside the NB socket directory.
 	NBSocketName = "ovnnb_db.sock"
+	// SBSocketName is the SB socket's file name, in the same directory (ovn-central
+	// keeps both there).
+	SBSocketName = "ovnsb_db.sock"
 
 	// ConfigHashAnnotation, on the agent's pod template, holds the SHA-256 of the config
 	// file, so that applying a changed config rolls the agents (they read it at start).

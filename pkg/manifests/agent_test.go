@@ -178,7 +178,8 @@ func TestAgentDaemonSet(t *testing.T) {
 		t.Errorf("container %s: image %s, pull policy %s", c.Name, c.Image, c.ImagePullPolicy)
 	}
 	if got, want := strings.Join(append(c.Command, c.Args...), " "),
-		"ovnk-agent run --config /etc/ovnk/agent.conf --http-address=:9999 --nb-address=unix:/run/ovn-nb/ovnnb_db.sock"; got != want {
+		"ovnk-agent run --config /etc/ovnk/agent.conf --http-address=:9999 --nb-address=unix:/run/ovn-nb/ovnnb_db.sock"+
+			" --sb-address=unix:/run/ovn-nb/ovnsb_db.sock --ovs-address=unix:/var/run/openvswitch/db.sock"; got != want {
 		t.Errorf("command %q, want %q", got, want)
 	}
 	env := map[string]string{}

@@ -18,6 +18,10 @@ const (
 	agentContainer = "agent"
 	configVolume   = "config"
 	nbSocketVolume = "ovn-run"
+	ovsRunVolume   = "ovs-run"
+	// ovsRunDir is where OVS keeps its database socket and the bridges' OpenFlow
+	// sockets on a node, which the agent's node part talks to.
+	ovsRunDir = "/var/run/openvswitch"
 	httpPortName   = "http"
 )
 
@@ -80,6 +84,14 @@ func (o AgentOptions) podSpec() corev1.PodSpec {
 				}},
 			},
 			{
+				Name: ovsRunVolume,
+				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: ovsRunDir,
+					// Likewise: the agent reports OVS missing rather than not starting.
+					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+				}},
+			},
+			{
 				Name: configVolume,
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMapName},
@@ -114,6 +126,8 @@ func (o AgentOptions) container() corev1.Container {
 		Args: []string{
 			"--http-address=:" + strconv.Itoa(int(o.HTTPPort)),
 			"--nb-address=unix:" + o.NBSocketDir + "/" + NBSocketName,
+			"--sb-address=unix:" + o.NBSocketDir + "/" + SBSocketName,
+			"--ovs-address=unix:" + ovsRunDir + "/db.sock",
 		},
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
@@ -144,6 +158,7 @@ func (o AgentOptions) container() corev1.Container {
 		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: nbSocketVolume, MountPath: o.NBSocketDir},
+			{Name: ovsRunVolume, MountPath: ovsRunDir},
 			{Name: configVolume, MountPath: AgentConfigDir, ReadOnly: true},
 		},
 	}
