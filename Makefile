@@ -72,8 +72,9 @@ dist:
 SANDBOX_DIR ?= .sandbox
 
 # Installs what is missing (as `make test` does), builds, starts a three-node sandbox on
-# this machine (etcd, kube-apiserver, an ovnk-agent and an NB per node) or reuses the
-# running one, and drives it with kubectl ovnk. The sandbox keeps running afterwards.
+# this machine as root (etcd, kube-apiserver, and per node a network namespace with its
+# OVS, OVN zone and ovnk-agent) or reuses the running one, and drives it with kubectl
+# ovnk and real packets. The sandbox keeps running afterwards.
 demo: build
 	@env="$$(scripts/deps.sh)" && eval "$$env" && SANDBOX_DIR='$(SANDBOX_DIR)' scripts/demo.sh
 
