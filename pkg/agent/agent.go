@@ -141,12 +141,17 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the heartbeat's client: %w", err)
 	}
+	zoneOutcome := zc.LastReconcile
+	if cfg.NodeDataplane {
+		// A node whose OVS database is gone shows it at once, not at the next reconcile.
+		zoneOutcome = withReachable(zoneOutcome, "Open vSwitch database", cfg.OVSEndpoint)
+	}
 	if err := mgr.Add(&heartbeat.Heartbeat{
 		Client:      leases,
 		Namespace:   le.Namespace,
 		NodeName:    cfg.NodeName,
 		Version:     version.String(),
-		Zone:        zc.LastReconcile,
+		Zone:        zoneOutcome,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
 		NBConnected: nb.Connected,
 		Layer2Phase: zc.Layer2Phase,

@@ -21,8 +21,8 @@ const (
 	ovsRunVolume   = "ovs-run"
 	// ovsRunDir is where OVS keeps its database socket and the bridges' OpenFlow
 	// sockets on a node, which the agent's node part talks to.
-	ovsRunDir = "/var/run/openvswitch"
-	httpPortName   = "http"
+	ovsRunDir    = "/var/run/openvswitch"
+	httpPortName = "http"
 )
 
 // selector returns the DaemonSet's selector labels: only the ones that never change,

@@ -12,8 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/ovnk/ovnk/pkg/ovnroot"
 )
 
 // Target says where Command runs a program: in a pod, on a node, in the outside world
@@ -76,10 +74,7 @@ func (s *Sandbox) Command(ctx context.Context, t Target, argv ...string) (*exec.
 		}
 		n := s.Nodes[i]
 		netns = n.Netns
-		env = append(ovsEnv(s.nodeDir(n)), "OVN_NB_DB="+n.NBEndpoint, "OVN_SB_DB="+n.SBEndpoint)
-		if root, err := ovnroot.Find(); err == nil {
-			env = append(env, "PATH="+filepath.Join(root.Dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
-		}
+		env = s.nodeEnv(n)
 	case t.Outside:
 		netns = s.Outside
 	default:
@@ -109,6 +104,14 @@ func mergeEnv(base, extra []string) []string {
 		}
 	}
 	return append(out, extra...)
+}
+
+// nodeEnv is the environment of programs run on node n: OVS's and OVN's tools find
+// the node's servers, and the OVN root's tools come first on PATH.
+func (s *Sandbox) nodeEnv(n Node) []string {
+	return append(ovsEnv(s.nodeDir(n)),
+		"OVN_NB_DB="+n.NBEndpoint, "OVN_SB_DB="+n.SBEndpoint,
+		"PATH="+filepath.Join(s.OVNRoot, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 func (s *Sandbox) nodeIndex(name string) int {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 
@@ -110,9 +109,9 @@ func (s *Sandbox) startAgents(ctx context.Context) error {
 
 func (s *Sandbox) startAgent(ctx context.Context, n Node, extra ...string) error {
 	d := s.agent(n)
-	// The node's OVS and OVN tools, should the agent run any, find the node's servers
-	// by these.
-	if err := d.startDetached(s.nodeDir(n), ovsEnv(s.nodeDir(n)), s.agentArgv(n, extra...)...); err != nil {
+	// The agent runs ovs-ofctl (found on PATH) for br-ex's flows; the node's tools find
+	// the node's servers by this environment.
+	if err := d.startDetached(s.nodeDir(n), s.nodeEnv(n), s.agentArgv(n, extra...)...); err != nil {
 		return err
 	}
 	return waitStarted(ctx, d, agentTimeout, fmt.Sprintf("the agent of %s to be ready", n.Name), poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
@@ -123,7 +122,7 @@ func (s *Sandbox) startAgent(ctx context.Context, n Node, extra ...string) error
 // extra, until it is ready. Nothing else of the node stops: its OVS and ovn-controller
 // keep forwarding meanwhile.
 func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Signal, extra ...string) error {
-	i := slices.IndexFunc(s.Nodes, func(n Node) bool { return n.Name == node })
+	i := s.nodeIndex(node)
 	if i < 0 {
 		return fmt.Errorf("no node %q in the sandbox: its nodes are %v", node, NodeNames())
 	}

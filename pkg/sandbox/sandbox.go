@@ -97,6 +97,9 @@ type Sandbox struct {
 	// gets beyond the sandbox's own (Options.AgentArgs), kept for RestartAgent.
 	AgentPath string   `json:"agentPath"`
 	AgentArgs []string `json:"agentArgs,omitempty"`
+	// OVNRoot is the OVN root the nodes run (pkg/ovnroot): its bin/ goes first on the
+	// PATH of the agents and of commands run on a node.
+	OVNRoot string `json:"ovnRoot"`
 }
 
 // Node is one simulated node: its namespace, its servers and its agent.

@@ -117,6 +117,7 @@ func start(ctx context.Context, dir string, bins binaries, progress io.Writer) (
 		Nodes:      newNodes(dir),
 		AgentPath:  bins.agent,
 		AgentArgs:  bins.agentArgs,
+		OVNRoot:    bins.root.Dir,
 	}
 	if err := s.startAll(ctx, bins, progress); err != nil {
 		stopErr := stopDaemons(context.WithoutCancel(ctx), dir, io.Discard, stopStages...)

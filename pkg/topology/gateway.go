@@ -10,8 +10,10 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
 
-// physicalNetwork is the bridge mapping name of the external bridge (breth0/br-ex).
-const physicalNetwork = "physnet"
+// PhysicalNetwork is the bridge mapping name of the external bridge (breth0/br-ex): the
+// localnet ports name it, and the node maps it to its gateway bridge
+// (ovn-bridge-mappings).
+const PhysicalNetwork = "physnet"
 
 // Offset of the masquerade dummy next hop (169.254.0.4, fd69::4) that the gateway
 // router sends host-bound masqueraded traffic to.
@@ -69,7 +71,7 @@ func (c *compiler) gatewayRouter(e *emitter, n *cluster.Network, joinIPs []netip
 		Name:      LocalnetPortOf(n, node),
 		Type:      "localnet",
 		Addresses: []string{"unknown"},
-		Options:   map[string]string{"network_name": physicalNetwork},
+		Options:   map[string]string{"network_name": PhysicalNetwork},
 	}
 	if gw.VLANID != 0 {
 		vlan := gw.VLANID

@@ -8,8 +8,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
-	"github.com/google/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -19,6 +19,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/host/openflow"
 	"github.com/ovnk/ovnk/pkg/host/sbchassis"
 	"github.com/ovnk/ovnk/pkg/host/vswitch"
+	"github.com/ovnk/ovnk/pkg/topology"
 )
 
 // OVS is the node's Open vSwitch database, as far as the agent uses it
@@ -30,6 +31,7 @@ type OVS interface {
 	EnsurePort(ctx context.Context, bridge string, p vswitch.Port) (bool, error)
 	DeletePort(ctx context.Context, bridge, name string) (bool, error)
 	Port(ctx context.Context, name string) (vswitch.PortState, bool, error)
+	WaitPort(ctx context.Context, name string) (vswitch.PortState, error)
 	OwnedPorts(ctx context.Context, bridge string) ([]string, error)
 	BridgePorts(ctx context.Context, bridge string) ([]vswitch.PortState, error)
 }
@@ -60,7 +62,18 @@ type Node struct {
 	Open        func(ctx context.Context) (*Clients, error)
 
 	clients *Clients
-	facts   Facts // as of the last Annotations
+	// facts are as of the last Publish; synced is what the host holds per network as of
+	// the last AfterZone, kept for networks the zone did not apply this time.
+	facts  Facts
+	synced map[string]synced
+	// waitingSince is when AfterZone began waiting for patch ports; zero when none.
+	waitingSince time.Time
+}
+
+// synced is one network's host state the agent last applied.
+type synced struct {
+	port    *ManagementPort
+	gateway *GatewayPort
 }
 
 func (n *Node) connected(ctx context.Context) (*Clients, error) {
@@ -75,9 +88,7 @@ func (n *Node) connected(ctx context.Context) (*Clients, error) {
 	return c, nil
 }
 
-// Facts reads what the node knows about itself. A chassis without a system-id (a
-// fresh OVS) gets one, as an OVS install would have written it: it names the node's
-// chassis for as long as the OVS database lives.
+// Facts reads what the node knows about itself.
 func (n *Node) Facts(ctx context.Context) (Facts, error) {
 	c, err := n.connected(ctx)
 	if err != nil {
@@ -89,10 +100,10 @@ func (n *Node) Facts(ctx context.Context) (Facts, error) {
 	}
 	f := Facts{ChassisID: ids["system-id"], Bridge: n.GatewayBridge}
 	if f.ChassisID == "" {
-		f.ChassisID = uuid.NewString()
-		if _, err := c.OVS.SetExternalIDs(ctx, map[string]string{"system-id": f.ChassisID}); err != nil {
-			return Facts{}, fmt.Errorf("give OVS a system-id: %w", err)
-		}
+		// OVS's install writes it (ovs-ctl keeps it in system-id.conf and writes it
+		// back at every start): one made here would be replaced at OVS's next start,
+		// and every zone would see the node's chassis change.
+		return Facts{}, errors.New("OVS has no external_ids:system-id yet, the node's chassis name: its install sets it (ovs-ctl --system-id=random, or ovs-vsctl set Open_vSwitch . external_ids:system-id=<uuid>)")
 	}
 	gw, err := c.Links.Gateway(ctx, n.GatewayBridge)
 	if err != nil {
@@ -104,9 +115,6 @@ func (n *Node) Facts(ctx context.Context) (Facts, error) {
 	}
 	return f, nil
 }
-
-// physicalNetwork is the bridge mapping name every network's localnet port uses.
-const physicalNetwork = "physnet"
 
 // Prepare points ovn-controller at the zone (OVS external_ids) and makes br-int.
 func (n *Node) Prepare(ctx context.Context, f Facts) error {
@@ -129,7 +137,7 @@ func (n *Node) Prepare(ctx context.Context, f Facts) error {
 		"ovn-remote":               strings.Join(n.SBEndpoints, ","),
 		"ovn-bridge":               n.IntegrationBridge,
 		"ovn-bridge-datapath-type": n.DatapathType,
-		"ovn-bridge-mappings":      withMapping(ids["ovn-bridge-mappings"], physicalNetwork, n.GatewayBridge),
+		"ovn-bridge-mappings":      withMapping(ids["ovn-bridge-mappings"], topology.PhysicalNetwork, n.GatewayBridge),
 		// One zone per node: without it ovn-controller makes no tunnels to remote
 		// chassis.
 		"ovn-is-interconn": "true",
@@ -169,25 +177,27 @@ func (n *Node) SyncChassis(ctx context.Context, p Plan) (sbchassis.Result, error
 }
 
 // udnRulePriority is the priority of the rules that select a user-defined network's
-// table for its subnets.
+// table for its masquerade address, as upstream's.
 const udnRulePriority = 2000
 
-// udnTableBase is the first routing table of user-defined networks' management
-// ports: 1000 + network id. (Upstream numbers a VRF's table 1000 + the port's
-// ifindex; a table from the network id stays the same when the link is re-made.)
-const udnTableBase = 1000
+// udnTableBase + network id is the routing table of a user-defined network's
+// management port. Upstream numbers a VRF's table 1000 + the port's ifindex; a table
+// from the network id stays the same when the link is re-made, and this range never
+// meets the link-index tables (upstream's, and its EgressIP ones).
+const udnTableBase = 100000
 
-// SyncManagementPorts plugs every planned management port into br-int and configures
-// its link; ports of networks no longer planned go first, freeing their tables. One
-// port's failure does not stop the others: the errors are joined.
-func (n *Node) SyncManagementPorts(ctx context.Context, p Plan) error {
+// SyncManagementPorts plugs the ports of sync into br-int and configures their links,
+// leaves those of hold as they are, and removes every other management port of ours
+// first, freeing its table. One port's failure does not stop the others: the errors
+// are joined.
+func (n *Node) SyncManagementPorts(ctx context.Context, sync, hold []ManagementPort) error {
 	c, err := n.connected(ctx)
 	if err != nil {
 		return err
 	}
 	want := map[string]bool{}
-	links := make([]netconf.ManagementPort, 0, len(p.ManagementPorts))
-	for _, mp := range p.ManagementPorts {
+	links := make([]netconf.ManagementPort, 0, len(sync)+len(hold))
+	for _, mp := range append(slices.Clone(sync), hold...) {
 		want[mp.Link] = true
 		links = append(links, linkOf(mp))
 	}
@@ -206,7 +216,7 @@ func (n *Node) SyncManagementPorts(ctx context.Context, p Plan) error {
 			}
 		}
 	}
-	for i, mp := range p.ManagementPorts {
+	for i, mp := range sync {
 		if err := n.plug(ctx, c, mp, links[i]); err != nil {
 			errs = append(errs, fmt.Errorf("management port %s of network %s: %w", mp.Link, mp.Network, err))
 		}
@@ -224,25 +234,11 @@ func (n *Node) plug(ctx context.Context, c *Clients, mp ManagementPort, link net
 	}); err != nil {
 		return err
 	}
-	if _, err := waitPort(ctx, c.OVS, mp.Link); err != nil {
+	if _, err := c.OVS.WaitPort(ctx, mp.Link); err != nil {
 		return err
 	}
 	_, err := c.Links.SyncManagementPort(ctx, link)
 	return err
-}
-
-// waitPort waits until vswitchd has made the port, or says why it could not.
-func waitPort(ctx context.Context, ovs OVS, name string) (vswitch.PortState, error) {
-	if w, ok := ovs.(interface {
-		WaitPort(ctx context.Context, name string) (vswitch.PortState, error)
-	}); ok {
-		return w.WaitPort(ctx, name)
-	}
-	st, found, err := ovs.Port(ctx, name)
-	if err == nil && (!found || st.OFPort <= 0) {
-		err = fmt.Errorf("port %s has no OpenFlow number yet", name)
-	}
-	return st, err
 }
 
 // linkOf is the host side of a management port: the default network's routes are in
@@ -261,26 +257,19 @@ func linkOf(mp ManagementPort) netconf.ManagementPort {
 		return l
 	}
 	l.Table = udnTableBase + mp.NetworkID
-	subnets := slices.Clone(mp.Routed)
+	// The port's own subnet is on the link, in its table. No rule sends the host's
+	// traffic for the network's subnets there: as upstream, where the port is in a VRF,
+	// the host does not route into a user-defined network (whose subnets may overlap
+	// the node's own networks, or another network's).
 	for _, a := range mp.Addresses {
-		on := a.Masked()
-		// The port's own subnet is on the link: in its table too, since the rules
-		// send the network's traffic there and the main table's connected route is
-		// not consulted.
-		l.Routes = append(l.Routes, netconf.Route{Dst: on})
-		if !slices.ContainsFunc(subnets, func(s netip.Prefix) bool { return s.Overlaps(on) }) {
-			subnets = append(subnets, on)
-		}
+		l.Routes = append(l.Routes, netconf.Route{Dst: a.Masked()})
 	}
 	// The network's pods reach the host from its masquerade address (the cluster
-	// router SNATs them): the replies go back through the port.
+	// router SNATs them): rules send the replies back through the port.
 	for _, m := range mp.Masquerade {
 		host := netip.PrefixFrom(m, m.BitLen())
 		l.Routes = append(l.Routes, netconf.Route{Dst: host})
-		subnets = append(subnets, host)
-	}
-	for _, s := range subnets {
-		l.Rules = append(l.Rules, netconf.Rule{Priority: udnRulePriority, Dst: s, Table: l.Table})
+		l.Rules = append(l.Rules, netconf.Rule{Priority: udnRulePriority, Dst: host, Table: l.Table})
 	}
 	return l
 }
@@ -293,10 +282,11 @@ func gatewayOf(gws []netip.Addr, v6 bool) (netip.Addr, bool) {
 	return gws[i], true
 }
 
-// SyncGateway programs the gateway bridge's flows for the planned networks' gateway
-// routers. A network whose patch port ovn-controller has not made yet is left out and
-// named in waiting: the caller comes back shortly.
-func (n *Node) SyncGateway(ctx context.Context, p Plan, f Facts) (waiting []string, err error) {
+// SyncGateway programs the gateway bridge's flows for the gateway routers of gws. A
+// router whose patch port ovn-controller has not made yet is left out; waiting names
+// those of them that wait says to wait for. One router's trouble leaves the others'
+// flows in place: its error is joined.
+func (n *Node) SyncGateway(ctx context.Context, gws []GatewayPort, wait func(network string) bool, f Facts) (waiting []string, err error) {
 	c, err := n.connected(ctx)
 	if err != nil {
 		return nil, err
@@ -313,29 +303,34 @@ func (n *Node) SyncGateway(ctx context.Context, p Plan, f Facts) (waiting []stri
 			cfg.IPv6, cfg.NodeIPv6 = true, a.Addr()
 		}
 	}
-	for _, g := range p.Gateways {
+	var errs []error
+	for _, g := range gws {
 		st, found, err := c.OVS.Port(ctx, g.Patch)
 		if err != nil {
-			return nil, fmt.Errorf("patch port %s: %w", g.Patch, err)
+			errs = append(errs, fmt.Errorf("patch port %s of network %s: %w", g.Patch, g.Network, err))
+			continue
 		}
 		if !found || st.OFPort <= 0 {
-			waiting = append(waiting, g.Network)
+			if wait(g.Network) {
+				waiting = append(waiting, g.Network)
+			}
 			continue
 		}
 		cfg.Patches = append(cfg.Patches, gateway.Patch{Network: g.Network, OFPort: st.OFPort, CTMark: g.CTMark, Masquerade: g.Masquerade})
 	}
 	flows, err := gateway.SharedFlows(cfg)
 	if err != nil {
-		return waiting, err
+		return waiting, errors.Join(append(errs, err)...)
 	}
 	if _, err := c.Flows.Sync(ctx, n.GatewayBridge, gateway.Cookie, flows); err != nil {
-		return waiting, fmt.Errorf("flows of %s: %w", n.GatewayBridge, err)
+		errs = append(errs, fmt.Errorf("flows of %s: %w", n.GatewayBridge, err))
 	}
-	return waiting, nil
+	return waiting, errors.Join(errs...)
 }
 
-// uplink finds the NIC on the gateway bridge: its one port that is neither the
-// bridge's own nor a patch port.
+// uplink finds the NIC on the gateway bridge: its one port that is a device (system
+// or DPDK), neither the bridge's own, a patch nor a tunnel. (A bond of NICs is not
+// handled yet: vswitch.BridgePorts refuses a port of several interfaces.)
 func (n *Node) uplink(ctx context.Context, ovs OVS) (int, error) {
 	ports, err := ovs.BridgePorts(ctx, n.GatewayBridge)
 	if err != nil {
@@ -343,7 +338,7 @@ func (n *Node) uplink(ctx context.Context, ovs OVS) (int, error) {
 	}
 	var nics []vswitch.PortState
 	for _, p := range ports {
-		if p.Type == "" || p.Type == "system" {
+		if p.Type == "" || p.Type == "system" || p.Type == "dpdk" {
 			nics = append(nics, p)
 		}
 	}
@@ -360,9 +355,9 @@ func (n *Node) uplink(ctx context.Context, ovs OVS) (int, error) {
 	return nics[0].OFPort, nil
 }
 
-// Annotations reads the node's facts, points ovn-controller at the zone, and
-// returns the annotations that publish the facts (zone.NodeDataplane).
-func (n *Node) Annotations(ctx context.Context) (map[string]string, error) {
+// Publish reads the node's facts, points ovn-controller at the zone, and returns the
+// annotations that publish the facts (zone.NodeDataplane).
+func (n *Node) Publish(ctx context.Context) (map[string]string, error) {
 	f, err := n.Facts(ctx)
 	if err != nil {
 		return nil, err
@@ -374,22 +369,87 @@ func (n *Node) Annotations(ctx context.Context) (map[string]string, error) {
 	return f.Annotations(n.Name)
 }
 
-// BeforeZone writes the remote chassis (zone.NodeDataplane).
+// BeforeZone writes the remote chassis (zone.NodeDataplane). A node left out for want
+// of an address is reported: the zone still names it in remote ports.
 func (n *Node) BeforeZone(ctx context.Context, st *cluster.State) error {
-	p, _ := PlanFor(st, n.Name, n.IntegrationBridge) // what is left out is reported by the zone
+	p, _ := PlanFor(st, n.Name, n.IntegrationBridge)
 	res, err := n.SyncChassis(ctx, p)
 	if res.Changed() {
 		log.FromContext(ctx).Info("remote chassis", "changes", res.String())
 	}
-	return err
+	return errors.Join(append(p.ChassisErrors, err)...)
 }
 
+// patchPortPatience is how long AfterZone asks to come back soon for a patch port
+// ovn-controller has not made; after that it is an error (is ovn-controller running?)
+// and retried with the zone's back-off.
+const patchPortPatience = 30 * time.Second
+
 // AfterZone plugs the management ports and programs the gateway flows
-// (zone.NodeDataplane); it asks to come back while a gateway router's patch port is
-// still missing.
-func (n *Node) AfterZone(ctx context.Context, st *cluster.State) (bool, error) {
-	p, _ := PlanFor(st, n.Name, n.IntegrationBridge)
-	portsErr := n.SyncManagementPorts(ctx, p)
-	waiting, err := n.SyncGateway(ctx, p, n.facts)
-	return len(waiting) > 0, errors.Join(portsErr, err)
+// (zone.NodeDataplane). The networks keep names are held as last applied; it asks to
+// come back while an applied network's patch port is still missing.
+func (n *Node) AfterZone(ctx context.Context, st *cluster.State, keep func(network string) bool) (bool, error) {
+	if len(n.facts.Addresses) == 0 {
+		return false, errors.New("the node's facts are not known yet (it could not be published)")
+	}
+	p, _ := PlanFor(st, n.Name, n.IntegrationBridge) // networks left out are reported by the zone
+	var sync, hold []ManagementPort
+	var gws []GatewayPort
+	planned := map[string]bool{}
+	for _, mp := range p.ManagementPorts {
+		planned[mp.Network] = true
+		if !keep(mp.Network) {
+			sync = append(sync, mp)
+		}
+	}
+	for _, g := range p.Gateways {
+		if !keep(g.Network) {
+			gws = append(gws, g)
+		}
+	}
+	for name, last := range n.synced {
+		if !keep(name) {
+			continue
+		}
+		if last.port != nil {
+			hold = append(hold, *last.port)
+		}
+		if last.gateway != nil {
+			gws = append(gws, *last.gateway)
+		}
+	}
+	portsErr := n.SyncManagementPorts(ctx, sync, hold)
+	waiting, gwErr := n.SyncGateway(ctx, gws, func(network string) bool { return !keep(network) }, n.facts)
+
+	next := map[string]synced{}
+	for name, last := range n.synced {
+		if keep(name) {
+			next[name] = last
+		}
+	}
+	for i := range sync {
+		e := next[sync[i].Network]
+		e.port = &sync[i]
+		next[sync[i].Network] = e
+	}
+	for i := range gws {
+		if keep(gws[i].Network) {
+			continue
+		}
+		e := next[gws[i].Network]
+		e.gateway = &gws[i]
+		next[gws[i].Network] = e
+	}
+	n.synced = next
+
+	errs := []error{portsErr, gwErr}
+	if len(waiting) == 0 {
+		n.waitingSince = time.Time{}
+	} else if n.waitingSince.IsZero() {
+		n.waitingSince = time.Now()
+	} else if time.Since(n.waitingSince) > patchPortPatience {
+		errs = append(errs, fmt.Errorf("ovn-controller has not plugged the gateway routers of %v into %s for %v: is it running and pointed at the zone?",
+			waiting, n.GatewayBridge, time.Since(n.waitingSince).Round(time.Second)))
+	}
+	return len(waiting) > 0, errors.Join(errs...)
 }

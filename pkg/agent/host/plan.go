@@ -19,6 +19,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/host/gateway"
+	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/host/sbchassis"
 	"github.com/ovnk/ovnk/pkg/topology"
 )
@@ -77,7 +78,7 @@ func (f Facts) Annotations(node string) (map[string]string, error) {
 		InterfaceID:    f.Bridge + "_" + node,
 		BridgeID:       f.Bridge,
 		MAC:            f.MAC,
-		IPs:            f.Addresses,
+		IPs:            firstOfEachFamily(f.Addresses),
 		NextHops:       f.NextHops,
 		NodePortEnable: true,
 	})
@@ -110,6 +111,8 @@ type Plan struct {
 	ManagementPorts []ManagementPort
 	// Gateways are the networks' gateway routers as the external bridge sees them.
 	Gateways []GatewayPort
+	// ChassisErrors say which other nodes have no remote chassis, and why.
+	ChassisErrors []error
 }
 
 // ManagementPort is a network's management port as the host plugs it: an OVS internal
@@ -143,7 +146,9 @@ type GatewayPort struct {
 }
 
 // ManagementLink is the host interface of a network's management port.
-func ManagementLink(n *cluster.Network) string { return "ovn-k8s-mp" + strconv.Itoa(n.ID) }
+func ManagementLink(n *cluster.Network) string {
+	return netconf.ManagementPortPrefix + strconv.Itoa(n.ID)
+}
 
 // PatchPort is the name ovn-controller gives, on the external bridge, to the patch port
 // of a localnet port.
@@ -152,8 +157,8 @@ func PatchPort(localnetPort, integrationBridge string) string {
 }
 
 // PlanFor plans node local's own dataplane from st. A network that cannot be planned
-// yet (its node subnet not allocated) is left out, with its reason among the errors;
-// the rest is planned.
+// yet (its node subnet not allocated) is left out, with its reason among the errors,
+// and so is another node without an address (Plan.ChassisErrors); the rest is planned.
 func PlanFor(st *cluster.State, local, integrationBridge string) (Plan, []error) {
 	var p Plan
 	var errs []error
@@ -167,7 +172,7 @@ func PlanFor(st *cluster.State, local, integrationBridge string) (Plan, []error)
 		}
 		ip, ok := EncapIP(o.PrimaryIfAddrs)
 		if !ok {
-			errs = append(errs, fmt.Errorf("node %s publishes no primary interface address (k8s.ovn.org/node-primary-ifaddr): no tunnel to it", o.Name))
+			p.ChassisErrors = append(p.ChassisErrors, fmt.Errorf("node %s publishes no primary interface address (k8s.ovn.org/node-primary-ifaddr): no tunnel to it", o.Name))
 			continue
 		}
 		p.Chassis = append(p.Chassis, sbchassis.RemoteChassis{Name: o.ChassisID, Hostname: o.Name, EncapIP: ip})

@@ -14,8 +14,8 @@ import (
 
 func TestPlanLayer3Node(t *testing.T) {
 	p, errs := PlanFor(topologytest.Layer3(), "node1", "br-int")
-	if len(errs) > 0 {
-		t.Fatalf("errors: %v", errs)
+	if len(errs) > 0 || len(p.ChassisErrors) > 0 {
+		t.Fatalf("errors: %v %v", errs, p.ChassisErrors)
 	}
 	// Every other node is a remote chassis, its tunnel at its primary IPv4 address.
 	want := []sbchassis.RemoteChassis{
@@ -80,7 +80,7 @@ func TestPlanLeavesOutWhatIsNotReady(t *testing.T) {
 	if len(p.Chassis) != 1 || p.Chassis[0].Hostname != "node2" {
 		t.Errorf("chassis %+v: want node2's only", p.Chassis)
 	}
-	joined := errors.Join(errs...).Error()
+	joined := errors.Join(append(errs, p.ChassisErrors...)...).Error()
 	for _, want := range []string{"node3 publishes no primary interface address", "no subnet of network cluster_udn_blue"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("errors %q lack %q", joined, want)

@@ -73,16 +73,24 @@ type Controller struct {
 // NodeDataplane is the node's own part of a reconcile: what the node publishes about
 // itself, what goes into the zone's Southbound before the Northbound names it (remote
 // chassis), and what the host needs once the Northbound holds the zone (management
-// ports, gateway flows).
+// ports, gateway flows). Its failures never stop the zone: the Northbound is applied
+// and reported all the same, and they are the reconcile's error.
 type NodeDataplane interface {
-	// Annotations reads the node's facts and returns the annotations that publish them.
-	Annotations(ctx context.Context) (map[string]string, error)
+	// Publish reads the node's facts, points ovn-controller at the zone, and returns
+	// the annotations that publish the facts.
+	Publish(ctx context.Context) (map[string]string, error)
 	// BeforeZone runs before the zone's Northbound is written.
 	BeforeZone(ctx context.Context, st *cluster.State) error
-	// AfterZone runs after it; retry asks to come back soon, for something the node's
-	// daemons have not made yet.
-	AfterZone(ctx context.Context, st *cluster.State) (retry bool, err error)
+	// AfterZone runs after it. keep names the networks the zone did not apply (not
+	// compiled, left out by the builder, a name taken, the Northbound unreachable):
+	// their host state stays as it is. retry asks to come back soon, for something the
+	// node's daemons have not made yet.
+	AfterZone(ctx context.Context, st *cluster.State, keep func(network string) bool) (retry bool, err error)
 }
+
+// nodeTimeout bounds each step of the node's own part: its servers' clients wait for a
+// reconnect as long as they are let, and the zone's one worker must not hang on them.
+const nodeTimeout = 30 * time.Second
 
 // maxRetryDelay bounds the back-off of a failing reconcile.
 const maxRetryDelay = 30 * time.Second
@@ -158,20 +166,20 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
-	c.Metrics.observe(time.Since(start), stats, err)
 	if err == nil {
 		err = c.reportStatus(ctx, z)
+		if err == nil {
+			c.ready.Store(true)
+			c.noteLayer2Step(ctx, z.step)
+		}
+		// The zone is applied; the node's own part may not be in order.
+		err = errors.Join(err, z.node)
 	}
-	if err == nil && z.node != nil {
-		// The zone is applied and reported; the node's own part is not in order.
-		err = fmt.Errorf("node %s: %w", c.NodeName, z.node)
-	}
+	c.Metrics.observe(time.Since(start), stats, err)
 	c.recordOutcome(err)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	c.ready.Store(true)
-	c.noteLayer2Step(ctx, z.step)
 	if res, incomplete := z.res, connectsIncomplete(z.res); stats.Operations > 0 || len(res.NotCompiled) > 0 || incomplete > 0 {
 		logger.Info("zone reconciled", "operations", stats.Operations, "transactions", stats.Transactions,
 			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes,
@@ -198,10 +206,9 @@ type reconciled struct {
 }
 
 func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, error) {
+	var nodeErrs []error
 	if c.Node != nil {
-		if err := c.publishNode(ctx); err != nil {
-			return ovn.Stats{}, nil, err
-		}
+		nodeErrs = append(nodeErrs, c.withNodeTimeout(ctx, c.publishNode))
 	}
 	in, err := c.inputs(ctx)
 	if err != nil {
@@ -210,12 +217,17 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	st, buildErrs := cluster.Build(in)
 	local := st.Node(c.NodeName)
 	if local == nil {
+		if err := errors.Join(nodeErrs...); err != nil {
+			// The node could not publish itself: that is why it is not ready.
+			return ovn.Stats{}, nil, err
+		}
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
 		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
 	}
-	var nodeErrs []error
 	if c.Node != nil {
-		nodeErrs = append(nodeErrs, c.Node.BeforeZone(ctx, st))
+		nodeErrs = append(nodeErrs, c.withNodeTimeout(ctx, func(ctx context.Context) error {
+			return c.Node.BeforeZone(ctx, st)
+		}))
 	}
 	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
 	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
@@ -240,28 +252,50 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 		whole.MaxOperations = math.MaxInt
 		nb = &whole
 	}
-	stats, err := nb.Reconcile(ctx, res.Rows, Keep(buildErrs, res.NotCompiled))
+	keep := Keep(buildErrs, res.NotCompiled)
+	stats, err := nb.Reconcile(ctx, res.Rows, keep)
 	z := &reconciled{state: st, res: res, step: step}
+	var nbErr error
 	if err != nil {
 		if z.taken, err = nameConflicts(err); err != nil {
-			return stats, nil, fmt.Errorf("apply zone %s: %w", c.NodeName, err)
+			nbErr = fmt.Errorf("apply zone %s: %w", c.NodeName, err)
 		}
 	}
 	if c.Node != nil {
-		retry, err := c.Node.AfterZone(ctx, st)
-		z.retry = retry
-		nodeErrs = append(nodeErrs, err)
+		// Whatever the Northbound did: the host of every network the zone holds is
+		// repaired, and that of the others is kept.
+		unapplied := func(network string) bool {
+			return nbErr != nil || z.taken[network] != "" || keep(map[string]string{rows.NetworkKey: network})
+		}
+		nodeErrs = append(nodeErrs, c.withNodeTimeout(ctx, func(ctx context.Context) error {
+			retry, err := c.Node.AfterZone(ctx, st, unapplied)
+			z.retry = retry
+			return err
+		}))
 	}
 	z.node = errors.Join(nodeErrs...)
+	if z.node != nil {
+		z.node = fmt.Errorf("node %s: %w", c.NodeName, z.node)
+	}
+	if nbErr != nil {
+		return stats, nil, errors.Join(nbErr, z.node)
+	}
 	return stats, z, nil
+}
+
+// withNodeTimeout runs one step of the node's own part within nodeTimeout.
+func (c *Controller) withNodeTimeout(ctx context.Context, step func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, nodeTimeout)
+	defer cancel()
+	return step(ctx)
 }
 
 // publishNode annotates this node with what its own side knows about it (chassis,
 // addresses, gateway), when the node does not carry that already.
 func (c *Controller) publishNode(ctx context.Context) error {
-	want, err := c.Node.Annotations(ctx)
+	want, err := c.Node.Publish(ctx)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", c.NodeName, err)
+		return err
 	}
 	var node corev1.Node
 	if err := c.Client.Get(ctx, types.NamespacedName{Name: c.NodeName}, &node); err != nil {

@@ -257,10 +257,12 @@ func TestSharedGatewayPackets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	of, err := openflow.NewOFCtl(l.ovs.Dir())
+	// The OVN root's ovs-ofctl, whatever the host has on PATH.
+	prog, err := testenv.NeedOVN(t).Program("ovs-ofctl")
 	if err != nil {
 		t.Fatal(err)
 	}
+	of := &openflow.OFCtl{Program: prog, RunDir: l.ovs.Dir()}
 	if changed, err := of.Sync(ctx, "br-ex", Cookie, flows); err != nil || !changed {
 		t.Fatalf("Sync: changed=%v err=%v", changed, err)
 	}

@@ -2,6 +2,7 @@ package openflow
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,31 @@ func TestFakeStricter(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.flow.String(), err, c.want)
 		}
+	}
+}
+
+// TestFakeNAT holds the fake's nat to what ovs-ofctl 3.5 accepts and prints: a nat with
+// an address needs commit, and an IPv6 address may come in brackets.
+func TestFakeNAT(t *testing.T) {
+	f := NewFake("br-ex")
+	ctx := context.Background()
+	ok := []Flow{
+		{Priority: 100, Match: "ip,in_port=1", Actions: "ct(commit,zone=64000,nat(src=172.18.0.2),exec(set_field:0x5->ct_mark)),output:2"},
+		{Priority: 100, Match: "ipv6,in_port=1", Actions: "ct(commit,zone=64000,nat(src=[fc00::2]),exec(set_field:0x5->ct_mark)),output:2"},
+		{Priority: 90, Match: "ip,in_port=2", Actions: "ct(table=1,zone=64000,nat)"},
+	}
+	if _, err := f.Sync(ctx, "br-ex", 1, ok); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Flows(ctx, "br-ex", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "priority=100,ipv6,in_port=1 actions=ct(commit,zone=64000,nat(src=fc00::2),exec(set_field:0x5->ct_mark)),output:2"; !slices.Contains(got, want) {
+		t.Errorf("flows %q lack %q", got, want)
+	}
+	bad := []Flow{{Priority: 100, Match: "ip,in_port=1", Actions: "ct(zone=1,nat(src=1.2.3.4)),output:2"}}
+	if _, err := f.Sync(ctx, "br-ex", 1, bad); err == nil || !strings.Contains(err.Error(), "need commit") {
+		t.Errorf("ct with nat(src=…) but no commit: %v, want it refused", err)
 	}
 }

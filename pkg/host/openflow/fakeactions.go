@@ -173,8 +173,10 @@ func normCT(inner string) (string, error) {
 	if force && !commit {
 		return "", fmt.Errorf("ct(%s): force needs commit", inner)
 	}
-	if !commit && len(nested) > 0 && (len(nested) > 1 || !isNAT(nested[0])) {
-		return "", fmt.Errorf("ct(%s): actions other than nat need commit", inner)
+	// Without commit, ct takes a bare nat (undoing the connection's translation) and
+	// nothing else: a nat with arguments would start one.
+	if !commit && len(nested) > 0 && (len(nested) > 1 || nested[0] != "nat") {
+		return "", fmt.Errorf("ct(%s): actions other than a bare nat need commit", inner)
 	}
 	var out []string
 	if commit {
@@ -214,7 +216,7 @@ func normNAT(a string) (string, error) {
 	if dir != "src" && dir != "dst" {
 		return "", fmt.Errorf("%q: the fake knows nat(src=ADDR) and nat(dst=ADDR)", a)
 	}
-	addr, err := netip.ParseAddr(value)
+	addr, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(value, "["), "]"))
 	if err != nil || addr.Zone() != "" {
 		return "", fmt.Errorf("%q: %q is not one IP address (the fake takes no ranges or ports)", a, value)
 	}

@@ -71,11 +71,12 @@ func realOFCtl(ctx context.Context, t *testing.T) (*OFCtl, *testenv.Bridge) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := NewOFCtl(ovs.Dir())
+	// The OVN root's ovs-ofctl, whatever the host has on PATH.
+	prog, err := testenv.NeedOVN(t).Program("ovs-ofctl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o, br
+	return &OFCtl{Program: prog, RunDir: ovs.Dir()}, br
 }
 
 var kinds = []string{"fake", "ovs"}
