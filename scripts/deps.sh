@@ -3,7 +3,7 @@
 #   - OVN 25.03 and OVS 3.5 from Debian trixie, unpacked into a cached root that never
 #     touches the host (scripts/ovn-root.sh; no root privileges needed);
 #   - Debian packages of the host (etcd, FRR, nftables, iproute2, and ping, curl and
-#     python3 for the real-packet tests), installed with apt-get
+#     python3 for the real-packet tests, tcpdump for their captures), installed with apt-get
 #     when running as root, otherwise listed with the exact command to run;
 #   - kube-apiserver, kubectl and etcd, built from the Go module proxy and cached
 #     (scripts/kube-binaries.sh).
@@ -23,6 +23,7 @@ declare -A package_of=(
   [ip]=iproute2
   [unshare]=util-linux
   [ping]=iputils-ping
+  [tcpdump]=tcpdump
   [curl]=curl
   [python3]=python3-minimal
 )
