@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		zc.Node = nodeDataplane(cfg)
 	}
+	zc.Events = mgr.GetEventRecorder("ovnk-zone")
 	if err := zc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the zone controller: %w", err)
 	}

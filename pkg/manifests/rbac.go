@@ -27,7 +27,7 @@ func clusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: annotateVerbs},
 		// Namespaces select networks (labels, the primary-UDN label).
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: readVerbs},
-		// Events about networks and nodes, through either events API.
+		// Events about networks, nodes and pods, through either events API.
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: eventVerbs},
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: slices.Clone(eventVerbs)},
 		// The intent, and the leader's allocations in its annotations.

@@ -15,6 +15,7 @@ import (
 type emitter struct {
 	set      rows.Set
 	warnings []string
+	pods     map[string]error // local pods whose port could not be programmed
 	net      *cluster.Network
 	ownerID  string // rows.OwnerTypeKey value
 	topo     string // rows.TopologyKey value

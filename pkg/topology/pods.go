@@ -58,6 +58,10 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
+			if e.pods == nil {
+				e.pods = map[string]error{}
+			}
+			e.pods[p.Namespace+"/"+p.Name] = err
 			continue
 		}
 		if hold && (c.opts.Wired == nil || !c.opts.Wired(lsp)) {

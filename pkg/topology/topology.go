@@ -38,6 +38,9 @@ type Result struct {
 	// Warnings report what was left out without failing a network: a remote node still
 	// waiting for its subnet, a pod whose annotation lacks a tunnel id.
 	Warnings []string
+	// Pods names, by "namespace/name", the local node's pods whose port on some network
+	// this zone could not program, and why (a malformed k8s.ovn.org/pod-networks entry).
+	Pods map[string]error
 }
 
 // ErrNodeNotReady is wrapped by Compile's error when the node is not in the state yet:
@@ -111,7 +114,7 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
 	}
-	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}}
+	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
 	for _, n := range st.Networks {
 		e := newEmitter(n)
 		if err := c.network(e, n); err != nil {
@@ -120,6 +123,9 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 		}
 		res.Rows.Append(&e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
+		for pod, err := range e.pods {
+			res.Pods[pod] = errors.Join(res.Pods[pod], err)
+		}
 	}
 	c.connects(res)
 	return res, nil

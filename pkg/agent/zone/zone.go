@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -56,6 +58,13 @@ type Controller struct {
 	// Node is the node's own part (package agent/host); nil when the agent programs
 	// the zone's Northbound only (--node-dataplane=false).
 	Node NodeDataplane
+	// Events records a Warning on a local pod whose port cannot be programmed; nil
+	// records none.
+	Events recorder.EventRecorder
+
+	// podIssues are the pod problems last recorded, by "namespace/name", so each is
+	// recorded once, not every reconcile.
+	podIssues map[string]string
 
 	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
@@ -185,6 +194,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			"inserts", stats.Inserts, "updates", stats.Updates, "deletes", stats.Deletes,
 			"notCompiled", len(res.NotCompiled), "connectsIncomplete", incomplete)
 	}
+	c.reportPods(ctx, z.res.Pods)
 	if z.retry {
 		return reconcile.Result{RequeueAfter: nodeRetry}, nil
 	}
@@ -281,6 +291,27 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 		return stats, nil, errors.Join(nbErr, z.node)
 	}
 	return stats, z, nil
+}
+
+// reportPods records a Warning event on each local pod whose port the zone could not
+// program, once per problem: the pod's owner sees why it has no network.
+func (c *Controller) reportPods(ctx context.Context, issues map[string]error) {
+	next := map[string]string{}
+	for key, err := range issues {
+		next[key] = err.Error()
+		if c.Events == nil || c.podIssues[key] == next[key] {
+			continue
+		}
+		ns, name, _ := strings.Cut(key, "/")
+		var pod corev1.Pod
+		if err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pod); err != nil {
+			delete(next, key) // try again next time
+			continue
+		}
+		c.Events.Eventf(&pod, nil, corev1.EventTypeWarning, "PortNotProgrammed", "ProgramPort",
+			"node %s cannot program this pod's port: %v", c.NodeName, err)
+	}
+	c.podIssues = next
 }
 
 // withNodeTimeout runs one step of the node's own part within nodeTimeout.
