@@ -52,10 +52,16 @@ func observeLinks(ctx context.Context, netns string) (map[string]ipLink, error) 
 	return m, nil
 }
 
-// setLink gives an interface its MAC (unless mac is empty) and MTU and sets it up,
-// running each command only when the observed link differs.
-func setLink(netns, name string, l ipLink, mac string, mtu int, do func(argv ...string) error) error {
+// setLink gives an interface its MAC (unless mac is empty) and MTU, turns ARP off on
+// it when noARP says so, and sets it up, running each command only when the observed
+// link differs.
+func setLink(netns, name string, l ipLink, mac string, mtu int, noARP bool, do func(argv ...string) error) error {
 	ip := []string{"ip", "-n", netns, "link", "set", name}
+	if noARP && !slices.Contains(l.Flags, "NOARP") {
+		if err := do(append(ip, "arp", "off")...); err != nil {
+			return err
+		}
+	}
 	if mac != "" && !strings.EqualFold(l.Address, mac) {
 		if err := do(append(ip, "address", mac)...); err != nil {
 			return err

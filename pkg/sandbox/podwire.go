@@ -173,13 +173,16 @@ func (h *nodeHost) wire(ctx context.Context, plan podPlan, ports map[string]owne
 		return fail(err)
 	}
 	for _, ifc := range plan.Ifaces {
-		if err := setLink(plan.Netns, ifc.Name, links[ifc.Name], ifc.MAC, ifc.MTU, do); err != nil {
+		if err := setLink(plan.Netns, ifc.Name, links[ifc.Name], ifc.MAC, ifc.MTU, false, do); err != nil {
 			return fail(err)
 		}
 		if err := syncAddrs(plan.Netns, ifc, links[ifc.Name], do); err != nil {
 			return fail(err)
 		}
-		if err := setLink(h.netns, ifc.Host, hostLinks[ifc.Host], "", ifc.MTU, do); err != nil {
+		// The host end is a br-int port only. On the userspace datapath the node's
+		// kernel still sees its packets, and would answer a pod's ARP for the node's
+		// addresses (a management port's) with the veth's MAC: no ARP there.
+		if err := setLink(h.netns, ifc.Host, hostLinks[ifc.Host], "", ifc.MTU, true, do); err != nil {
 			return fail(err)
 		}
 	}

@@ -137,15 +137,8 @@ func (c *compiler) snatAddress(n *cluster.Network, nodeIP netip.Addr, v6 bool) (
 
 // masqueradeIP is a user-defined network's gateway router masquerade address.
 func (c *compiler) masqueradeIP(n *cluster.Network, v6 bool) (netip.Addr, error) {
-	masq, ok := ofFamily(c.state.Config.MasqueradeSubnets, v6)
-	if !ok {
-		return netip.Addr{}, fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
-	}
-	grIP, _, err := alloc.MasqueradeIPs(masq, n.ID)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("network %s: %w", n.Name, err)
-	}
-	return grIP, nil
+	gr, _, err := masqueradeIPs(c.state.Config, n, v6)
+	return gr, err
 }
 
 // managementSNAT masquerades traffic from the pods of subnets (the node's subnet of a

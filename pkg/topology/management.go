@@ -84,15 +84,21 @@ func ManagementPortOf(cfg cluster.Config, n *cluster.Network, node *cluster.Node
 // managementMasqueradeIP is the address of family v6 that a user-defined network's
 // pods reach the host with through its management port.
 func managementMasqueradeIP(cfg cluster.Config, n *cluster.Network, v6 bool) (netip.Addr, error) {
+	_, mgmt, err := masqueradeIPs(cfg, n, v6)
+	return mgmt, err
+}
+
+// masqueradeIPs are a user-defined network's masquerade addresses of family v6: its
+// gateway router's and its management port's.
+func masqueradeIPs(cfg cluster.Config, n *cluster.Network, v6 bool) (gr, mgmt netip.Addr, err error) {
 	masq, ok := ofFamily(cfg.MasqueradeSubnets, v6)
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
+		return gr, mgmt, fmt.Errorf("network %s needs an IPv%s masquerade subnet in the agent configuration", n.Name, familyName(v6))
 	}
-	_, mgmtIP, err := alloc.MasqueradeIPs(masq, n.ID)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("network %s: %w", n.Name, err)
+	if gr, mgmt, err = alloc.MasqueradeIPs(masq, n.ID); err != nil {
+		return gr, mgmt, fmt.Errorf("network %s: %w", n.Name, err)
 	}
-	return mgmtIP, nil
+	return gr, mgmt, nil
 }
 
 // addrs are the port's addresses without their lengths, as the logical switch port

@@ -48,6 +48,17 @@ func (t *tracer) reply(v Verdict, got match.Packet) *Path {
 		}
 	}
 	mac, ok := z.gatewayMAC(ls, lsp, p.IPSrc, p.IPDst)
+	// A port answering from an address its switch does not serve (a management port
+	// answering for the node's own address, which a reroute policy sent it) answers
+	// through its gateway: the router port serving the port's own address, which also
+	// answers ARP for the masquerade address the packet came from.
+	for _, a := range addrs {
+		for _, ip := range a.ips {
+			if !ok && ip.Addr().Is6() == p.IPDst.Is6() {
+				mac, ok = z.gatewayMAC(ls, lsp, ip.Addr(), p.IPDst)
+			}
+		}
+	}
 	if !ok {
 		return stop(fmt.Sprintf("switch %s has neither %s nor a router port serving %s", ls.Name, p.IPDst, p.IPSrc))
 	}

@@ -242,6 +242,12 @@ func (n *node) addPod(ctx context.Context, t *testing.T, lsp string, ifaceIDVer 
 			t.Fatalf("pod %s: %v", lsp, err)
 		}
 	}
+	// The host end is a br-int port only. On the userspace datapath the node's kernel
+	// still sees its packets, and would answer the pod's ARP for the node's addresses (a
+	// management port's) with the veth's MAC: no ARP there.
+	if _, err := n.ns.IP(ctx, "link", "set", v.AName, "arp", "off"); err != nil {
+		t.Fatalf("pod %s: %v", lsp, err)
+	}
 	args := []string{"add-port", "br-int", v.AName, "--", "set", "Interface", v.AName, "external_ids:iface-id=" + lsp}
 	if ifaceIDVer != "" {
 		args = append(args, "external_ids:iface-id-ver="+ifaceIDVer)
@@ -434,7 +440,8 @@ func get(ctx context.Context, t *testing.T, ns *testenv.Netns, srv *testenv.Proc
 }
 
 // TestNodePodAndOutside holds the node's own part to packets: the host reaches pods
-// through the default network's management port, pods reach the nodes (a blue pod
+// through the default network's management port, and a blue pod from a socket bound to
+// blue's port (as through blue's VRF upstream); pods reach the nodes (a blue pod
 // through blue's port, whose replies go back by a rule to blue's table), and a pod's connection to the outside world
 // leaves through its node's gateway router and br-ex with the node's address, which is
 // what the outside host sees — while the node itself, sharing that address, still
@@ -453,19 +460,25 @@ func TestNodePodAndOutside(t *testing.T) {
 		what string
 		from *testenv.Netns
 		to   string
+		bind string // the link a socket is bound to, as to a VRF; "" none
 	}{
-		{"node1 → its pod (ovn-k8s-mp0)", n1.ns, "10.244.0.6"},
-		{"node1 → a pod on node2 (ovn-k8s-mp0, transit switch)", n1.ns, "10.244.1.7"},
-		{"pod → its node", client.ns, "172.18.0.2"},
-		{"pod → the other node", client.ns, "172.18.0.3"},
-		{"blue pod → its node", web.ns, "172.18.0.2"},
-		{"pod → the outside world", client.ns, outsideAddr.String()},
-		{"blue pod → the outside world", web.ns, outsideAddr.String()},
-		{"node2 → the outside world (sharing its address with its gateway routers)", n2.ns, outsideAddr.String()},
+		{"node1 → its blue pod, bound to ovn-k8s-mp2 (blue's VRF upstream; here the oif rule of table 100002)", n1.ns, "10.10.0.5", "ovn-k8s-mp2"},
+		{"node1 → its pod (ovn-k8s-mp0)", n1.ns, "10.244.0.6", ""},
+		{"node1 → a pod on node2 (ovn-k8s-mp0, transit switch)", n1.ns, "10.244.1.7", ""},
+		{"pod → its node", client.ns, "172.18.0.2", ""},
+		{"pod → the other node", client.ns, "172.18.0.3", ""},
+		{"blue pod → its node", web.ns, "172.18.0.2", ""},
+		{"pod → the outside world", client.ns, outsideAddr.String(), ""},
+		{"blue pod → the outside world", web.ns, outsideAddr.String(), ""},
+		{"node2 → the outside world (sharing its address with its gateway routers)", n2.ns, outsideAddr.String(), ""},
 	}
 	for _, p := range pings {
 		err := testenv.Eventually(ctx, 10*time.Second, p.what, func(ctx context.Context) error {
-			_, err := p.from.Exec(ctx, "ping", "-n", "-c", "1", "-W", "0.5", p.to)
+			argv := []string{"ping", "-n", "-c", "1", "-W", "0.5", p.to}
+			if p.bind != "" {
+				argv = append(argv, "-I", p.bind)
+			}
+			_, err := p.from.Exec(ctx, argv...)
 			return err
 		})
 		if err != nil {

@@ -260,9 +260,11 @@ func linkOf(mp ManagementPort) netconf.ManagementPort {
 	// The port's own subnet is on the link, in its table. No rule sends the host's
 	// traffic for the network's subnets there: as upstream, where the port is in a VRF,
 	// the host does not route into a user-defined network (whose subnets may overlap
-	// the node's own networks, or another network's).
+	// the node's own networks, or another network's) — only a socket bound to the
+	// port does, through the oif rule a VRF's l3mdev rule stands for here.
 	for _, a := range mp.Addresses {
 		l.Routes = append(l.Routes, netconf.Route{Dst: a.Masked()})
+		l.Rules = append(l.Rules, netconf.Rule{Priority: udnRulePriority, Dst: netip.PrefixFrom(unspecified(a.Addr()), 0), Oif: mp.Link, Table: l.Table})
 	}
 	// The network's pods reach the host from its masquerade address (the cluster
 	// router SNATs them): rules send the replies back through the port.
@@ -272,6 +274,14 @@ func linkOf(mp ManagementPort) netconf.ManagementPort {
 		l.Rules = append(l.Rules, netconf.Rule{Priority: udnRulePriority, Dst: host, Table: l.Table})
 	}
 	return l
+}
+
+// unspecified is the unspecified address of a's family.
+func unspecified(a netip.Addr) netip.Addr {
+	if a.Is4() {
+		return netip.IPv4Unspecified()
+	}
+	return netip.IPv6Unspecified()
 }
 
 func gatewayOf(gws []netip.Addr, v6 bool) (netip.Addr, bool) {

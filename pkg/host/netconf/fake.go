@@ -138,6 +138,8 @@ type FakeRule struct {
 	Table int
 	// Protocol is its protocol (0: none given).
 	Protocol int
+	// Oif is the outgoing link it matches instead of a destination ("" none).
+	Oif string
 }
 
 // AddRule adds a rule, refused as the kernel would refuse it.
@@ -179,7 +181,7 @@ func (f *Fake) Dump() string {
 		lines = append(lines, dumpRoute(r.Table, r.Dst, r.Via, names[r.LinkIndex], r.Protocol))
 	}
 	for _, r := range f.k.ruleList {
-		lines = append(lines, dumpRule(r.Priority, r.Dst, r.Table, r.Protocol))
+		lines = append(lines, dumpRule(r.Priority, r.Dst, r.Oif, r.Table, r.Protocol))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
@@ -211,8 +213,11 @@ func dumpRoute(table int, dst netip.Prefix, via netip.Addr, dev string, protocol
 	return s + fmt.Sprintf(" dev %s proto %d", dev, protocol)
 }
 
-// dumpRule formats a rule line of Dump.
-func dumpRule(priority int, dst netip.Prefix, table, protocol int) string {
+// dumpRule formats a rule line of Dump; oif, when set, follows the destination.
+func dumpRule(priority int, dst netip.Prefix, oif string, table, protocol int) string {
+	if oif != "" {
+		return fmt.Sprintf("rule %d to %s oif %s lookup %s proto %d", priority, dst, oif, tableName(table), protocol)
+	}
 	return fmt.Sprintf("rule %d to %s lookup %s proto %d", priority, dst, tableName(table), protocol)
 }
 

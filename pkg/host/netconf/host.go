@@ -210,5 +210,5 @@ func globalUnicast(addrs []netip.Prefix) []netip.Prefix {
 
 // ruleString formats a kernel-side rule for errors.
 func ruleString(r rule) string {
-	return Rule{Priority: r.Priority, Dst: r.Dst, Table: r.Table}.String()
+	return Rule{Priority: r.Priority, Dst: r.Dst, Table: r.Table, Oif: r.Oif}.String()
 }

@@ -70,9 +70,10 @@ type route struct {
 // rule is an ip rule "to Dst lookup Table" of protocol Protocol.
 type rule struct {
 	Priority int
-	Dst      netip.Prefix
+	Dst      netip.Prefix // the family's default prefix for an oif rule
 	Table    int
 	Protocol int
+	Oif      string
 }
 
 // ownerMark starts the ownership record that a configured management port carries

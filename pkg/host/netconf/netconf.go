@@ -113,7 +113,9 @@ func (r Route) String() string {
 	return r.Dst.String()
 }
 
-// Rule is an ip rule "to Dst lookup Table" at Priority.
+// Rule is an ip rule "to Dst lookup Table" at Priority, or with Oif, "oif Oif lookup
+// Table" for Dst's family (Dst then the family's default prefix): the half of a VRF's
+// l3mdev rule this kernel can do, so a socket bound to the port routes in its table.
 type Rule struct {
 	// Priority orders the rule among the others: 1 to 32765, between the kernel's
 	// local (0) and main (32766) rules.
@@ -123,10 +125,21 @@ type Rule struct {
 	// Table is the table looked up: the port's own, never 0 (for table 0 the
 	// kernel silently picks an unused table itself).
 	Table int
+	// Oif, when set, names the link whose outgoing traffic the rule matches instead
+	// of a destination; Dst must then be 0.0.0.0/0 or ::/0, giving the family.
+	Oif string
 }
 
-// String formats r the way ip-rule(8) does: "2000: to 10.96.0.0/16 lookup 1007".
+// String formats r the way ip-rule(8) does: "2000: to 10.96.0.0/16 lookup 1007",
+// "2000: from all oif ovn-k8s-mp1 lookup 100001 (IPv6)".
 func (r Rule) String() string {
+	if r.Oif != "" {
+		family := "IPv4"
+		if r.Dst.Addr().Is6() {
+			family = "IPv6"
+		}
+		return fmt.Sprintf("%d: from all oif %s lookup %d (%s)", r.Priority, r.Oif, r.Table, family)
+	}
 	return fmt.Sprintf("%d: to %s lookup %d", r.Priority, r.Dst, r.Table)
 }
 

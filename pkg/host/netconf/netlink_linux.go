@@ -334,9 +334,10 @@ func (k *netlinkKernel) delRoute(r route) error {
 	return err
 }
 
-// ownRules lists rules of protocol RouteProtocol shaped like ours: a destination
-// and a table, no other selector. Rules of that protocol with a source, mark or
-// interface are someone else's (OVN-Kubernetes tags its fwmark rules 85 too).
+// ownRules lists rules of protocol RouteProtocol shaped like ours: a destination or
+// an outgoing interface, and a table, no other selector. Rules of that protocol with a
+// source, mark or incoming interface are someone else's (OVN-Kubernetes tags its
+// fwmark rules 85 too).
 func (k *netlinkKernel) ownRules() ([]rule, error) {
 	rs, err := retryDump(func() ([]netlink.Rule, error) { return k.h.RuleList(netlink.FAMILY_ALL) })
 	if err != nil {
@@ -344,15 +345,21 @@ func (k *netlinkKernel) ownRules() ([]rule, error) {
 	}
 	var out []rule
 	for _, r := range rs {
-		if int(r.Protocol) != RouteProtocol || r.Table == 0 || r.Src != nil || r.Mark != 0 || r.IifName != "" || r.OifName != "" ||
+		if int(r.Protocol) != RouteProtocol || r.Table == 0 || r.Src != nil || r.Mark != 0 || r.IifName != "" ||
 			r.Invert || r.Goto != -1 || r.Dport != nil || r.Sport != nil || r.IPProto != 0 || r.UIDRange != nil {
 			continue
 		}
 		dst, ok := toPrefix(r.Dst)
-		if !ok {
-			continue
+		switch {
+		case r.OifName != "" && r.Dst == nil:
+			dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+			if r.Family == syscall.AF_INET6 {
+				dst = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
+			}
+		case r.OifName != "" || !ok:
+			continue // an oif rule with a destination is not one of ours
 		}
-		out = append(out, rule{Priority: r.Priority, Dst: dst, Table: r.Table, Protocol: int(r.Protocol)})
+		out = append(out, rule{Priority: r.Priority, Dst: dst, Table: r.Table, Protocol: int(r.Protocol), Oif: r.OifName})
 	}
 	return out, nil
 }
@@ -364,7 +371,10 @@ func toNetlinkRule(r rule) *netlink.Rule {
 	if r.Dst.Addr().Is6() {
 		nr.Family = syscall.AF_INET6
 	}
-	nr.Dst = toIPNet(r.Dst)
+	if r.Oif == "" {
+		nr.Dst = toIPNet(r.Dst)
+	}
+	nr.OifName = r.Oif
 	nr.Table = r.Table
 	nr.Protocol = uint8(r.Protocol)
 	return nr

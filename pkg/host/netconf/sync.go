@@ -285,7 +285,7 @@ func (s *syncer) rules(tables []int, table int, want []Rule) {
 	}
 	wanted := map[rule]bool{}
 	for _, w := range want {
-		r := rule{Priority: w.Priority, Dst: w.Dst, Table: table, Protocol: RouteProtocol}
+		r := rule{Priority: w.Priority, Dst: w.Dst, Table: table, Protocol: RouteProtocol, Oif: w.Oif}
 		wanted[r] = true
 		if !containsRule(cur, r) {
 			s.do("add rule "+w.String(), func() error { return s.k.addRule(r) })

@@ -112,6 +112,30 @@ var syncCases = []struct {
 		),
 	},
 	{
+		name: "oif rules, as a VRF's: a socket bound to the port routes in its table",
+		steps: []step{{
+			port: netconf.ManagementPort{
+				Name: "ovn-k8s-mp1", Addresses: pfxs("10.100.0.2/24", "fd00:100::2/64"), Table: 100001,
+				Routes: []netconf.Route{{Dst: pfx("10.100.0.0/24")}, via("10.128.0.0/16", "10.100.0.1")},
+				Rules: []netconf.Rule{
+					{Priority: 2000, Dst: pfx("0.0.0.0/0"), Oif: "ovn-k8s-mp1", Table: 100001},
+					{Priority: 2000, Dst: pfx("::/0"), Oif: "ovn-k8s-mp1", Table: 100001},
+					to(2000, "169.254.0.12/32", 100001),
+				},
+			},
+		}},
+		want: world(
+			`link ovn-k8s-mp1 mac 02:00:00:00:00:01 mtu 1500 up alias "ovnk.io/owner=ovnk-agent table=100001"`,
+			`addr ovn-k8s-mp1 10.100.0.2/24`,
+			`addr ovn-k8s-mp1 fd00:100::2/64`,
+			`route 100001 10.100.0.0/24 dev ovn-k8s-mp1 proto 85`,
+			`route 100001 10.128.0.0/16 via 10.100.0.1 dev ovn-k8s-mp1 proto 85`,
+			`rule 2000 to 0.0.0.0/0 oif ovn-k8s-mp1 lookup 100001 proto 85`,
+			`rule 2000 to ::/0 oif ovn-k8s-mp1 lookup 100001 proto 85`,
+			`rule 2000 to 169.254.0.12/32 lookup 100001 proto 85`,
+		),
+	},
+	{
 		name: "unknown link",
 		steps: []step{{
 			port:    netconf.ManagementPort{Name: "ovn-k8s-mp9", Addresses: pfxs("10.9.0.2/24")},

@@ -201,6 +201,7 @@ func (tg *target) dump(t *testing.T) string {
 			Priority int    `json:"priority"`
 			Dst      string `json:"dst"`
 			DstLen   int    `json:"dstlen"`
+			Oif      string `json:"oif"`
 			Table    string `json:"table"`
 			Protocol string `json:"protocol"`
 		}
@@ -208,10 +209,10 @@ func (tg *target) dump(t *testing.T) string {
 		for _, r := range rules {
 			// The kernel's default rules, and rules without a destination (a VRF
 			// kernel's l3mdev rule), are not what the cases are about.
-			if r.Priority == 0 || r.Priority == 32766 || r.Priority == 32767 || r.Dst == "" {
+			if r.Priority == 0 || r.Priority == 32766 || r.Priority == 32767 || (r.Dst == "" && r.Oif == "") {
 				continue
 			}
-			lines = append(lines, netconf.DumpRule(r.Priority, parseDst(t, family, r.Dst, r.DstLen), tableNumber(t, r.Table), protocolNumber(t, r.Protocol)))
+			lines = append(lines, netconf.DumpRule(r.Priority, parseDst(t, family, r.Dst, r.DstLen), r.Oif, tableNumber(t, r.Table), protocolNumber(t, r.Protocol)))
 		}
 	}
 	slices.Sort(lines)
@@ -239,7 +240,9 @@ func parseDst(t *testing.T, family, dst string, bits int) netip.Prefix {
 		return netip.MustParsePrefix(dst)
 	}
 	a := netip.MustParseAddr(dst)
-	if bits < 0 {
+	if bits <= 0 {
+		// ip -j leaves dstlen out of a host rule (and a route's dst is a bare
+		// address only for a host route).
 		bits = a.BitLen()
 	}
 	return netip.PrefixFrom(a, bits)

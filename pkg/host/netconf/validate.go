@@ -86,6 +86,7 @@ func (p ManagementPort) validate() error {
 	type ruleKey struct {
 		prio int
 		dst  netip.Prefix
+		oif  string
 	}
 	rules := map[ruleKey]bool{}
 	for _, r := range p.Rules {
@@ -98,10 +99,12 @@ func (p ManagementPort) validate() error {
 			return bad("rule %s: priority must be between 1 and %d", r, maxPriority)
 		case !r.Dst.IsValid() || r.Dst != r.Dst.Masked():
 			return bad("rule %s: destination must be a prefix without host bits", r)
-		case rules[ruleKey{r.Priority, r.Dst}]:
+		case r.Oif != "" && r.Dst.Bits() != 0:
+			return bad("rule %s: an oif rule takes the family's default prefix (0.0.0.0/0 or ::/0) as its destination", r)
+		case rules[ruleKey{r.Priority, r.Dst, r.Oif}]:
 			return bad("rule %s: duplicate", r)
 		}
-		rules[ruleKey{r.Priority, r.Dst}] = true
+		rules[ruleKey{r.Priority, r.Dst, r.Oif}] = true
 	}
 	return nil
 }
