@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ovnk/ovnk/pkg/ovnroot"
 	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
@@ -87,7 +88,10 @@ func (s *Sandbox) startForwarder(ctx context.Context, helper string) error {
 // startPods starts the pods daemon. It has nothing to show readiness by: it runs.
 func (s *Sandbox) startPods(ctx context.Context, helper string) error {
 	d := s.pods()
-	if err := d.startDetached(s.Dir, nil, helper, "pods", "--dir", s.Dir); err != nil {
+	// The daemons' environment has no OVNK_* variables (startDetached): name the OVN
+	// root, whose ovs-vsctl plugs the pods, explicitly.
+	env := []string{ovnroot.Env + "=" + s.OVNRoot}
+	if err := d.startDetached(s.Dir, env, helper, "pods", "--dir", s.Dir); err != nil {
 		return err
 	}
 	// Its first sync lists the cluster's objects; an early exit (a bad kubeconfig, no
