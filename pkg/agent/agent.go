@@ -133,7 +133,13 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err := mgr.Add(leaderGauge{leading}); err != nil {
 		return err
 	}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected)); err != nil {
+	// ovsDown says why the node's Open vSwitch database is unreachable, nil while it
+	// answers, or always nil when the agent does no node part.
+	ovsDown := func(context.Context) error { return nil }
+	if cfg.NodeDataplane {
+		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
+	}
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown)); err != nil {
 		return err
 	}
 	// The manager's client reads through a cache, which would list and watch every
@@ -142,21 +148,23 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the heartbeat's client: %w", err)
 	}
-	zoneOutcome := zc.LastReconcile
-	if cfg.NodeDataplane {
-		// A node whose OVS database is gone shows it at once, not at the next reconcile.
-		zoneOutcome = withReachable(zoneOutcome, "Open vSwitch database", cfg.OVSEndpoint)
-	}
-	if err := mgr.Add(&heartbeat.Heartbeat{
+	hb := &heartbeat.Heartbeat{
 		Client:      leases,
 		Namespace:   le.Namespace,
 		NodeName:    cfg.NodeName,
 		Version:     version.String(),
-		Zone:        zoneOutcome,
+		Zone:        zc.LastReconcile,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
 		NBConnected: nb.Connected,
 		Layer2Phase: zc.Layer2Phase,
-	}); err != nil {
+	}
+	if cfg.NodeDataplane {
+		// A node whose OVS database is gone shows it within a second, not at the
+		// zone's next reconcile, and says why in the last error.
+		hb.Zone = withReachable(zc.LastReconcile, ovsDown)
+		hb.OVSReachable = func() bool { return ovsDown(context.Background()) == nil }
+	}
+	if err := mgr.Add(hb); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
@@ -241,21 +249,26 @@ type endpoints struct {
 func (e endpoints) NeedLeaderElection() bool        { return false }
 func (e endpoints) Start(ctx context.Context) error { return e.run(ctx) }
 
-// httpEndpoints serves /healthz (the process works), /readyz (the NB is connected and the
-// zone has been reconciled) and /metrics.
-func httpEndpoints(addr string, zoneReady, nbConnected func() bool) endpoints {
+// httpEndpoints serves /healthz (the process works), /readyz (the NB is connected, the
+// node's OVS database answers and the zone has been reconciled) and /metrics.
+func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) endpoints {
 	return endpoints{run: func(ctx context.Context) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-			switch {
-			case !nbConnected():
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
+			if !nbConnected() {
 				http.Error(w, "not connected to the OVN northbound database", http.StatusServiceUnavailable)
-			case !zoneReady():
-				http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
-			default:
-				_, _ = w.Write([]byte("ok\n"))
+				return
 			}
+			if err := ovsDown(req.Context()); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			if !zoneReady() {
+				http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
 		})
 		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 		srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}

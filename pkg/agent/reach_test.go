@@ -42,7 +42,7 @@ func TestReachable(t *testing.T) {
 		{"punix:" + sock, `cannot check a "punix" endpoint`},
 		{sock, "not an OVSDB endpoint"},
 	} {
-		err := reachable(context.Background(), "Open vSwitch database", tc.endpoint)
+		err := reachable(context.Background(), ovsDatabase, tc.endpoint)
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("reachable(%s): %v, want nil", tc.endpoint, err)
@@ -60,7 +60,8 @@ func TestWithReachableReportsTheDatabaseFirst(t *testing.T) {
 	}
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	var zoneErr error
-	outcome := withReachable(func() (time.Time, error) { return at, zoneErr }, "Open vSwitch database", "unix:"+sock)
+	down := func(ctx context.Context) error { return reachable(ctx, ovsDatabase, "unix:"+sock) }
+	outcome := withReachable(func() (time.Time, error) { return at, zoneErr }, down)
 
 	if got, err := outcome(); !got.Equal(at) || err != nil {
 		t.Errorf("database up, zone fine: %v, %v; want %v, nil", got, err, at)

@@ -180,13 +180,17 @@ func (d *podsDaemon) sync(ctx context.Context) (pending bool, _ error) {
 	for _, p := range st.Pods {
 		built[p.UID] = p
 	}
+	// A node whose OVS does not answer is left for the next sync; the others' pods
+	// are still wired.
+	var errs []error
 	ports := map[string]map[string]ownedPort{}
+	down := map[string]bool{}
 	for name, h := range d.nodes {
 		if ports[name], err = h.ports(ctx); err != nil {
-			return true, err
+			errs = append(errs, err)
+			down[name] = true
 		}
 	}
-	var errs []error
 	keep := map[string]bool{} // UID tags of the pods whose wiring stays
 	for i := range in.Pods {
 		p := &in.Pods[i]
@@ -195,6 +199,9 @@ func (d *podsDaemon) sync(ctx context.Context) (pending bool, _ error) {
 			continue
 		}
 		keep[uidTag(string(p.UID))] = true // a deleted pod's wiring is remove's
+		if down[h.name] {
+			continue
+		}
 		if p.DeletionTimestamp != nil {
 			errs = append(errs, d.remove(ctx, h, p, ports[h.name]))
 			continue

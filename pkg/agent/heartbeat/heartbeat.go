@@ -31,8 +31,9 @@ const (
 //
 // The Lease is written when it is due for renewal (RenewInterval after the last write)
 // and when what it reports changes: the version, the last error, leadership, the NB
-// connection, or the first successful reconcile. A newer last-reconcile time alone waits
-// for the next renewal, so a busy zone does not turn into a stream of Lease writes.
+// connection, whether OVS is reachable, or the first successful reconcile. A newer
+// last-reconcile time alone waits for the next renewal, so a busy zone does not turn
+// into a stream of Lease writes.
 type Heartbeat struct {
 	// Client reads and writes the Lease. It must not read through a cache: the agent may
 	// get, create and update Leases in its namespace, but not list or watch them.
@@ -50,6 +51,9 @@ type Heartbeat struct {
 	Leader func() bool
 	// NBConnected reports whether the agent is connected to its NB.
 	NBConnected func() bool
+	// OVSReachable reports whether the agent reaches its node's Open vSwitch database;
+	// nil for an agent that does no node part, which then reports nothing.
+	OVSReachable func() bool
 	// Layer2Phase returns where the node is in the Layer2 topology upgrade; "" before
 	// the zone's first reconcile. Nil reports nothing.
 	Layer2Phase func() string
@@ -184,6 +188,11 @@ func (h *Heartbeat) annotations(current map[string]string) map[string]string {
 	} else {
 		delete(out, AnnotationLastError)
 	}
+	if h.OVSReachable != nil {
+		out[AnnotationOVSReachable] = formatBool(h.OVSReachable())
+	} else {
+		delete(out, AnnotationOVSReachable)
+	}
 	if phase := h.layer2Phase(); phase != "" {
 		out[AnnotationLayer2Phase] = phase
 	} else {
@@ -195,7 +204,7 @@ func (h *Heartbeat) annotations(current map[string]string) map[string]string {
 // changed reports whether want says something have does not: any annotation but the
 // last reconcile's time, which only matters once it first appears.
 func changed(have, want map[string]string) bool {
-	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationLastError, AnnotationLayer2Phase} {
+	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationOVSReachable, AnnotationLastError, AnnotationLayer2Phase} {
 		h, hok := have[key]
 		w, wok := want[key]
 		if h != w || hok != wok {

@@ -166,6 +166,61 @@ func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
 	}
 }
 
+// TestSyncReportsOVSReachability: an agent that does the node's own part says whether
+// it reaches the node's OVS, and a change is published at once; one that does not
+// says nothing, and a leftover annotation goes.
+func TestSyncReportsOVSReachability(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	src := &sources{nb: true, now: start}
+	var mu sync.Mutex
+	reachable := true
+	hb := newHeartbeat(c, ns, "worker1", src)
+	hb.OVSReachable = func() bool { mu.Lock(); defer mu.Unlock(); return reachable }
+
+	step := func(wantWrite bool, what string) (*coordinationv1.Lease, heartbeat.Status) {
+		t.Helper()
+		wrote, err := hb.Sync(ctx)
+		if err != nil {
+			t.Fatalf("%s: Sync: %v", what, err)
+		}
+		if wrote != wantWrite {
+			t.Errorf("%s: Sync wrote %t, want %t", what, wrote, wantWrite)
+		}
+		lease := getLease(ctx, t, c, ns, "worker1")
+		s, err := heartbeat.Parse(lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lease, s
+	}
+	if lease, s := step(true, "first sync"); lease.Annotations[heartbeat.AnnotationOVSReachable] != "true" || s.OVSUnreachable {
+		t.Errorf("first sync with OVS up: annotation %q, unreachable %t", lease.Annotations[heartbeat.AnnotationOVSReachable], s.OVSUnreachable)
+	}
+	src.set(func(s *sources) { s.now = start.Add(time.Second) })
+	step(false, "nothing changed")
+
+	mu.Lock()
+	reachable = false
+	mu.Unlock()
+	src.set(func(s *sources) { s.now = start.Add(2 * time.Second) })
+	if _, s := step(true, "OVS lost"); !s.OVSUnreachable {
+		t.Errorf("after OVS was lost the lease says it is reachable")
+	}
+
+	hb.OVSReachable = nil // the same Lease, now written by an agent without a node part
+	src.set(func(s *sources) { s.now = start.Add(3 * time.Second) })
+	if lease, s := step(true, "no node part"); s.OVSUnreachable {
+		t.Errorf("an agent without a node part is reported as unable to reach OVS (annotations %v)", lease.Annotations)
+	} else if _, ok := lease.Annotations[heartbeat.AnnotationOVSReachable]; ok {
+		t.Errorf("annotation %s stays on the Lease of an agent without a node part", heartbeat.AnnotationOVSReachable)
+	}
+}
+
 // TestSyncRecoversFromOthersWrites changes and deletes the Lease behind the heartbeat's
 // back: the next write fails (its copy is stale), and the one after repairs the Lease.
 func TestSyncRecoversFromOthersWrites(t *testing.T) {

@@ -2,7 +2,8 @@
 // the way the kubelet publishes node leases: the agent on node N renews the Lease
 // ovnk-agent-N in the agent's namespace every few seconds, and its annotations say which
 // version runs, when the zone was last reconciled, the last reconcile error, whether this
-// agent leads and whether it reaches its NB. `kubectl ovnk status` reads them.
+// agent leads and whether it reaches its NB and its node's OVS. `kubectl ovnk status`
+// reads them.
 //
 // This file is the Lease's format, shared by the writer (Heartbeat) and the readers
 // (Parse); heartbeat.go writes it.
@@ -35,6 +36,10 @@ const (
 	// AnnotationNBConnected is "true" while the agent is connected to its node's OVN
 	// northbound database, else "false".
 	AnnotationNBConnected = "ovnk.io/nb-connected"
+	// AnnotationOVSReachable is "false" while the agent, which does its node's own part,
+	// cannot reach the node's Open vSwitch database, else "true"; absent when the agent
+	// does no node part (--node-dataplane=false).
+	AnnotationOVSReachable = "ovnk.io/ovs-reachable"
 	// AnnotationLayer2Phase is where the agent's node is in the Layer2 topology upgrade
 	// (legacy, blocked, converting, upgraded); absent before its first reconcile.
 	AnnotationLayer2Phase = "ovnk.io/layer2-topology-phase"
@@ -94,6 +99,10 @@ type Status struct {
 	Leader bool
 	// NBConnected reports whether the agent reaches its NB.
 	NBConnected bool
+	// OVSUnreachable is true when the agent says it cannot reach its node's Open
+	// vSwitch database. An agent that says nothing about it (it does no node part) is
+	// not taken for one that cannot.
+	OVSUnreachable bool
 	// Layer2Phase is where the node is in the Layer2 topology upgrade; "" if unknown.
 	Layer2Phase string
 	// RenewTime is when the agent last renewed the Lease; zero if it never did.
@@ -135,6 +144,13 @@ func Parse(lease *coordinationv1.Lease) (Status, error) {
 	}
 	if s.NBConnected, err = parseBool(lease, AnnotationNBConnected); err != nil {
 		return Status{}, err
+	}
+	if _, ok := lease.Annotations[AnnotationOVSReachable]; ok {
+		reachable, err := parseBool(lease, AnnotationOVSReachable)
+		if err != nil {
+			return Status{}, err
+		}
+		s.OVSUnreachable = !reachable
 	}
 	return s, nil
 }

@@ -88,7 +88,18 @@ func TestParse(t *testing.T) {
 		t.Errorf("a Lease never renewed is fresh")
 	}
 
-	for key, bad := range map[string]string{AnnotationLastReconcile: "yesterday", AnnotationLeader: "yes", AnnotationNBConnected: "1"} {
+	// OVS reachability: only an agent that says "false" cannot reach it.
+	for value, unreachable := range map[string]bool{"": false, "true": false, "false": true} {
+		l := lease.DeepCopy()
+		if value != "" {
+			l.Annotations[AnnotationOVSReachable] = value
+		}
+		if s, err := Parse(l); err != nil || s.OVSUnreachable != unreachable {
+			t.Errorf("Parse with %s=%q: unreachable %t (%v), want %t", AnnotationOVSReachable, value, s.OVSUnreachable, err, unreachable)
+		}
+	}
+
+	for key, bad := range map[string]string{AnnotationLastReconcile: "yesterday", AnnotationLeader: "yes", AnnotationNBConnected: "1", AnnotationOVSReachable: "no"} {
 		broken := lease.DeepCopy()
 		broken.Annotations[key] = bad
 		_, err := Parse(broken)

@@ -39,8 +39,9 @@ type NodeStatus struct {
 	// Agent is false when the node has no heartbeat Lease: no agent ever ran there.
 	Agent bool `json:"agent"`
 	// Ready: the heartbeat is fresh (renewed within its lease duration), the agent is
-	// connected to its NB and reconciled the zone at least once, and the node's agent
-	// pod, if there is one, is Ready.
+	// connected to its NB, reaches its node's Open vSwitch database (if it does the
+	// node's own part) and reconciled the zone at least once, and the node's agent pod,
+	// if there is one, is Ready.
 	Ready bool `json:"ready"`
 	// NotReadyReason says why the agent is not ready; empty when it is.
 	NotReadyReason string `json:"notReadyReason,omitempty"`
@@ -224,6 +225,9 @@ func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, na
 		s.NotReadyReason = fmt.Sprintf("heartbeat expired: last renewed %s ago, valid for %s", age(now, hb.RenewTime), duration.HumanDuration(hb.Duration))
 	case !hb.NBConnected:
 		s.NotReadyReason = "not connected to its OVN northbound database"
+	case hb.OVSUnreachable:
+		// The last error names the database and says why.
+		s.NotReadyReason = "cannot reach its node's Open vSwitch database"
 	case hb.LastReconcile.IsZero():
 		s.NotReadyReason = "the zone has not been reconciled yet"
 	case len(pods) > 0 && pod == nil:

@@ -89,6 +89,10 @@ func TestAgentReadiness(t *testing.T) {
 		}(), reason: "the heartbeat Lease was never renewed"},
 		{name: "NB down", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationNBConnected, "false"))),
 			reason: "not connected to its OVN northbound database"},
+		{name: "OVS unreachable", lease: ptr.To(lease("n", now, with(with(healthy(now), heartbeat.AnnotationOVSReachable, "false"),
+			heartbeat.AnnotationLastError, "Open vSwitch database unix:/run/openvswitch/db.sock is unreachable: …"))),
+			reason: "cannot reach its node's Open vSwitch database"},
+		{name: "OVS reachable", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationOVSReachable, "true"))), ready: true},
 		{name: "not reconciled yet", lease: func() *coordinationv1.Lease {
 			l := lease("n", now, healthy(now))
 			delete(l.Annotations, heartbeat.AnnotationLastReconcile)

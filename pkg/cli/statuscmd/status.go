@@ -52,7 +52,8 @@ user-defined network with the nodes that have programmed it.
 
 An agent is ready when its heartbeat Lease (ovnk-agent-<node> in the agent namespace)
 was renewed within its lease duration, it is connected to its node's OVN northbound
-database, it has reconciled its zone at least once, and its pod, if it runs as the
+database, it reaches its node's Open vSwitch database (when it programs the node
+itself), it has reconciled its zone at least once, and its pod, if it runs as the
 DaemonSet, is Ready. A node without a heartbeat Lease has no agent.
 
 With --wait, look again every few seconds until every agent and every network on every
