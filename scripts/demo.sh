@@ -111,21 +111,21 @@ udn_ip() {
   sandbox_exec "$1" -- ip -4 -br addr show ovn-udn1 | awk '{ split($3, a, "/"); print a[1] }'
 }
 
-# ping_pods shows, as the user would type it, a ping from pod $1 to address $2 with
-# ping's own summary lines, once the pod's namespace answers at all (the sandbox wires
-# pods a moment after the agents program them).
+# ping_pods shows, as the user would type it, a ping from pod $1 to pod $2's address on
+# their user-defined network, with ping's own summary lines, once the pods' namespaces
+# answer at all (the sandbox wires pods a moment after the agents program them).
 ping_pods() {
-  local deadline=$((SECONDS + 60))
-  until sandbox_exec "$1" -- ping -n -c 1 -W 1 "$2" >/dev/null 2>&1; do
+  local deadline=$((SECONDS + 60)) dst=""
+  until dst="$(udn_ip "$2" 2>/dev/null)" && [ -n "$dst" ] &&
+    sandbox_exec "$1" -- ping -n -c 1 -W 1 "$dst" >/dev/null 2>&1; do
     if ((SECONDS >= deadline)); then
-      echo "demo: $1 cannot reach $2 after a minute" >&2
-      sandbox_exec "$1" -- ping -n -c 3 -W 1 "$2" >&2 || true
+      echo "demo: $1 cannot reach $2 (${dst:-no address yet}) after a minute" >&2
       return 1
     fi
     sleep 1
   done
-  printf '\n$ ovnk-sandbox exec %s -- ping -c 3 %s\n' "$1" "$2"
-  sandbox_exec "$1" -- ping -n -c 3 -i 0.2 "$2" | tail -n 2
+  printf '\n$ ovnk-sandbox exec %s -- ping -c 3 -i 0.2 %s\n' "$1" "$dst"
+  sandbox_exec "$1" -- ping -n -c 3 -i 0.2 "$dst" | tail -n 2
 }
 
 run kubectl-ovnk status --wait --timeout 2m
@@ -146,17 +146,14 @@ run_when_ready 60 kubectl ovnk trace default/intruder blue/blue-a --proto tcp --
 echo
 echo "Real packets (the sandbox's pods are network namespaces on each node's OVS):"
 # blue-a (ovnk-node-1) to blue-b (ovnk-node-2): across zones on the Layer3 network.
-ping_pods blue/blue-a "$(udn_ip blue/blue-b)"
+ping_pods blue/blue-a blue/blue-b
 # green-a (ovnk-node-1) to green-b (ovnk-node-3): through the Layer2 transit router.
-# (The trace's last lines: its verdict.)
-printf '\n$ kubectl ovnk trace green/green-a green/green-b --no-reply | tail -n 3\n'
-kubectl ovnk trace green/green-a green/green-b --no-reply | tail -n 3
-ping_pods green/green-a "$(udn_ip green/green-b)"
+run_when_ready 60 kubectl ovnk trace green/green-a green/green-b --no-reply
+ping_pods green/green-a green/green-b
 # blue-a to the outside world (192.0.2.10, beyond the nodes' router): the who-am-i
 # server answers with the source address it saw, the node's — blue-a's traffic left
 # through ovnk-node-1's gateway router and br-ex.
-printf '\n$ ovnk-sandbox exec blue/blue-a -- curl -s http://192.0.2.10:8080/\n'
-sandbox_exec blue/blue-a -- curl -sS --max-time 5 http://192.0.2.10:8080/
+run_when_ready 60 ovnk-sandbox exec --dir "$dir" blue/blue-a -- curl -sS --max-time 5 http://192.0.2.10:8080/
 
 # Every agent built the Layer2 network green with OKEP-5094's transit router from the
 # start (new nodes need no upgrade); on a cluster coming from the legacy topology this

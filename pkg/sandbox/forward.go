@@ -93,18 +93,32 @@ func serveForwards(ctx context.Context, forwards []Forward, logger *log.Logger) 
 	return errors.Join(errs...)
 }
 
+// acceptBackoff is the first wait after a failed accept; it doubles up to a second.
+const acceptBackoff = 5 * time.Millisecond
+
 // serveForward accepts connections on l until it is closed.
 func serveForward(ctx context.Context, f Forward, l net.Listener, logger *log.Logger) error {
 	var conns sync.WaitGroup
 	defer conns.Wait()
+	backoff := acceptBackoff
 	for {
 		in, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("forward %s: accept: %w", f, err)
+			// Out of descriptors, say: the listener is still good, and a forward that
+			// stopped serving would leave its connections in the backlog unanswered.
+			logger.Printf("forward %s: accept: %v (retrying in %v)", f, err, backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
+		backoff = acceptBackoff
 		conns.Go(func() {
 			defer in.Close()
 			dctx, cancel := context.WithTimeout(ctx, dialTimeout)

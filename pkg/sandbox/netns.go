@@ -136,6 +136,9 @@ func listenIn(netns, addr string) (net.Listener, error) {
 		return err
 	})
 	if err != nil {
+		if l != nil { // made, but the thread could not leave the namespace
+			l.Close()
+		}
 		return nil, fmt.Errorf("listen on %s in %s: %w", addr, netnsLabel(netns), err)
 	}
 	return l, nil
@@ -152,6 +155,9 @@ func dialIn(ctx context.Context, netns, addr string) (net.Conn, error) {
 		return err
 	})
 	if err != nil {
+		if c != nil { // made, but the thread could not leave the namespace
+			c.Close()
+		}
 		return nil, fmt.Errorf("connect to %s from %s: %w", addr, netnsLabel(netns), err)
 	}
 	return c, nil

@@ -2,8 +2,8 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"path/filepath"
 	"strconv"
@@ -26,10 +26,12 @@ func clusterSubnets() string {
 }
 
 // Inside a node's namespace, the API server and the agent's HTTP endpoint are on the
-// node's own loopback, at the addresses a node of a real cluster would use.
+// node's own loopback, at the addresses a node of a real cluster would use; the
+// forwarder joins them to the host's loopback (tests that build nodes of their own
+// use the same).
 const (
-	nodeAPIServer  = "127.0.0.1:6443"
-	nodeAgentHTTP  = "127.0.0.1:9476"
+	NodeAPIServer  = "127.0.0.1:6443"
+	NodeAgentHTTP  = "127.0.0.1:9476"
 	nodeKubeconfig = "kubeconfig"
 )
 
@@ -93,7 +95,7 @@ func (s *Sandbox) agentArgv(n Node, extra ...string) []string {
 		"--ovs-address", n.OVSEndpoint,
 		"--gateway-bridge", GatewayBridge,
 		"--datapath-type", "netdev",
-		"--http-address", nodeAgentHTTP,
+		"--http-address", NodeAgentHTTP,
 		"--cluster-subnets", clusterSubnets(),
 		"--leader-election-namespace", manifests.DefaultNamespace,
 	}
@@ -128,21 +130,18 @@ func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Sig
 	}
 	n := s.Nodes[i]
 	d := s.agent(n)
-	pid, err := d.readPID()
-	if err != nil {
-		return err
-	}
-	if running(pid, s.Dir) {
-		signalGroup(pid, sig)
-		err := poll.Until(ctx, termGrace, fmt.Sprintf("the agent of %s (pid %d) to exit", node, pid), func(context.Context) error {
-			if running(pid, s.Dir) {
-				return errors.New("still running")
-			}
-			return nil
-		})
+	if sig != syscall.SIGTERM {
+		pid, err := d.readPID()
 		if err != nil {
 			return err
 		}
+		if running(pid, s.Dir) {
+			signalGroup(pid, sig)
+		}
+	}
+	// As Down stops it: SIGTERM, and SIGKILL after the grace period.
+	if err := stopStage(ctx, s.Dir, io.Discard, []string{d.pidFile}); err != nil {
+		return fmt.Errorf("stop the agent of %s: %w", node, err)
 	}
 	return s.startAgent(ctx, n, extra...)
 }

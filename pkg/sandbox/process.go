@@ -145,29 +145,31 @@ const (
 // next stage starts. A daemon is its process group's leader, so the whole group is
 // signalled. Pid files are removed once their process is gone.
 func stopDaemons(ctx context.Context, dir string, progress io.Writer, stages ...[]string) error {
+	var errs []error // a stage that fails does not keep the later ones running
 	for _, patterns := range stages {
 		var pidFiles []string
 		for _, p := range patterns {
 			matches, err := filepath.Glob(filepath.Join(dir, p))
 			if err != nil {
-				return fmt.Errorf("find pid files %s: %w", p, err)
+				errs = append(errs, fmt.Errorf("find pid files %s: %w", p, err))
+				continue
 			}
 			pidFiles = append(pidFiles, matches...)
 		}
-		if err := stopStage(ctx, dir, progress, pidFiles); err != nil {
-			return err
-		}
+		errs = append(errs, stopStage(ctx, dir, progress, pidFiles))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func stopStage(ctx context.Context, dir string, progress io.Writer, pidFiles []string) error {
 	alive := map[string]int{} // pid file -> pid
+	var unreadable []error
 	for _, f := range pidFiles {
 		d := &daemon{name: strings.TrimSuffix(relTo(dir, f), ".pid"), pidFile: f}
 		pid, err := d.readPID()
 		if err != nil {
-			return err
+			unreadable = append(unreadable, err) // the stage's other daemons still stop
+			continue
 		}
 		if running(pid, dir) {
 			fmt.Fprintf(progress, "stopping %s (pid %d)\n", d.name, pid)
@@ -192,8 +194,11 @@ func stopStage(ctx context.Context, dir string, progress io.Writer, pidFiles []s
 			signalGroup(pid, syscall.SIGKILL)
 		}
 		if err := poll.Until(ctx, killGrace, "processes to exit after SIGKILL", gone); err != nil {
-			return err
+			return errors.Join(append(unreadable, err)...)
 		}
+	}
+	if len(unreadable) > 0 {
+		return errors.Join(unreadable...) // their pid files stay, for a look
 	}
 	for _, f := range pidFiles {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {

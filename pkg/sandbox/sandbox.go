@@ -314,11 +314,18 @@ func teardown(ctx context.Context, dir string, progress io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, markerFile)); err != nil {
 		return fmt.Errorf("%s is not an ovnk sandbox (it has no %s file), so it is left alone: pass another --dir", dir, markerFile)
 	}
+	// Everything is tried, whatever fails: a process that will not stop must not leave
+	// the others running, nor the namespaces behind. The directory, with the logs and
+	// pid files, stays when anything failed, so Down can be run again.
+	var errs []error
 	if err := stopDaemons(context.WithoutCancel(ctx), dir, progress, stopStages...); err != nil {
-		return fmt.Errorf("stop the sandbox in %s: %w", dir, err)
+		errs = append(errs, fmt.Errorf("stop the sandbox in %s: %w", dir, err))
 	}
 	if err := deleteNetworks(context.WithoutCancel(ctx), dir); err != nil {
-		return fmt.Errorf("delete the network namespaces of the sandbox in %s: %w", dir, err)
+		errs = append(errs, fmt.Errorf("delete the network namespaces of the sandbox in %s: %w", dir, err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove the sandbox directory: %w", err)

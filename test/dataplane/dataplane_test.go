@@ -177,7 +177,8 @@ func startNode(ctx context.Context, t *testing.T, st *cluster.State, name string
 	)
 	// Management ports and br-ex's flows; the flows wait for the gateway routers'
 	// patch ports, which ovn-controller makes from the zone.
-	err = testenv.Eventually(ctx, 20*time.Second, name+"'s management ports and gateway flows", func(ctx context.Context) error {
+	// (Longer than the agent's own patience with ovn-controller, 30 s.)
+	err = testenv.Eventually(ctx, 40*time.Second, name+"'s management ports and gateway flows", func(ctx context.Context) error {
 		retry, err := n.agent.AfterZone(ctx, st, func(string) bool { return false })
 		if err == nil && retry {
 			err = errors.New("a gateway router's patch port is not there yet")

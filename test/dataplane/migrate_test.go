@@ -345,7 +345,15 @@ func (p *pinger) report(t *testing.T, moveStart, moveDone time.Time) {
 	if len(lost[false]) > 0 {
 		t.Errorf("ping %s lost icmp_seq %v outside the move", p.dst, lost[false])
 	}
+	// A live migration's gap: measured 1-2 requests (20 a second) here, 3-6 under -race;
+	// the traffic must come back within a second, not merely eventually.
+	if gap := replies[firstAfter].Sub(replies[lastBefore]); gap > maxMoveGap {
+		t.Errorf("ping %s: %v between the last answer before the move and the first after, want at most %v", p.dst, gap.Round(time.Millisecond), maxMoveGap)
+	}
 }
+
+// maxMoveGap bounds the time without answers while a pod moves between nodes.
+const maxMoveGap = 2 * time.Second
 
 // sendGARP sends a gratuitous ARP (a request whose sender IP is its target IP, as
 // `arping -U` sends) from MAC out of an interface: iputils-arping is not installed.

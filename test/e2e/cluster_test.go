@@ -1,6 +1,8 @@
 // Package e2e runs ovnk end to end on one machine: a real kube-apiserver, and for each
-// simulated node an ovnk-agent process with its own OVN Northbound database, exactly as
-// each node of an OVN-Kubernetes interconnect cluster is its own zone.
+// simulated node a real host — a network namespace with its own OVS, its own OVN zone
+// (NB, SB, northd, ovn-controller), exactly as each node of an OVN-Kubernetes
+// interconnect cluster is its own zone — and an ovnk-agent running inside it, which
+// programs the node and publishes the node's annotations itself.
 package e2e
 
 import (
@@ -24,6 +26,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/poll"
+	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -36,14 +40,21 @@ const leaseNamespace = "ovnk-system"
 // agentBinary is cmd/ovnk-agent, built once per test binary.
 func agentBinary(t *testing.T) string { return testenv.Command(t, "ovnk-agent") }
 
-// node is a simulated node: its Node object, its NB and its agent.
+// node is a simulated node: its Node object, its host (namespace, OVS, zone) and its
+// agent.
 type node struct {
 	name      string
 	hostOctet int
+	ns        *testenv.Netns
+	ovs       *testenv.OVS
 	nb        *testenv.NB
+	northd    *testenv.Northd
 	nbClient  client.Client
 	agent     *testenv.Process
-	http      string
+	// http is the agent's HTTP endpoint as the host reaches it, through the forwarder.
+	http string
+	// forwarder receives an error if the node's forwarder stops before the test ends.
+	forwarder chan error
 	restarts  int
 }
 
@@ -56,6 +67,10 @@ type e2eCluster struct {
 	cfg   *config.Config // the configuration every agent runs with (but its node name)
 	// extraFlags are appended to the command line of agents started from now on.
 	extraFlags []string
+	// router is the underlay joining the nodes (underlay makes it).
+	router *testenv.Netns
+	// kubeconfig is the agents' kubeconfig (nodeKubeconfig writes it).
+	kubeconfig string
 }
 
 func newCluster(t *testing.T, names ...string) *e2eCluster {
@@ -67,7 +82,8 @@ func newCluster(t *testing.T, names ...string) *e2eCluster {
 // extraFlags).
 func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2eCluster {
 	t.Helper()
-	testenv.NeedBinaries(t, "go")
+	testenv.NeedRoot(t, "every node is a network namespace with its own OVS")
+	testenv.NeedBinaries(t, "go", "ip")
 	testenv.NeedOVN(t)
 	k := testenv.SharedKube(t)
 	scheme, err := agent.Scheme()
@@ -85,7 +101,7 @@ func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2e
 	}
 	fs := pflag.NewFlagSet("e2e", pflag.ContinueOnError)
 	config.AddFlags(fs)
-	if err := fs.Parse(ec.flags("unused", "unix:/unused", "127.0.0.1:1")); err != nil {
+	if err := fs.Parse(ec.flags("unused", "unix:/unused", "unix:/unused", "unix:/unused")); err != nil {
 		t.Fatal(err)
 	}
 	if ec.cfg, err = config.Load(fs, func(string) string { return "" }); err != nil {
@@ -98,17 +114,19 @@ func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2e
 	return ec
 }
 
-// flags are the agent's command line; every agent shares all but node and endpoints.
-func (ec *e2eCluster) flags(nodeName, nb, httpAddr string) []string {
+// flags are the agent's command line inside its node; every agent shares all but
+// node and endpoints.
+func (ec *e2eCluster) flags(nodeName, nb, sb, ovs string) []string {
 	return []string{
 		"--config=", // no file: everything is on the command line
-		"--kubeconfig", ec.kube.Kubeconfig,
+		"--kubeconfig", ec.nodeKubeconfig(),
 		"--node-name", nodeName,
 		"--nb-address", nb,
-		// These agents program their zones' NBs alone: the test publishes what a node
-		// would (addNode) and no packet flows here (the sandbox's nodes are real hosts).
-		"--node-dataplane=false",
-		"--http-address", httpAddr,
+		"--sb-address", sb,
+		"--ovs-address", ovs,
+		"--gateway-bridge", gatewayBridge,
+		"--datapath-type", "netdev",
+		"--http-address", sandbox.NodeAgentHTTP,
 		"--cluster-subnets", "10.244.0.0/16/24",
 		"--leader-election-namespace", leaseNamespace,
 		"--min-reconcile-interval", "50ms",
@@ -119,36 +137,20 @@ func (ec *e2eCluster) flags(nodeName, nb, httpAddr string) []string {
 	}
 }
 
-// addNode creates the Node object with what the node itself would publish (its chassis,
-// gateway and interface addresses), starts an NB for it, and starts its agent.
+// addNode creates the bare Node object, makes the node's host (startHost) and starts
+// its agent, which publishes the node's chassis, gateway and interface addresses.
 func (ec *e2eCluster) addNode(name string, hostOctet int) *node {
 	t := ec.t
 	n := &node{name: name, hostOctet: hostOctet}
-	ip := fmt.Sprintf("172.18.0.%d", hostOctet)
-	gw, err := cluster.L3GatewayConfigCodec.Format(cluster.Gateway{
-		Mode: cluster.GatewayModeShared, InterfaceID: "breth0_" + name,
-		MAC: fmt.Sprintf("02:42:ac:12:00:%02x", hostOctet), IPs: prefixes(ip + "/16"), NextHops: addrs("172.18.0.1"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	primary, err := cluster.PrimaryIfAddrCodec.Format(prefixes(ip + "/16"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The node's agent adds k8s.ovn.org/layer2-topology-version itself.
-	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-		cluster.AnnotationNodeChassisID:     "chassis-" + name,
-		cluster.AnnotationL3GatewayConfig:   gw,
-		cluster.AnnotationNodePrimaryIfAddr: primary,
-	}}}
+	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := ec.c.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ec.c.Delete(context.Background(), obj) })
-	n.nb = testenv.StartNB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	ec.startHost(ctx, n)
+	var err error
 	if n.nbClient, err = ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{n.nb.Endpoint}}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +160,14 @@ func (ec *e2eCluster) addNode(name string, hostOctet int) *node {
 	return n
 }
 
+// startAgent starts n's agent inside the node's namespace with the cluster's flags and
+// extraFlags; restarts keep the node's host and its HTTP address.
 func (ec *e2eCluster) startAgent(n *node) {
-	n.http = freeAddr(ec.t)
 	n.restarts++
-	n.agent = testenv.StartProcess(ec.t, ec.t.TempDir(), fmt.Sprintf("agent-%s-%d", n.name, n.restarts), nil,
-		append(append([]string{agentBinary(ec.t), "run"}, ec.flags(n.name, n.nb.Endpoint, n.http)...), ec.extraFlags...)...)
+	argv := append([]string{"ip", "netns", "exec", n.ns.Name, agentBinary(ec.t), "run"},
+		ec.flags(n.name, n.nb.Endpoint, n.northd.SB.Endpoint, n.ovs.DB.Endpoint)...)
+	n.agent = testenv.StartProcess(ec.t, ec.t.TempDir(), fmt.Sprintf("agent-%s-%d", n.name, n.restarts), agentEnv(ec.t, n),
+		append(argv, ec.extraFlags...)...)
 }
 
 func freeAddr(t *testing.T) string {
@@ -175,13 +180,20 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// waitReady waits until every agent answers /readyz.
+// waitReady waits until every agent answers /readyz and has published its node's
+// annotations as the test made the host.
 func (ec *e2eCluster) waitReady(ctx context.Context) {
 	ec.t.Helper()
 	for _, n := range ec.nodes {
 		err := testenv.Eventually(ctx, 60*time.Second, "agent "+n.name+" ready", func(ctx context.Context) error {
 			if done, err := n.agent.Exited(); done {
 				return fmt.Errorf("agent exited: %v\n%s", err, n.agent.LogTail(30))
+			}
+			select {
+			case err := <-n.forwarder:
+				n.forwarder <- err // for the next poll
+				return poll.Stop(err)
+			default:
 			}
 			resp, err := http.Get("http://" + n.http + "/readyz")
 			if err != nil {
@@ -198,6 +210,7 @@ func (ec *e2eCluster) waitReady(ctx context.Context) {
 		if err != nil {
 			ec.t.Fatalf("%v\n%s", err, n.agent.LogTail(30))
 		}
+		ec.requirePublished(ctx, n)
 	}
 }
 

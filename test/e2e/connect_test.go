@@ -82,7 +82,9 @@ func TestConnectThroughKubectl(t *testing.T) {
 	a := ec.podIface(ctx, "blue-c", "a", "blue-c/blue-c")
 	b := ec.podIface(ctx, "green-c", "b", "green-c/green-c")
 	r := ec.podIface(ctx, "red-c", "r", "red-c/red-c")
-	northd := testenv.StartNorthd(t, n1.nb)
+	// The node's own northd: a second one on the same NB would make nbctl --wait=sb
+	// (Trace's sync) return when either SB caught up.
+	northd := n1.northd
 
 	sw := "cluster_udn_blue.c_" + n1.name
 	portA, portB, portR := "blue.c.blue.c_blue-c_a", "green.c.green.c_green-c_b", "red.c.red.c_red-c_r"

@@ -228,7 +228,9 @@ func TestTraceOneZone(t *testing.T) {
 	a := ec.podIface(ctx, "blue-t", "a", "blue-t/blue-t")
 	b := ec.podIface(ctx, "blue-t", "b", "blue-t/blue-t")
 	c := ec.podIface(ctx, "green-t", "c", "green-t/green-t")
-	northd := testenv.StartNorthd(t, n1.nb)
+	// The node's own northd: a second one on the same NB would make nbctl --wait=sb
+	// (Trace's sync) return when either SB caught up.
+	northd := n1.northd
 
 	sw := "cluster_udn_blue.t_" + n1.name
 	portA := "blue.t.blue.t_blue-t_a"

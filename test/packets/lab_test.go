@@ -34,7 +34,7 @@ type lab struct {
 func startSandbox(t *testing.T, agentArgs ...string) *lab {
 	t.Helper()
 	testenv.NeedRoot(t, "the sandbox's network namespaces and OVS")
-	testenv.NeedBinaries(t, "ip", "nsenter", "ping", "curl")
+	testenv.NeedBinaries(t, "ip", "nsenter", "ping", "curl", "python3")
 	testenv.NeedOVN(t)
 	kubectl := testenv.KubeBinary(t, "kubectl")
 	binDir := filepath.Dir(testenv.KubeBinary(t, "kube-apiserver"))
@@ -79,6 +79,10 @@ func startSandbox(t *testing.T, agentArgs ...string) *lab {
 			"OVNK_PLUGIN_CONFIG=" + s.Settings,
 			"PATH=" + filepath.Dir(testenv.Command(t, "kubectl-ovnk")) + string(os.PathListSeparator) + os.Getenv("PATH"),
 			"NO_COLOR=1",
+			// Tables and ping's output read the same whatever the caller's terminal
+			// and locale.
+			"COLUMNS=200",
+			"LC_ALL=C",
 		},
 	}
 }
@@ -113,6 +117,10 @@ func (l *lab) exec(ctx context.Context, target sandbox.Target, argv ...string) (
 	if err != nil {
 		return "", err
 	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "LC_ALL=C") // ping's and ip's output, parsed here
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("in %s: %s: %w\n%s", target, strings.Join(argv, " "), err, out)

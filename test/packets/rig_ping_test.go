@@ -95,14 +95,29 @@ func (p *rigPinger) read(stdout io.Reader) {
 // rigPingSummary is the end of a ping's output.
 type rigPingSummary struct {
 	Transmitted, Received int
+	// Answered are the icmp_seq numbers replies came for.
+	Answered map[int]bool
 	// Line is ping's own summary line: "N packets transmitted, M received, …".
 	Line string
 	// Unanswered are ping's "no answer yet for icmp_seq=N" lines.
 	Unanswered []string
 }
 
-// Lost is how many echo requests got no reply.
-func (s rigPingSummary) Lost() int { return s.Transmitted - s.Received }
+// Lost is how many echo requests got no reply, among those sent before the last one
+// answered: a request still in flight when ping was interrupted (its round trip longer
+// than the interval, on a busy machine) is not lost.
+func (s rigPingSummary) Lost() int {
+	if len(s.Answered) == 0 {
+		return s.Transmitted
+	}
+	last := 0
+	for seq := range s.Answered {
+		last = max(last, seq)
+	}
+	return last - len(s.Answered)
+}
+
+var rigSeqRe = regexp.MustCompile(` bytes from .*icmp_seq=(\d+)`)
 
 var rigSummaryRe = regexp.MustCompile(`(\d+) packets transmitted, (\d+) received`)
 
@@ -129,8 +144,12 @@ func (p *rigPinger) stop(ctx context.Context) (rigPingSummary, error) {
 	p.mu.Lock()
 	out := p.out.String()
 	p.mu.Unlock()
-	var s rigPingSummary
+	s := rigPingSummary{Answered: map[int]bool{}}
 	for _, line := range strings.Split(out, "\n") {
+		if m := rigSeqRe.FindStringSubmatch(line); m != nil {
+			seq, _ := strconv.Atoi(m[1])
+			s.Answered[seq] = true
+		}
 		if strings.HasPrefix(line, "no answer yet") {
 			s.Unanswered = append(s.Unanswered, line)
 		}

@@ -236,7 +236,8 @@ func reduceTrace(res *trace.Result) traceOutcome {
 		return traceOutcome{"left the cluster", true, describePath(f)}
 	case trace.Delivered, trace.ToRouter:
 		if res.Reply == nil {
-			return traceOutcome{"delivered", true, describePath(f) + "; no reply traced"}
+			// Every trace here asks for the reply: one missing is the trace's failure.
+			return traceOutcome{"dropped", false, describePath(f) + "; but no reply was traced"}
 		}
 		r := res.Reply.Verdict
 		if r.Kind == trace.Delivered && r.Port == f.Packet.InPort && r.Zone == firstZone(f) {
