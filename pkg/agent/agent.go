@@ -161,8 +161,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		// A node whose OVS database is gone shows it within a second, not at the
 		// zone's next reconcile, and says why in the last error.
-		hb.Zone = withReachable(zc.LastReconcile, ovsDown)
-		hb.OVSReachable = func() bool { return ovsDown(context.Background()) == nil }
+		hb.OVSDown = ovsDown
 	}
 	if err := mgr.Add(hb); err != nil {
 		return err

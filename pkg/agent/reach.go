@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -44,18 +43,3 @@ func reachable(ctx context.Context, what, endpoint string) error {
 
 // ovsDatabase names the node's Open vSwitch database in errors.
 const ovsDatabase = "Open vSwitch database"
-
-// withReachable returns a heartbeat's zone outcome (zone.Controller.LastReconcile) whose
-// last error also says, first, why a server the node's own part needs is unreachable
-// (down returns nil while it answers), checked at every call. The zone controller
-// only finds out at its next reconcile (up to a resync period later), and even then
-// only as timeouts of the calls that wait for the database.
-func withReachable(outcome func() (time.Time, error), down func(context.Context) error) func() (time.Time, error) {
-	return func() (time.Time, error) {
-		succeeded, err := outcome()
-		if why := down(context.Background()); why != nil {
-			err = errors.Join(why, err)
-		}
-		return succeeded, err
-	}
-}

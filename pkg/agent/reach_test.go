@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestReachable(t *testing.T) {
@@ -49,37 +47,5 @@ func TestReachable(t *testing.T) {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("reachable(%s): %v, want an error with %q", tc.endpoint, err, tc.wantErr)
 		}
-	}
-}
-
-func TestWithReachableReportsTheDatabaseFirst(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "db.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	var zoneErr error
-	down := func(ctx context.Context) error { return reachable(ctx, ovsDatabase, "unix:"+sock) }
-	outcome := withReachable(func() (time.Time, error) { return at, zoneErr }, down)
-
-	if got, err := outcome(); !got.Equal(at) || err != nil {
-		t.Errorf("database up, zone fine: %v, %v; want %v, nil", got, err, at)
-	}
-	zoneErr = errors.New("apply zone n1: transaction failed")
-	if _, err := outcome(); !errors.Is(err, zoneErr) || err.Error() != zoneErr.Error() {
-		t.Errorf("database up, zone failed: %v, want the zone's error alone", err)
-	}
-	l.Close() // removes the socket
-	got, err := outcome()
-	if !got.Equal(at) {
-		t.Errorf("database down: last reconcile %v, want %v kept", got, at)
-	}
-	if err == nil || !strings.HasPrefix(err.Error(), "Open vSwitch database unix:"+sock+" is unreachable") || !errors.Is(err, zoneErr) {
-		t.Errorf("database down, zone failed: %v; want the database first, then the zone's error", err)
-	}
-	zoneErr = nil
-	if _, err := outcome(); err == nil || strings.Contains(err.Error(), "\n") {
-		t.Errorf("database down, zone fine: %v; want the database alone", err)
 	}
 }

@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -51,9 +52,11 @@ type Heartbeat struct {
 	Leader func() bool
 	// NBConnected reports whether the agent is connected to its NB.
 	NBConnected func() bool
-	// OVSReachable reports whether the agent reaches its node's Open vSwitch database;
-	// nil for an agent that does no node part, which then reports nothing.
-	OVSReachable func() bool
+	// OVSDown says why the agent cannot reach its node's Open vSwitch database, nil
+	// while it can; nil for an agent that does no node part, which then reports
+	// nothing. It is asked once per sync, and its answer is both the reachability
+	// annotation and the start of the last error, so the two always agree.
+	OVSDown func(ctx context.Context) error
 	// Layer2Phase returns where the node is in the Layer2 topology upgrade; "" before
 	// the zone's first reconcile. Nil reports nothing.
 	Layer2Phase func() string
@@ -114,7 +117,7 @@ func (h *Heartbeat) Sync(ctx context.Context) (bool, error) {
 		h.lease = &lease
 	}
 	now := h.now()
-	annotations := h.annotations(h.lease.Annotations)
+	annotations := h.annotations(ctx, h.lease.Annotations)
 	if !h.due(now) && !changed(h.lease.Annotations, annotations) && h.holds() {
 		return false, nil
 	}
@@ -137,7 +140,7 @@ func (h *Heartbeat) create(ctx context.Context, name string) error {
 		Namespace:   h.Namespace,
 		Name:        name,
 		Labels:      h.labels(nil),
-		Annotations: h.annotations(nil),
+		Annotations: h.annotations(ctx, nil),
 	}}
 	h.fillSpec(lease, h.now())
 	if err := h.Client.Create(ctx, lease); err != nil {
@@ -171,12 +174,21 @@ func (h *Heartbeat) due(now time.Time) bool {
 
 // annotations returns current with this heartbeat's annotations set from the sources;
 // annotations others put on the Lease stay.
-func (h *Heartbeat) annotations(current map[string]string) map[string]string {
+func (h *Heartbeat) annotations(ctx context.Context, current map[string]string) map[string]string {
 	out := maps.Clone(current)
 	if out == nil {
 		out = map[string]string{}
 	}
 	succeeded, lastErr := h.Zone()
+	if h.OVSDown != nil {
+		// The zone controller only finds out at its next reconcile, and even then
+		// only as timeouts: OVSDB clients wait through a reconnect.
+		down := h.OVSDown(ctx)
+		out[AnnotationOVSReachable] = formatBool(down == nil)
+		lastErr = errors.Join(down, lastErr)
+	} else {
+		delete(out, AnnotationOVSReachable)
+	}
 	out[AnnotationVersion] = h.Version
 	out[AnnotationLeader] = formatBool(h.Leader())
 	out[AnnotationNBConnected] = formatBool(h.NBConnected())
@@ -187,11 +199,6 @@ func (h *Heartbeat) annotations(current map[string]string) map[string]string {
 		out[AnnotationLastError] = lastErr.Error()
 	} else {
 		delete(out, AnnotationLastError)
-	}
-	if h.OVSReachable != nil {
-		out[AnnotationOVSReachable] = formatBool(h.OVSReachable())
-	} else {
-		delete(out, AnnotationOVSReachable)
 	}
 	if phase := h.layer2Phase(); phase != "" {
 		out[AnnotationLayer2Phase] = phase

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,7 +181,15 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 	var mu sync.Mutex
 	reachable := true
 	hb := newHeartbeat(c, ns, "worker1", src)
-	hb.OVSReachable = func() bool { mu.Lock(); defer mu.Unlock(); return reachable }
+	const why = "Open vSwitch database unix:/run/openvswitch/db.sock is unreachable: connection refused"
+	hb.OVSDown = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if reachable {
+			return nil
+		}
+		return errors.New(why)
+	}
 
 	step := func(wantWrite bool, what string) (*coordinationv1.Lease, heartbeat.Status) {
 		t.Helper()
@@ -208,11 +217,13 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 	reachable = false
 	mu.Unlock()
 	src.set(func(s *sources) { s.now = start.Add(2 * time.Second) })
-	if _, s := step(true, "OVS lost"); !s.OVSUnreachable {
+	if lease, s := step(true, "OVS lost"); !s.OVSUnreachable {
 		t.Errorf("after OVS was lost the lease says it is reachable")
+	} else if got := lease.Annotations[heartbeat.AnnotationLastError]; !strings.HasPrefix(got, why) {
+		t.Errorf("last error %q, want it to start with why OVS is unreachable", got)
 	}
 
-	hb.OVSReachable = nil // the same Lease, now written by an agent without a node part
+	hb.OVSDown = nil // the same Lease, now written by an agent without a node part
 	src.set(func(s *sources) { s.now = start.Add(3 * time.Second) })
 	if lease, s := step(true, "no node part"); s.OVSUnreachable {
 		t.Errorf("an agent without a node part is reported as unable to reach OVS (annotations %v)", lease.Annotations)
