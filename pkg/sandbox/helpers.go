@@ -97,8 +97,8 @@ func (s *Sandbox) startPods(ctx context.Context, helper string) error {
 	// Its first sync lists the cluster's objects; an early exit (a bad kubeconfig, no
 	// OVN root) shows within that time.
 	return waitStarted(ctx, d, helperTimeout, "the pods daemon to run", func(context.Context) error {
-		if procutil.LogTail(d.logFile, 5) == "" {
-			return fmt.Errorf("the pods daemon has logged nothing yet")
+		if !strings.Contains(procutil.LogTail(d.logFile, 5), podsDaemonStarted) {
+			return fmt.Errorf("the pods daemon has not begun wiring yet")
 		}
 		return nil
 	})

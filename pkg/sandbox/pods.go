@@ -58,6 +58,10 @@ type podsDaemon struct {
 	waiting map[string]bool // nodes whose br-int was missing at the last look
 }
 
+// podsDaemonStarted begins the pods daemon's first log line, once it has what it needs:
+// the sandbox waits for it, not for any line (an early error is a line too).
+const podsDaemonStarted = "wiring the pods of nodes"
+
 // RunPods runs the pods daemon of the sandbox in dir until ctx ends, logging what it
 // changes to logw. It finds the nodes from the directory and the API server from its
 // admin kubeconfig.
@@ -147,7 +151,7 @@ func (d *podsDaemon) run(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	d.log.Printf("wiring the pods of nodes %s", strings.Join(sortedKeys(d.nodes), ", "))
+	d.log.Printf("%s %s", podsDaemonStarted, strings.Join(sortedKeys(d.nodes), ", "))
 	for {
 		pending, err := d.sync(ctx)
 		if err != nil {

@@ -151,6 +151,12 @@ func (h *nodeHost) wire(ctx context.Context, plan podPlan, ports map[string]owne
 	if err != nil {
 		return fail(err)
 	}
+	// A namespace whose making was interrupted may have its loopback down.
+	if lo, ok := links["lo"]; ok && !slices.Contains(lo.Flags, "UP") {
+		if err := do("ip", "-n", plan.Netns, "link", "set", "lo", "up"); err != nil {
+			return fail(err)
+		}
+	}
 	created := false
 	for _, ifc := range plan.Ifaces {
 		if _, ok := links[ifc.Name]; ok {
@@ -194,7 +200,8 @@ func (h *nodeHost) wire(ctx context.Context, plan podPlan, ports map[string]owne
 		if p, ok := ports[ifc.Host]; ok && holds(p.ExternalIDs, want) {
 			continue
 		}
-		args := []string{"--may-exist", "add-port", integrBr, ifc.Host, "--", "set", "Interface", ifc.Host}
+		// --no-wait, as for unplugging: ovn-controller binds the port by its row.
+		args := []string{"--no-wait", "--may-exist", "add-port", integrBr, ifc.Host, "--", "set", "Interface", ifc.Host}
 		for _, k := range []string{ifaceIDKey, ifaceIDVerKey, ownerKey, podKey} {
 			args = append(args, fmt.Sprintf("external_ids:%q=%q", k, want[k]))
 		}
@@ -216,7 +223,9 @@ func (h *nodeHost) unwire(ctx context.Context, netns string, ports []string) (bo
 		for _, p := range ports {
 			args = append(args, "--", "--if-exists", "del-port", p)
 		}
-		if _, err := h.vsctl(ctx, args[1:]...); err != nil {
+		// --no-wait: the database row is what counts (ovn-controller releases the
+		// port by it); a stuck ovs-vswitchd must not hold up the other nodes' pods.
+		if _, err := h.vsctl(ctx, append([]string{"--no-wait"}, args[1:]...)...); err != nil {
 			return false, fmt.Errorf("node %s: unplug %s: %w", h.name, strings.Join(ports, ", "), err)
 		}
 		changed = true

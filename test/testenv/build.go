@@ -23,6 +23,17 @@ type build struct {
 	err  error
 }
 
+// RemoveBuilds removes what Command built; a test package's TestMain calls it after
+// its tests (KubeMain does), so no test run leaves binaries behind.
+func RemoveBuilds() {
+	builds.Lock()
+	defer builds.Unlock()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+		builds.dir, builds.paths = "", nil
+	}
+}
+
 // Command builds the project's command cmd/NAME once per test binary and returns the
 // path of the binary. Every command lands in one directory, so the directory can go on
 // PATH (kubectl finds kubectl-ovnk there). A failed build fails the test with the

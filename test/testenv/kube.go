@@ -139,7 +139,8 @@ var shared struct {
 }
 
 // KubeMain runs the package's tests with a shared API server available through
-// SharedKube, and stops it and removes its directory when they are done:
+// SharedKube, and stops it and removes its directory (and the binaries Command built)
+// when they are done:
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 //
@@ -156,6 +157,7 @@ func KubeMain(m *testing.M) int {
 			shared.kube.stop()
 		}
 	}()
+	defer RemoveBuilds()
 	return m.Run()
 }
 
