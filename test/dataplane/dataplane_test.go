@@ -378,12 +378,20 @@ func firstPing(ctx context.Context, t *testing.T, start time.Time, src, dst *pod
 		src.ip.Addr(), dst.ip.Addr(), time.Since(wired), took, time.Since(start))
 }
 
+// defaultPods wires the Layer3 fixture's default-network pods: default/client on n1
+// (node1) and kube-system/dns on n2 (node2).
+func defaultPods(ctx context.Context, t *testing.T, n1, n2 *node) (client, dns *pod) {
+	t.Helper()
+	client = n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
+		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
+	dns = n2.addPod(ctx, t, "kube-system_dns", "",
+		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
+	return client, dns
+}
+
 func TestLayer3PingAcrossZones(t *testing.T) {
 	n1, n2, ctx, start := lab(t, topologytest.Layer3(), "node1", "node2")
-	client := n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
-		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
-	dns := n2.addPod(ctx, t, "kube-system_dns", "",
-		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
+	client, dns := defaultPods(ctx, t, n1, n2)
 	firstPing(ctx, t, start, client, dns, n1, n2)
 	out, err := client.ping(ctx, dns.ip.Addr(), 3)
 	if err != nil {
@@ -449,10 +457,7 @@ func get(ctx context.Context, t *testing.T, ns *testenv.Netns, srv *testenv.Proc
 // talks to the outside host too.
 func TestNodePodAndOutside(t *testing.T) {
 	n1, n2, ctx, _ := lab(t, topologytest.Layer3(), "node1", "node2")
-	client := n1.addPod(ctx, t, "default_client", "8d3e6b1c-2f4a-4b5c-8d6e-7f8091a2b3c4",
-		netip.MustParsePrefix("10.244.0.6/24"), "0a:58:0a:f4:00:06", netip.MustParseAddr("10.244.0.1"))
-	dns := n2.addPod(ctx, t, "kube-system_dns", "",
-		netip.MustParsePrefix("10.244.1.7/24"), "0a:58:0a:f4:01:07", netip.MustParseAddr("10.244.1.1"))
+	client, dns := defaultPods(ctx, t, n1, n2)
 	web := n1.addPod(ctx, t, "blue.blue_blue_web", "5f0c2a4e-7a1b-4c2d-9e3f-0a1b2c3d4e5f",
 		netip.MustParsePrefix("10.10.0.5/24"), "0a:58:0a:0a:00:05", netip.MustParseAddr("10.10.0.1"))
 	barrier(ctx, t, n1, n2)
