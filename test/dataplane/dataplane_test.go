@@ -492,6 +492,13 @@ func TestNodePodAndOutside(t *testing.T) {
 		}
 	}
 
+	// The host's own traffic never enters blue, as with upstream's VRF: blue's subnet is
+	// not in the main table (the port's addresses carry noprefixroute), so an unbound
+	// packet to a blue pod follows the default route out of br-ex.
+	if out, err := n1.ns.IP(ctx, "route", "get", "10.10.0.5"); err != nil || !strings.Contains(out, "dev "+gatewayBridge) {
+		t.Errorf("node1's route to its blue pod: %q %v, want the default route through %s, not ovn-k8s-mp2", out, err, gatewayBridge)
+	}
+
 	// The outside host sees pods' connections from their node's address: the gateway
 	// router SNATs them, br-ex steers the replies back by conntrack.
 	srv := serveWhoAmI(t, n1.outside, outsideAddr)

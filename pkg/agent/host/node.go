@@ -257,13 +257,13 @@ func linkOf(mp ManagementPort) netconf.ManagementPort {
 		return l
 	}
 	l.Table = udnTableBase + mp.NetworkID
-	// The port's own subnet is on the link, in its table. No rule sends the host's
-	// traffic for the network's subnets there: as upstream, where the port is in a VRF,
-	// the host does not route into a user-defined network (whose subnets may overlap
-	// the node's own networks, or another network's) — only a socket bound to the
-	// port does, through the oif rule a VRF's l3mdev rule stands for here.
+	// The port's own subnet is on the link, in its table (netconf puts it there, and
+	// not in the main table, for a port with a table of its own). No rule sends the
+	// host's traffic for the network's subnets there: as upstream, where the port is in
+	// a VRF, the host does not route into a user-defined network (whose subnets may
+	// overlap the node's own networks, or another network's) — only a socket bound to
+	// the port does, through the oif rule a VRF's l3mdev rule stands for here.
 	for _, a := range mp.Addresses {
-		l.Routes = append(l.Routes, netconf.Route{Dst: a.Masked()})
 		l.Rules = append(l.Rules, netconf.Rule{Priority: udnRulePriority, Dst: netip.PrefixFrom(unspecified(a.Addr()), 0), Oif: mp.Link, Table: l.Table})
 	}
 	// The network's pods reach the host from its masquerade address (the cluster

@@ -44,8 +44,8 @@ func (c *countingKernel) setAlias(l link, a string) error { return c.count(c.ker
 func (c *countingKernel) setMaster(l link, m int) error   { return c.count(c.kernel.setMaster(l, m)) }
 func (c *countingKernel) addVRF(name string, t int) error { return c.count(c.kernel.addVRF(name, t)) }
 func (c *countingKernel) deleteLink(l link) error         { return c.count(c.kernel.deleteLink(l)) }
-func (c *countingKernel) addAddr(l link, p netip.Prefix) error {
-	return c.count(c.kernel.addAddr(l, p))
+func (c *countingKernel) addAddr(l link, p netip.Prefix, noPrefixRoute bool) error {
+	return c.count(c.kernel.addAddr(l, p, noPrefixRoute))
 }
 func (c *countingKernel) delAddr(l link, p netip.Prefix) error {
 	return c.count(c.kernel.delAddr(l, p))

@@ -88,7 +88,7 @@ func (f *Fake) AddAddress(linkName string, p netip.Prefix) error {
 	if err != nil {
 		return fmt.Errorf("add address %s: %w", p, err)
 	}
-	if err := f.k.addAddr(l, p); err != nil {
+	if err := f.k.addAddr(l, p, false); err != nil {
 		return fmt.Errorf("add address %s: %w", p, err)
 	}
 	return nil

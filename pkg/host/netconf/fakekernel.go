@@ -182,7 +182,7 @@ func (k *fakeKernel) addrs(linkIndex int) ([]netip.Prefix, error) {
 	return slices.Clone(l.addrs), nil
 }
 
-func (k *fakeKernel) addAddr(l link, p netip.Prefix) error {
+func (k *fakeKernel) addAddr(l link, p netip.Prefix, _ bool) error { // kernel prefix routes are not simulated
 	return k.update(l, func(fl *fakeLink) error {
 		for _, a := range fl.addrs {
 			if a == p || (p.Addr().Is6() && a.Addr() == p.Addr()) {

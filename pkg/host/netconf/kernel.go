@@ -25,7 +25,9 @@ type kernel interface {
 	deleteLink(l link) error
 
 	addrs(linkIndex int) ([]netip.Prefix, error)
-	addAddr(l link, p netip.Prefix) error
+	// addAddr adds p to l; noPrefixRoute keeps the kernel from adding p's subnet
+	// route to the main table.
+	addAddr(l link, p netip.Prefix, noPrefixRoute bool) error
 	delAddr(l link, p netip.Prefix) error
 
 	// ownRoutes lists protocol-RouteProtocol routes of every table whose device

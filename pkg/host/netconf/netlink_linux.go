@@ -193,15 +193,22 @@ func (k *netlinkKernel) addrs(linkIndex int) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-func (k *netlinkKernel) addAddr(l link, p netip.Prefix) error {
+func (k *netlinkKernel) addAddr(l link, p netip.Prefix, noPrefixRoute bool) error {
 	a := &netlink.Addr{IPNet: toIPNet(p)}
 	if p.Addr().Is6() {
 		// Uniqueness is the network's IPAM's business; duplicate address detection
 		// would only keep the address (and routes through it) tentative for a while.
 		a.Flags = syscall.IFA_F_NODAD
 	}
+	if noPrefixRoute {
+		a.Flags |= ifaFNoPrefixRoute
+	}
 	return k.h.AddrAdd(ref(l), a)
 }
+
+// ifaFNoPrefixRoute is IFA_F_NOPREFIXROUTE (linux/if_addr.h), which package syscall
+// lacks.
+const ifaFNoPrefixRoute = 0x200
 
 func (k *netlinkKernel) delAddr(l link, p netip.Prefix) error {
 	err := k.h.AddrDel(ref(l), &netlink.Addr{IPNet: toIPNet(p)})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 )
 
 // SyncManagementPort makes the named link match port and reports whether it
@@ -80,8 +81,16 @@ func (h *Host) SyncManagementPort(ctx context.Context, port ManagementPort) (boo
 	if !l.Up {
 		s.do("set up", func() error { return h.k.setUp(l) })
 	}
-	s.addresses(l, port.Addresses)
-	s.routes(l, table, port.Routes)
+	// A port with a table of its own keeps its subnets out of the main table and in
+	// its own, as a VRF's kernel does: its addresses carry noprefixroute, and their
+	// subnets are on-link routes of its table.
+	ownTable := table != MainTable
+	s.addresses(l, port.Addresses, ownTable)
+	routes := port.Routes
+	if ownTable {
+		routes = withOnLink(routes, port.Addresses)
+	}
+	s.routes(l, table, routes)
 	tables := []int{table}
 	if hadPrev && prev.table != table {
 		tables = append(tables, prev.table)
@@ -180,7 +189,20 @@ func linkName(links []link, index int) string {
 // fresh look: deleting a primary IPv4 address also deletes the secondaries of its
 // subnet (net.ipv4.conf.*.promote_secondaries is 0 by default), and an IPv6
 // address cannot be added again with another prefix length until the old is gone.
-func (s *syncer) addresses(l link, want []netip.Prefix) {
+// withOnLink adds to routes an on-link route for each address's subnet that routes
+// lack.
+func withOnLink(routes []Route, addrs []netip.Prefix) []Route {
+	out := slices.Clone(routes)
+	for _, a := range addrs {
+		dst := a.Masked()
+		if !slices.ContainsFunc(out, func(r Route) bool { return r.Dst == dst }) {
+			out = append(out, Route{Dst: dst})
+		}
+	}
+	return out
+}
+
+func (s *syncer) addresses(l link, want []netip.Prefix, noPrefixRoute bool) {
 	cur, err := s.k.addrs(l.Index)
 	if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("management port %s: list addresses: %w", s.port, err))
@@ -200,7 +222,7 @@ func (s *syncer) addresses(l link, want []netip.Prefix) {
 	}
 	for _, a := range want {
 		if !containsPrefix(cur, a) {
-			s.do("add address "+a.String(), func() error { return s.k.addAddr(l, a) })
+			s.do("add address "+a.String(), func() error { return s.k.addAddr(l, a, noPrefixRoute) })
 		}
 	}
 }
@@ -334,7 +356,7 @@ func (s *syncer) remove(l link) {
 	if rec.table != MainTable {
 		s.rules([]int{rec.table}, rec.table, nil)
 	}
-	s.addresses(l, nil)
+	s.addresses(l, nil, false)
 	if rec.vrf != "" {
 		if links, err := s.k.links(); err != nil {
 			s.errs = append(s.errs, fmt.Errorf("management port %s: list links: %w", s.port, err))

@@ -48,6 +48,7 @@ var syncCases = []struct {
 			`addr ovn-k8s-mp2 10.200.0.2/24`,
 			`route 1008 10.96.0.0/16 via 10.200.0.1 dev ovn-k8s-mp2 proto 85`,
 			`rule 2100 to 10.96.0.0/16 lookup 1008 proto 85`,
+			`route 1008 10.200.0.0/24 dev ovn-k8s-mp2 proto 85`,
 		),
 	},
 	{
@@ -63,6 +64,7 @@ var syncCases = []struct {
 			`route 1008 fd00:10:96::/112 via fd00:200::1 dev ovn-k8s-mp2 proto 85`,
 			`route 1008 fd00:300::/64 via fe80::1 dev ovn-k8s-mp2 proto 85`,
 			`rule 2100 to fd00:10:96::/112 lookup 1008 proto 85`,
+			`route 1008 fd00:200::/64 dev ovn-k8s-mp2 proto 85`,
 		),
 	},
 	{
@@ -83,6 +85,8 @@ var syncCases = []struct {
 			`route 1008 172.16.0.0/16 dev ovn-k8s-mp2 proto 85`,
 			`route 1008 fd00:172::/64 dev ovn-k8s-mp2 proto 85`,
 			`route 1008 fd00:250::/64 via fd00:172::1 dev ovn-k8s-mp2 proto 85`,
+			`route 1008 10.200.0.0/24 dev ovn-k8s-mp2 proto 85`,
+			`route 1008 fd00:200::/64 dev ovn-k8s-mp2 proto 85`,
 		),
 	},
 	{
@@ -109,6 +113,8 @@ var syncCases = []struct {
 			`route 1007 10.96.0.0/16 via 10.100.0.1 dev ovn-k8s-mp1 proto 85`,
 			`route 1007 fd00:10:96::/112 via fd00:100::1 dev ovn-k8s-mp1 proto 85`,
 			`rule 2000 to 10.96.0.0/16 lookup 1007 proto 85`,
+			`route 1007 10.100.0.0/24 dev ovn-k8s-mp1 proto 85`,
+			`route 1007 fd00:100::/64 dev ovn-k8s-mp1 proto 85`,
 		),
 	},
 	{
@@ -133,6 +139,7 @@ var syncCases = []struct {
 			`rule 2000 to 0.0.0.0/0 oif ovn-k8s-mp1 lookup 100001 proto 85`,
 			`rule 2000 to ::/0 oif ovn-k8s-mp1 lookup 100001 proto 85`,
 			`rule 2000 to 169.254.0.12/32 lookup 100001 proto 85`,
+			`route 100001 fd00:100::/64 dev ovn-k8s-mp1 proto 85`,
 		),
 	},
 	{

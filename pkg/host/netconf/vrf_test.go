@@ -70,6 +70,8 @@ func TestVRF(t *testing.T) {
 				`route 1007 10.96.0.0/16 via 10.100.0.1 dev ovn-k8s-mp1 proto 85`,
 				`route 1007 10.100.0.0/16 via 10.100.0.1 dev ovn-k8s-mp1 proto 85`,
 				`route 1007 fd00:10:96::/112 via fd00:100::1 dev ovn-k8s-mp1 proto 85`,
+				`route 1007 10.100.0.0/24 dev ovn-k8s-mp1 proto 85`,
+				`route 1007 fd00:100::/64 dev ovn-k8s-mp1 proto 85`,
 			)
 			if diff := diffLines(vrfDump, withoutLink(tg.dump(t), "udn-blue")); diff != "" {
 				t.Fatalf("state in the VRF (-want +got):\n%s", diff)

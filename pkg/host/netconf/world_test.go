@@ -136,6 +136,8 @@ var (
 		`rule 2000 to 10.96.0.0/16 lookup 1007 proto 85`,
 		`rule 2000 to fd00:10:96::/112 lookup 1007 proto 85`,
 		`rule 2001 to 10.100.0.0/16 lookup 1007 proto 85`,
+		`route 1007 10.100.0.0/24 dev ovn-k8s-mp1 proto 85`,
+		`route 1007 fd00:100::/64 dev ovn-k8s-mp1 proto 85`,
 	}
 )
 
