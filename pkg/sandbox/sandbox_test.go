@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -44,16 +43,7 @@ func needPrograms(t *testing.T) Options {
 			testenv.Missing(t, "%s is not in %s (scripts/kube-binaries.sh builds it)", name, kubeBin)
 		}
 	}
-	_, file, _, _ := runtime.Caller(0)
-	bin := t.TempDir()
-	for _, cmd := range []string{"ovnk-agent", "ovnk-sandbox"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, cmd), "./cmd/"+cmd)
-		build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", cmd, err, out)
-		}
-	}
-	return Options{KubeBinDir: kubeBin, AgentPath: filepath.Join(bin, "ovnk-agent"), HelperPath: filepath.Join(bin, "ovnk-sandbox"), Progress: testWriter{t}}
+	return Options{KubeBinDir: kubeBin, AgentPath: testenv.Command(t, "ovnk-agent"), HelperPath: testenv.Command(t, "ovnk-sandbox"), Progress: testWriter{t}}
 }
 
 // testWriter sends the sandbox's progress lines to the test log.

@@ -21,11 +21,11 @@ import (
 // (etcd, the API server, three nodes with their OVS, OVN daemons and agents, the pods
 // daemon), with the binaries already built. Tearing down is not timed.
 func BenchmarkSandboxUp(b *testing.B) {
-	opts := rigBinaries(b)
+	opts := sandboxOptions(b)
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		opts.Dir = rigDir(b)
+		opts.Dir = sandboxDir(b)
 		var progress bytes.Buffer
 		opts.Progress = &progress
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -35,7 +35,7 @@ func BenchmarkSandboxUp(b *testing.B) {
 		b.StopTimer()
 		total += time.Since(begin)
 		cancel()
-		rigDown(b, opts.Dir)
+		downSandbox(b, opts.Dir)
 		if err != nil {
 			b.Fatalf("sandbox up: %v\n%s", err, progress.String())
 		}

@@ -21,63 +21,80 @@ import (
 
 // lab is a running sandbox and the real kubectl with our plugin.
 type lab struct {
-	t       *testing.T
+	t       testing.TB
 	s       *sandbox.Sandbox
 	kubectl string
 	// env points kubectl and the plugin at the sandbox.
 	env []string
 }
 
-// startSandbox brings up a sandbox in a directory of its own (agentArgs go to every
-// agent) and removes it when the test ends, whether or not it passed; a failed test
-// first logs where the sandbox's logs were.
-func startSandbox(t *testing.T, agentArgs ...string) *lab {
-	t.Helper()
-	testenv.NeedRoot(t, "the sandbox's network namespaces and OVS")
-	testenv.NeedBinaries(t, "ip", "nsenter", "ping", "curl", "python3")
-	testenv.NeedOVN(t)
-	kubectl := testenv.KubeBinary(t, "kubectl")
-	binDir := filepath.Dir(testenv.KubeBinary(t, "kube-apiserver"))
-	// Short: the NB sockets live in it, and unix socket paths have 107 bytes.
+// sandboxOptions are the programs a sandbox runs, built once per test binary; the
+// tools it needs must be there.
+func sandboxOptions(tb testing.TB) sandbox.Options {
+	tb.Helper()
+	testenv.NeedRoot(tb, "the sandbox's network namespaces and OVS")
+	testenv.NeedBinaries(tb, "ip", "nsenter", "ping", "curl", "python3")
+	testenv.NeedOVN(tb)
+	return sandbox.Options{
+		KubeBinDir: filepath.Dir(testenv.KubeBinary(tb, "kube-apiserver")),
+		AgentPath:  testenv.Command(tb, "ovnk-agent"),
+		HelperPath: testenv.Command(tb, "ovnk-sandbox"),
+	}
+}
+
+// sandboxDir makes a directory for a sandbox: short, since the NB sockets live in it
+// and unix socket paths have 107 bytes.
+func sandboxDir(tb testing.TB) string {
+	tb.Helper()
 	dir, err := os.MkdirTemp("", "ovnk-sbx-")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return dir
+}
+
+// downSandbox removes the sandbox in dir, failing tb if it cannot.
+func downSandbox(tb testing.TB, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sandbox.Down(ctx, dir, nil); err != nil {
+		tb.Errorf("sandbox down: %v", err)
+	}
+}
+
+// startSandbox brings up a sandbox in a directory of its own (agentArgs go to every
+// agent) and removes it when the test or benchmark ends, whether or not it passed; a
+// failure first logs how the start went.
+func startSandbox(tb testing.TB, agentArgs ...string) *lab {
+	tb.Helper()
+	opts := sandboxOptions(tb)
+	kubectl := testenv.KubeBinary(tb, "kubectl")
+	opts.Dir, opts.AgentArgs = sandboxDir(tb), agentArgs
+	var progress bytes.Buffer
+	opts.Progress = &progress
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var progress bytes.Buffer
-	s, err := sandbox.Up(ctx, sandbox.Options{
-		Dir:        dir,
-		KubeBinDir: binDir,
-		AgentPath:  testenv.Command(t, "ovnk-agent"),
-		HelperPath: testenv.Command(t, "ovnk-sandbox"),
-		AgentArgs:  agentArgs,
-		Progress:   &progress,
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sandbox start:\n%s", progress.String())
+	s, err := sandbox.Up(ctx, opts)
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("sandbox start:\n%s", progress.String())
 			if os.Getenv("OVNK_KEEP_SANDBOX") != "" {
-				t.Logf("sandbox kept in %s (OVNK_KEEP_SANDBOX): remove it with ovnk-sandbox down --dir %s", dir, dir)
+				tb.Logf("sandbox kept in %s (OVNK_KEEP_SANDBOX): remove it with ovnk-sandbox down --dir %s", opts.Dir, opts.Dir)
 				return
 			}
 		}
-		down, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := sandbox.Down(down, dir, nil); err != nil {
-			t.Errorf("sandbox down: %v", err)
-		}
+		downSandbox(tb, opts.Dir)
 	})
 	if err != nil {
-		t.Fatalf("sandbox up: %v\n%s", err, progress.String())
+		tb.Fatalf("sandbox up: %v\n%s", err, progress.String())
 	}
-	t.Logf("sandbox up in %s", dir)
+	tb.Logf("sandbox up in %s", opts.Dir)
 	return &lab{
-		t: t, s: s, kubectl: kubectl,
+		t: tb, s: s, kubectl: kubectl,
 		env: []string{
 			"KUBECONFIG=" + s.Kubeconfig,
 			"OVNK_PLUGIN_CONFIG=" + s.Settings,
-			"PATH=" + filepath.Dir(testenv.Command(t, "kubectl-ovnk")) + string(os.PathListSeparator) + os.Getenv("PATH"),
+			"PATH=" + filepath.Dir(testenv.Command(tb, "kubectl-ovnk")) + string(os.PathListSeparator) + os.Getenv("PATH"),
 			"NO_COLOR=1",
 			// Tables and ping's output read the same whatever the caller's terminal
 			// and locale.

@@ -65,62 +65,10 @@ func rigFor(tb testing.TB, l *lab) *rig {
 	return &rig{lab: l, tb: tb, kube: kube}
 }
 
-// rigBinaries are the programs a sandbox runs; the tools it needs must be there.
-func rigBinaries(tb testing.TB) sandbox.Options {
-	tb.Helper()
-	testenv.NeedRoot(tb, "the sandbox's network namespaces and OVS")
-	testenv.NeedBinaries(tb, "ip", "nsenter", "ping", "curl")
-	testenv.NeedOVN(tb)
-	return sandbox.Options{
-		KubeBinDir: filepath.Dir(testenv.KubeBinary(tb, "kube-apiserver")),
-		AgentPath:  testenv.Command(tb, "ovnk-agent"),
-		HelperPath: testenv.Command(tb, "ovnk-sandbox"),
-	}
-}
-
-// rigDir makes a directory for a sandbox: short, since the NB sockets live in it
-// and unix socket paths have 107 bytes.
-func rigDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "ovnk-sbx-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return dir
-}
-
-// rigDown removes the sandbox in dir, failing tb if it cannot.
-func rigDown(tb testing.TB, dir string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := sandbox.Down(ctx, dir, nil); err != nil {
-		tb.Errorf("sandbox down: %v", err)
-	}
-}
-
-// newBenchRig starts a sandbox for a benchmark (which startSandbox cannot take) and
-// removes it when the benchmark ends.
+// newBenchRig starts a sandbox for a benchmark and removes it when the benchmark ends.
 func newBenchRig(b *testing.B, agentArgs ...string) *rig {
 	b.Helper()
-	opts := rigBinaries(b)
-	kubectl := testenv.KubeBinary(b, "kubectl")
-	opts.Dir, opts.AgentArgs = rigDir(b), agentArgs
-	var progress bytes.Buffer
-	opts.Progress = &progress
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	s, err := sandbox.Up(ctx, opts)
-	b.Cleanup(func() { rigDown(b, opts.Dir) })
-	if err != nil {
-		b.Fatalf("sandbox up: %v\n%s", err, progress.String())
-	}
-	l := &lab{s: s, kubectl: kubectl, env: []string{
-		"KUBECONFIG=" + s.Kubeconfig,
-		"OVNK_PLUGIN_CONFIG=" + s.Settings,
-		"PATH=" + filepath.Dir(testenv.Command(b, "kubectl-ovnk")) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"NO_COLOR=1",
-	}}
-	return rigFor(b, l)
+	return rigFor(b, startSandbox(b, agentArgs...))
 }
 
 // fatalf fails the test or benchmark now.

@@ -42,14 +42,11 @@ type Facts struct {
 // first IPv4 address, else its first IPv6 one (userspace tunnelling needs the tunnel
 // endpoint on an OVS bridge).
 func EncapIP(addrs []netip.Prefix) (netip.Addr, bool) {
-	for _, v6 := range []bool{false, true} {
-		for _, a := range addrs {
-			if a.Addr().Is6() == v6 {
-				return a.Addr(), true
-			}
-		}
+	first := firstOfEachFamily(addrs) // IPv4 before IPv6
+	if len(first) == 0 {
+		return netip.Addr{}, false
 	}
-	return netip.Addr{}, false
+	return first[0].Addr(), true
 }
 
 // Annotations are the node annotations that publish f for node, in OVN-Kubernetes'
