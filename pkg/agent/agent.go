@@ -51,8 +51,18 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// RESTConfig is the API server connection of cfg: its kubeconfig, or the pod's own.
+// RESTConfig is the API server connection of cfg: its kubeconfig, or the pod's own
+// service account, at cfg.APIServer when that is set.
 func RESTConfig(cfg *config.Config) (*rest.Config, error) {
+	if cfg.Kubeconfig == "" && cfg.APIServer != "" {
+		// What rest.InClusterConfig does, with the address given rather than the
+		// kubernetes Service's: the token file is re-read as it rotates.
+		return &rest.Config{
+			Host:            cfg.APIServer,
+			BearerTokenFile: serviceAccountDir + "/token",
+			TLSClientConfig: rest.TLSClientConfig{CAFile: serviceAccountDir + "/ca.crt"},
+		}, nil
+	}
 	if cfg.Kubeconfig == "" {
 		rc, err := rest.InClusterConfig()
 		if err != nil {
@@ -66,6 +76,9 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 	}
 	return rc, nil
 }
+
+// serviceAccountDir is where kubelet mounts a pod's service account token and CA.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, cfg *config.Config) error {

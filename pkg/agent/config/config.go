@@ -74,6 +74,11 @@ type Config struct {
 	// Kubeconfig is the kubeconfig file to reach the API server; empty means the
 	// in-cluster configuration of the pod ([default] kubeconfig).
 	Kubeconfig string
+	// APIServer is the API server's URL used with the pod's own service account
+	// ([default] api-server). Empty means the cluster's kubernetes Service, which a
+	// cluster's network plugin may not serve yet when its agent starts: it is the
+	// network. Upstream's ovnkube-node is given the API server the same way.
+	APIServer string
 	// HTTPAddress is where /healthz, /readyz and /metrics are served ([default]
 	// http-address, default ":9476").
 	HTTPAddress string

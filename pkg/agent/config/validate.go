@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,11 @@ func (c *Config) checkAgent(ch *checker) {
 	}
 	if c.NodeDataplane {
 		c.checkNodeDataplane(ch)
+	}
+	if c.APIServer != "" {
+		if u, err := url.Parse(c.APIServer); err != nil || u.Scheme != "https" || u.Host == "" || u.Path != "" && u.Path != "/" {
+			ch.fail("api-server", c.APIServer, "want the API server's https URL, e.g. https://10.0.0.1:6443")
+		}
 	}
 	if _, err := checkHostPort(c.HTTPAddress); err != nil {
 		ch.fail("http-address", c.HTTPAddress, "%v: want [host]:port, e.g. :9476", err)
