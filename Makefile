@@ -14,10 +14,11 @@ TEST_TIMEOUT ?= 30m
 
 all: build
 
+# The plugin, the agent and its CNI plugin, the sandbox, and the programs of the
+# sandbox's images (pause, the test application); static, as they go into images
+# with no C library.
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/kubectl-ovnk ./cmd/kubectl-ovnk
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ovnk-agent ./cmd/ovnk-agent
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ovnk-sandbox ./cmd/ovnk-sandbox
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-ovnk ./cmd/ovnk-agent ./cmd/ovnk-cni ./cmd/ovnk-sandbox ./cmd/ovnk-pause ./cmd/ovnk-testapp
 
 # Installs what is missing (Debian packages as root, kube-apiserver and kubectl built
 # from the Go module proxy into a cache), then runs every test against real servers.

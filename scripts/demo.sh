@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What `make demo` runs once the binaries are built: starts (or reuses) the local
-# sandbox, creates a Layer3 and a Layer2 network with two pods each through
-# kubectl ovnk, and shows what the nodes' OVN databases hold. Objects that already exist
-# are left alone, so running it again only shows the views. docs/demo.md explains it.
+# cluster (kubelets, containerd, the agent installed as a DaemonSet), creates a Layer3
+# and a Layer2 network with two pods each through kubectl ovnk, shows what the nodes'
+# OVN databases hold, and sends real packets with kubectl exec. Objects that already
+# exist are left alone, so running it again only shows the views. docs/demo.md explains
+# it.
 #
 # Needs OVNK_KUBE_BIN (make demo exports what scripts/deps.sh prints) and bin/ built.
 # SANDBOX_DIR chooses the sandbox directory (default .sandbox).
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 dir="${SANDBOX_DIR:-.sandbox}"
 : "${OVNK_KUBE_BIN:?is not set: run make demo, or eval \"\$(scripts/deps.sh)\" first}"
-for b in ovnk-sandbox ovnk-agent kubectl-ovnk; do
+for b in ovnk-sandbox ovnk-agent ovnk-cni ovnk-pause ovnk-testapp kubectl-ovnk; do
   [ -x "bin/$b" ] || { echo "demo: bin/$b is missing: run make build" >&2; exit 1; }
 done
 
@@ -67,9 +69,9 @@ metadata:
 EOF
 }
 
-# No kubelet runs here: the sandbox stands in for kubelet and CNI. Once the agents
-# have programmed a pod bound to a node, the sandbox wires a network namespace for it
-# into that node's br-int and marks it Running; the image is never pulled.
+# A pod of the test application (it answers "who are you" on TCP and UDP 8080, and
+# has busybox's ping), which the scheduler places on node $3. Its image was built
+# locally and imported into every node's containerd: nothing is pulled.
 pod() {
   kubectl create -f - <<EOF
 apiVersion: v1
@@ -78,10 +80,12 @@ metadata:
   name: $2
   namespace: $1
 spec:
-  nodeName: $3
+  nodeSelector:
+    kubernetes.io/hostname: $3
   containers:
   - name: app
-    image: pause
+    image: ovnk.local/ovnk-testapp:dev
+    imagePullPolicy: Never
 EOF
 }
 
@@ -101,33 +105,39 @@ create_once pod green-a -n green -- pod green green-a ovnk-node-1
 create_once pod green-b -n green -- pod green green-b ovnk-node-3
 create_once pod intruder -n default -- pod default intruder ovnk-node-2
 
-# sandbox_exec runs a command in a pod's network namespace (or a node's: --node NAME).
-sandbox_exec() {
-  bin/ovnk-sandbox exec --dir "$dir" "$@"
+# in_pod runs a command in pod $1 (namespace/name) with kubectl exec.
+in_pod() {
+  local ref="$1"
+  shift
+  kubectl exec -n "${ref%%/*}" "${ref#*/}" -- "$@"
 }
 
 # udn_ip prints a pod's IPv4 address on its primary user-defined network (ovn-udn1).
 udn_ip() {
-  sandbox_exec "$1" -- ip -4 -br addr show ovn-udn1 | awk '{ split($3, a, "/"); print a[1] }'
+  in_pod "$1" ip -4 addr show ovn-udn1 | awk '$1 == "inet" { split($2, a, "/"); print a[1] }'
 }
 
 # ping_pods shows, as the user would type it, a ping from pod $1 to pod $2's address on
-# their user-defined network, with ping's own summary lines, once the pods' namespaces
-# answer at all (the sandbox wires pods a moment after the agents program them).
+# their user-defined network, with ping's own summary lines, once a first ping answers.
 ping_pods() {
   local deadline=$((SECONDS + 60)) dst=""
   until dst="$(udn_ip "$2" 2>/dev/null)" && [ -n "$dst" ] &&
-    sandbox_exec "$1" -- ping -n -c 1 -W 1 "$dst" >/dev/null 2>&1; do
+    in_pod "$1" ping -c 1 -W 1 "$dst" >/dev/null 2>&1; do
     if ((SECONDS >= deadline)); then
       echo "demo: $1 cannot reach $2 (${dst:-no address yet}) after a minute" >&2
       return 1
     fi
     sleep 1
   done
-  printf '\n$ ovnk-sandbox exec %s -- ping -c 3 -i 0.2 %s\n' "$1" "$dst"
-  sandbox_exec "$1" -- ping -n -c 3 -i 0.2 "$dst" | tail -n 2
+  printf '\n$ kubectl exec -n %s %s -- ping -c 3 -i 0.2 %s\n' "${1%%/*}" "${1#*/}" "$dst"
+  in_pod "$1" ping -c 3 -i 0.2 "$dst" | tail -n 2
 }
 
+run kubectl get nodes -o wide
+run kubectl get pods -n ovnk-system -o wide
+run kubectl wait --for=condition=Ready --timeout=2m -n blue pod/blue-a pod/blue-b
+run kubectl wait --for=condition=Ready --timeout=2m -n green pod/green-a pod/green-b
+run kubectl wait --for=condition=Ready --timeout=2m -n default pod/intruder
 run kubectl-ovnk status --wait --timeout 2m
 # The same plugin, found by kubectl on PATH.
 run kubectl ovnk network list
@@ -140,11 +150,11 @@ run_when_ready 60 kubectl ovnk trace blue/blue-a blue/blue-b --no-reply
 # blue-a also has a port on the default network, for the kubelet's probes alone: a
 # default-network pod's connection to it is dropped by the isolation ACL on blue-a's node.
 run_when_ready 60 kubectl ovnk trace default/intruder blue/blue-a --proto tcp --port 8080 --no-reply
-# Real packets through the same pairs: the pods are network namespaces wired to their
-# nodes' br-int, each node runs its own OVS (userspace datapath) and ovn-controller, and
-# the zones reach each other over Geneve on the underlay.
+# Real packets through the same pairs: the pods run on the nodes' kubelets, wired into
+# each node's br-int by ovnk-cni; each node runs its own OVS (userspace datapath) and
+# ovn-controller, and the zones reach each other over Geneve on the underlay.
 echo
-echo "Real packets (the sandbox's pods are network namespaces on each node's OVS):"
+echo "Real packets between real pods (kubectl exec):"
 # blue-a (ovnk-node-1) to blue-b (ovnk-node-2): across zones on the Layer3 network.
 ping_pods blue/blue-a blue/blue-b
 # green-a (ovnk-node-1) to green-b (ovnk-node-3): through the Layer2 transit router.
@@ -153,7 +163,8 @@ ping_pods green/green-a green/green-b
 # blue-a to the outside world (192.0.2.10, beyond the nodes' router): the who-am-i
 # server answers with the source address it saw, the node's — blue-a's traffic left
 # through ovnk-node-1's gateway router and br-ex.
-run_when_ready 60 ovnk-sandbox exec --dir "$dir" blue/blue-a -- curl -sS --max-time 5 http://192.0.2.10:8080/
+# (busybox 1.35's wget -T crashes; timeout bounds it instead.)
+run_when_ready 60 kubectl exec -n blue blue-a -- timeout 5 wget -q -O - http://192.0.2.10:8080/
 
 # Every agent built the Layer2 network green with OKEP-5094's transit router from the
 # start (new nodes need no upgrade); on a cluster coming from the legacy topology this

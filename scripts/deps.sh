@@ -3,9 +3,11 @@
 #   - OVN 25.03 and OVS 3.5 from Debian trixie, unpacked into a cached root that never
 #     touches the host (scripts/ovn-root.sh; no root privileges needed);
 #   - Debian packages of the host (etcd, FRR, nftables, iproute2, and ping, curl and
-#     python3 for the real-packet tests, tcpdump for their captures), installed with apt-get
-#     when running as root, otherwise listed with the exact command to run;
-#   - kube-apiserver, kubectl and etcd, built from the Go module proxy and cached
+#     python3 for the real-packet tests, tcpdump for their captures; containerd, runc, the
+#     CNI loopback plugin and a static busybox for the sandbox's kubelets and images),
+#     installed with apt-get when running as root, otherwise listed with the exact
+#     command to run;
+#   - the Kubernetes binaries and etcd, built from the Go module proxy and cached
 #     (scripts/kube-binaries.sh).
 # Prints `export OVNK_OVN_ROOT=…` and `export OVNK_KUBE_BIN=…` so the Makefile finds them.
 set -euo pipefail
@@ -26,6 +28,11 @@ declare -A package_of=(
   [tcpdump]=tcpdump
   [curl]=curl
   [python3]=python3-minimal
+  [containerd]=containerd
+  [ctr]=containerd
+  [runc]=runc
+  [/usr/lib/cni/loopback]=containernetworking-plugins
+  [/bin/busybox]=busybox-static
 )
 
 missing=()

@@ -16,7 +16,7 @@ func execCommand(dir *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec (NAMESPACE/POD | --node NODE | --outside | --underlay) -- COMMAND [ARG...]",
 		Short: "Run a command in a pod's, a node's or the outside world's network namespace",
-		Long: `exec runs COMMAND inside the network namespace of a pod the sandbox has wired, of a
+		Long: `exec runs COMMAND inside the network namespace of a running pod, of a
 node, of the outside world (192.0.2.10, where the who-am-i server listens on port 8080)
 or of the underlay. The command sees this machine's files and processes; only its
 network is the namespace's. Its exit status is exec's.
@@ -91,14 +91,5 @@ func daemonCommands(dir *string) []*cobra.Command {
 		},
 	}
 	forward.Flags().StringVar(&config, "config", "", "the forwarder's configuration (JSON)")
-	pods := &cobra.Command{
-		Use:    "pods",
-		Short:  "Wire pods bound to the sandbox's nodes into namespaces, as kubelet and CNI would",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sandbox.RunPods(cmd.Context(), *dir, os.Stderr)
-		},
-	}
-	return []*cobra.Command{whoami, forward, pods}
+	return []*cobra.Command{whoami, forward}
 }

@@ -1,7 +1,8 @@
-// Command ovnk-sandbox runs the local cluster of `make demo`: etcd, kube-apiserver and
-// three simulated nodes, each a network namespace with its own OVS and OVN daemons and
-// an ovnk-agent, joined by an underlay that routes to an outside world, left running in
-// the background (docs/demo.md).
+// Command ovnk-sandbox runs the local cluster of `make demo`: a control plane and three
+// simulated nodes, each a network namespace with its own OVS and OVN daemons, containerd
+// and kubelet, the agent running as the DaemonSet `kubectl ovnk install` applies, joined
+// by an underlay that routes to an outside world, left running in the background
+// (docs/demo.md).
 package main
 
 import (
@@ -33,18 +34,17 @@ func rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ovnk-sandbox",
 		Short: "Run a local three-node ovnk cluster to try kubectl ovnk on",
-		Long: `ovnk-sandbox starts, checks and removes a cluster on this machine: etcd,
-kube-apiserver, and three nodes. Each node is a network namespace with what an
-OVN-Kubernetes node runs: an Open_vSwitch database and ovs-vswitchd (userspace
-datapath), the node's OVN zone (NB, SB, ovn-northd), ovn-controller and an ovnk-agent.
-The nodes' uplinks meet in an underlay namespace (172.18.0.0/16) that routes to an
-outside world (192.0.2.10, with a server answering each request with the address it came
-from). The sandbox plays the nodes' installer (the gateway bridge br-ex with the node's
-address) and kubelet + CNI: there is no scheduler, so a pod needs spec.nodeName; once
-the agents have given it addresses, it gets a network namespace plugged into its node's
-br-int (which the node's agent creates) and is reported Running. Pods on different
-nodes reach each other through Geneve tunnels over the underlay. exec runs commands in
-pods, on nodes and in the outside world.
+		Long: `ovnk-sandbox starts, checks and removes a Kubernetes cluster on this machine: etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler, and three nodes. Each node is a
+network namespace (and a mount namespace of its own) with what an OVN-Kubernetes node
+runs: an Open_vSwitch database and ovs-vswitchd (userspace datapath), the node's OVN
+zone (NB, SB, ovn-northd), ovn-controller, containerd and kubelet. The agent is
+installed with kubectl ovnk install and runs as a DaemonSet pod on every node; pods are
+wired by its CNI plugin, ovnk-cni, from locally built images (no registry). The nodes'
+uplinks meet in an underlay namespace (172.18.0.0/16) that routes to an outside world
+(192.0.2.10, with a server answering each request with the address it came from). The
+sandbox plays the nodes' installer: the gateway bridge br-ex with the node's address.
+exec runs host commands in pods' and nodes' network namespaces and in the outside world.
 
 Its processes keep running after the command returns; their pid files and logs are in
 the sandbox directory. It needs root (network namespaces).`,
@@ -66,7 +66,9 @@ the sandbox directory. It needs root (network namespaces).`,
 }
 
 func upCommand(dir *string) *cobra.Command {
-	opts := sandbox.Options{KubeBinDir: os.Getenv("OVNK_KUBE_BIN"), AgentPath: besideExecutable("ovnk-agent"), HelperPath: executable()}
+	// make build puts the other programs next to ovnk-sandbox in bin/.
+	opts := sandbox.ProgramOptions(filepath.Dir(executable()), os.Getenv("OVNK_KUBE_BIN"))
+	opts.HelperPath = executable()
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the sandbox, or check that the running one is ready",
@@ -98,11 +100,6 @@ func executable() string {
 		return os.Args[0]
 	}
 	return exe
-}
-
-// besideExecutable is where make puts the other binaries: next to ovnk-sandbox in bin/.
-func besideExecutable(name string) string {
-	return filepath.Join(filepath.Dir(executable()), name)
 }
 
 func downCommand(dir *string) *cobra.Command {

@@ -152,8 +152,22 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
 	}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown)); err != nil {
+	// The node's CNI plugin asks for the plans of the pods it wires; the API server
+	// confirms what the cache does not know yet.
+	plans := &podPlans{node: cfg.NodeName, snapshot: zc.Snapshot, cache: mgr.GetClient(), live: mgr.GetAPIReader()}
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown, plans)); err != nil {
 		return err
+	}
+	if cfg.NodeDataplane {
+		install, err := newCNIInstall(cfg)
+		if err != nil {
+			return err
+		}
+		if install != nil {
+			if err := mgr.Add(cniInstaller{install: install, ready: zc.Ready, log: mgr.GetLogger().WithName("cni")}); err != nil {
+				return err
+			}
+		}
 	}
 	// The manager's client reads through a cache, which would list and watch every
 	// Lease; the agent may only get, create and update Leases in its namespace.
@@ -262,8 +276,9 @@ func (e endpoints) NeedLeaderElection() bool        { return false }
 func (e endpoints) Start(ctx context.Context) error { return e.run(ctx) }
 
 // httpEndpoints serves /healthz (the process works), /readyz (the NB is connected, the
-// node's OVS database answers and the zone has been reconciled) and /metrics.
-func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) endpoints {
+// node's OVS database answers and the zone has been reconciled), /metrics, and the
+// pods' plans to the node's CNI plugin (GET /cni/v1/pods/{namespace}/{name}).
+func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error, plans http.Handler) endpoints {
 	return endpoints{run: func(ctx context.Context) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -283,6 +298,7 @@ func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func
 			_, _ = w.Write([]byte("ok\n"))
 		})
 		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		mux.Handle(podPlanPattern, plans)
 		srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		errc := make(chan error, 1)
 		go func() { errc <- srv.ListenAndServe() }()

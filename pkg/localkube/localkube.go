@@ -1,7 +1,8 @@
-// Package localkube is what it takes to run a Kubernetes control plane on loopback with
-// nothing but etcd and kube-apiserver, as the demo sandbox (pkg/sandbox) and the tests
-// (test/testenv) do: the certificates and the admin's kubeconfig, the two servers'
-// command lines, the wait for readiness and the CRDs. Running the processes is the
+// Package localkube is what it takes to run a Kubernetes control plane on loopback: etcd
+// and kube-apiserver alone, as the tests of test/testenv do, or with a
+// kube-controller-manager and a kube-scheduler for the kubelets of the demo sandbox
+// (pkg/sandbox): the certificates and the admin's kubeconfig, the servers' command
+// lines, the wait for readiness and the CRDs. Running the processes is the
 // caller's: the sandbox's outlive the command that starts them, the tests' die with the
 // test binary.
 package localkube
@@ -40,7 +41,11 @@ import (
 // kubeconfig embeds.
 type PKI struct {
 	CACert, ServingCert, ServingKey, SAPublic, SAPrivate string
-	CAPEM, AdminCertPEM, AdminKeyPEM                     []byte
+	// AdminCert and AdminKey are the admin's client certificate and key as files: the
+	// API server presents them to kubelets (kubelet authorizes them through the API
+	// server, where system:masters may do anything).
+	AdminCert, AdminKey              string
+	CAPEM, AdminCertPEM, AdminKeyPEM []byte
 }
 
 // WritePKI creates, in dir, a CA (NAME-ca), a serving certificate for the loopback
@@ -128,6 +133,8 @@ func WritePKI(dir, name string, validity time.Duration) (*PKI, error) {
 		ServingKey:   filepath.Join(dir, "apiserver.key"),
 		SAPublic:     filepath.Join(dir, "sa.pub"),
 		SAPrivate:    filepath.Join(dir, "sa.key"),
+		AdminCert:    filepath.Join(dir, "admin.crt"),
+		AdminKey:     filepath.Join(dir, "admin.key"),
 		CAPEM:        pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		AdminCertPEM: adminCert,
 		AdminKeyPEM:  adminKey,
@@ -138,6 +145,8 @@ func WritePKI(dir, name string, validity time.Duration) (*PKI, error) {
 		p.ServingKey:  servingKey,
 		p.SAPublic:    pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
 		p.SAPrivate:   saPrivate,
+		p.AdminCert:   adminCert,
+		p.AdminKey:    adminKey,
 	}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -190,10 +199,32 @@ func EtcdArgs(name, dataDir, clientURL, peerURL string) []string {
 const ServiceCIDR = "10.96.0.0/16"
 
 // APIServerArgs are the flags of a kube-apiserver on 127.0.0.1:port that stores in etcd
-// at etcdURL and serves with the certificates of p. certDir is where it would write
-// certificates of its own: it does not, as p gives them, but the default is
-// /var/run/kubernetes.
+// at etcdURL and serves with the certificates of p, for an API server alone: with no
+// controller-manager, the ServiceAccount admission plugin is off (the "default"
+// ServiceAccount would never appear, and the plugin would refuse every pod). certDir is
+// where it would write certificates of its own: it does not, as p gives them, but the
+// default is /var/run/kubernetes.
 func APIServerArgs(etcdURL string, port int, certDir string, p *PKI) []string {
+	return append(apiServerArgs(etcdURL, port, certDir, p), "--disable-admission-plugins=ServiceAccount")
+}
+
+// ClusterAPIServerArgs are APIServerArgs for a whole cluster: a controller-manager runs
+// (so ServiceAccount admission stays on), kubelets serve exec, logs and port-forward
+// (the API server presents the admin's certificate to them), and the API server reaches
+// nodes and pods through the HTTP CONNECT proxy of egressSelectorConfig
+// (WriteEgressSelectorConfig), since they live in network namespaces of their own.
+func ClusterAPIServerArgs(etcdURL string, port int, certDir string, p *PKI, egressSelectorConfig string) []string {
+	return append(apiServerArgs(etcdURL, port, certDir, p),
+		"--kubelet-client-certificate="+p.AdminCert,
+		"--kubelet-client-key="+p.AdminKey,
+		// Nodes are reached by their addresses, as kubeadm clusters do: the proxy
+		// routes addresses, and node names resolve nowhere here.
+		"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+		"--egress-selector-config-file="+egressSelectorConfig,
+	)
+}
+
+func apiServerArgs(etcdURL string, port int, certDir string, p *PKI) []string {
 	return []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
@@ -211,12 +242,66 @@ func APIServerArgs(etcdURL string, port int, certDir string, p *PKI) []string {
 		"--service-account-key-file=" + p.SAPublic,
 		"--service-account-signing-key-file=" + p.SAPrivate,
 		"--service-cluster-ip-range=" + ServiceCIDR,
-		// With no controller-manager the "default" ServiceAccount never appears, and
-		// this admission plugin would then refuse every pod.
-		"--disable-admission-plugins=ServiceAccount",
 		// Nothing here needs them, and each costs start time or background writes.
 		"--enable-priority-and-fairness=false",
 		"--endpoint-reconciler-type=none",
+		"--profiling=false",
+	}
+}
+
+// WriteEgressSelectorConfig writes the API server's egress selector configuration: its
+// connections to the cluster (kubelets, pods) go through the HTTP CONNECT proxy on the
+// unix socket proxySocket; those to etcd and its own control plane go directly.
+func WriteEgressSelectorConfig(path, proxySocket string) error {
+	cfg := fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds:
+        udsName: %s
+`, proxySocket)
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		return fmt.Errorf("write egress selector configuration: %w", err)
+	}
+	return nil
+}
+
+// ControllerManagerArgs are the flags of a kube-controller-manager that reaches the
+// API server with kubeconfig and signs ServiceAccount tokens with p's key: it creates
+// each namespace's default ServiceAccount and kube-root-ca.crt ConfigMap (without them
+// no pod starts), and runs the DaemonSet, ReplicaSet, Deployment, namespace, garbage
+// collector and node lifecycle controllers.
+func ControllerManagerArgs(kubeconfig string, p *PKI) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--service-account-private-key-file=" + p.SAPrivate,
+		"--root-ca-file=" + p.CACert,
+		"--use-service-account-credentials=false",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+		"--profiling=false",
+		// No cloud, no node CIDR allocation: the network plugin allocates.
+		"--allocate-node-cidrs=false",
+		"--controllers=*,-bootstrapsigner,-tokencleaner,-csrsigning,-csrapproving,-csrcleaner",
+	}
+}
+
+// SchedulerArgs are the flags of a kube-scheduler that reaches the API server with
+// kubeconfig.
+func SchedulerArgs(kubeconfig string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
 		"--profiling=false",
 	}
 }

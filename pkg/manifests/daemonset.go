@@ -23,6 +23,13 @@ const (
 	// sockets on a node, which the agent's node part talks to.
 	ovsRunDir    = "/var/run/openvswitch"
 	httpPortName = "http"
+	// The container runtime's CNI directories on a node, where the agent installs its
+	// plugin and, once its zone is applied, the network configuration: mounted at the
+	// same paths, the agent's defaults for cni-bin-dir and cni-conf-dir.
+	cniBinVolume  = "cni-bin"
+	cniBinDir     = "/opt/cni/bin"
+	cniConfVolume = "cni-conf"
+	cniConfDir    = "/etc/cni/net.d"
 )
 
 // selector returns the DaemonSet's selector labels: only the ones that never change,
@@ -88,6 +95,20 @@ func (o AgentOptions) podSpec() corev1.PodSpec {
 				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: ovsRunDir,
 					// Likewise: the agent reports OVS missing rather than not starting.
+					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+				}},
+			},
+			{
+				Name: cniBinVolume,
+				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: cniBinDir,
+					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+				}},
+			},
+			{
+				Name: cniConfVolume,
+				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: cniConfDir,
 					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
 				}},
 			},
@@ -159,6 +180,8 @@ func (o AgentOptions) container() corev1.Container {
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: nbSocketVolume, MountPath: o.NBSocketDir},
 			{Name: ovsRunVolume, MountPath: ovsRunDir},
+			{Name: cniBinVolume, MountPath: cniBinDir},
+			{Name: cniConfVolume, MountPath: cniConfDir},
 			{Name: configVolume, MountPath: AgentConfigDir, ReadOnly: true},
 		},
 	}

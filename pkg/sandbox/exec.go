@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,8 +45,8 @@ func (t Target) String() string {
 // program sees the host's file systems and processes, as in a pod with host mounts).
 // On a node the OVS and OVN tools of the OVN root are first on PATH and find the node's
 // servers by themselves: `ovs-vsctl show`, `ovn-nbctl show`, `ovn-sbctl show`,
-// `ovs-appctl -t ovs-vswitchd …` need no options. A pod that the pods daemon has not
-// wired yet is an error saying so.
+// `ovs-appctl -t ovs-vswitchd …` need no options. A pod with no running container yet
+// is an error saying so.
 func (s *Sandbox) Command(ctx context.Context, t Target, argv ...string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command to run")
@@ -123,8 +124,9 @@ func (s *Sandbox) nodeIndex(name string) int {
 	return -1
 }
 
-// PodNetns returns the network namespace of the pod ref ("namespace/name"), which the
-// pods daemon names after the pod's UID: it asks the API server for the UID.
+// PodNetns returns the network namespace of the pod ref ("namespace/name") as a path:
+// that of one of its running containers' processes, found through the containerd of
+// the pod's node (kubelet names the containers in the pod's status).
 func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
 	namespace, name, ok := strings.Cut(ref, "/")
 	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
@@ -145,13 +147,47 @@ func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("get pod %s: %w", ref, err)
 	}
-	netns := podNetns(netnsPrefix(s.Dir), string(pod.UID))
-	if !netnsExists(netns) {
-		if pod.Spec.NodeName == "" {
-			return "", fmt.Errorf("pod %s is bound to no node (the sandbox has no scheduler: set spec.nodeName to one of %s)", ref, strings.Join(NodeNames(), ", "))
-		}
-		return "", fmt.Errorf("pod %s on node %s is not wired yet (no network namespace %s): it waits for its addresses and the node's br-int; the pods daemon's log is %s",
-			ref, pod.Spec.NodeName, netns, s.pods().logFile)
+	i := s.nodeIndex(pod.Spec.NodeName)
+	if i < 0 {
+		return "", fmt.Errorf("pod %s is not scheduled to a node of the sandbox yet (phase %s)", ref, pod.Status.Phase)
 	}
-	return netns, nil
+	var ids []string
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			if id, ok := strings.CutPrefix(cs.ContainerID, "containerd://"); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("pod %s on %s has no running container yet (phase %s): `kubectl describe pod -n %s %s` says why", ref, pod.Spec.NodeName, pod.Status.Phase, namespace, name)
+	}
+	pids, err := s.taskPIDs(ctx, s.Nodes[i])
+	if err != nil {
+		return "", err
+	}
+	for _, id := range ids {
+		if pid, ok := pids[id]; ok {
+			return fmt.Sprintf("/proc/%d/ns/net", pid), nil
+		}
+	}
+	return "", fmt.Errorf("pod %s: the containerd of %s runs none of its containers %s", ref, pod.Spec.NodeName, strings.Join(ids, ", "))
+}
+
+// taskPIDs maps the running containers of node n's containerd to their processes.
+func (s *Sandbox) taskPIDs(ctx context.Context, n Node) (map[string]int, error) {
+	out, err := s.ctr(ctx, n, "tasks", "list")
+	if err != nil {
+		return nil, err
+	}
+	pids := map[string]int{}
+	for _, line := range strings.Split(out, "\n")[1:] { // TASK PID STATUS
+		f := strings.Fields(line)
+		if len(f) == 3 && f[2] == "RUNNING" {
+			if pid, err := strconv.Atoi(f[1]); err == nil && pid > 0 {
+				pids[f[0]] = pid
+			}
+		}
+	}
+	return pids, nil
 }

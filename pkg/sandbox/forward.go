@@ -50,23 +50,32 @@ const forwardFile = "forward.json"
 // does not listen yet (an agent still starting) is refused at once anyway.
 const dialTimeout = 5 * time.Second
 
-// RunForwarder serves the forwards listed (as JSON) in the file config until ctx ends.
-// It binds every listener before serving any, and fails, naming the forward, if one
-// cannot be bound; log receives a line per failed connection.
+// ForwarderConfig is what the forwarder serves: TCP forwards and, optionally, the API
+// server's CONNECT proxy into the nodes.
+type ForwarderConfig struct {
+	Forwards []Forward `json:"forwards"`
+	Proxy    *Proxy    `json:"proxy,omitempty"`
+}
+
+// RunForwarder serves what the file config (ForwarderConfig as JSON) lists until ctx
+// ends. It binds every listener before serving any, and fails, naming the forward, if
+// one cannot be bound; log receives a line per failed connection.
 func RunForwarder(ctx context.Context, config string, logw io.Writer) error {
 	data, err := os.ReadFile(config)
 	if err != nil {
 		return fmt.Errorf("read forwarder configuration: %w", err)
 	}
-	var forwards []Forward
-	if err := json.Unmarshal(data, &forwards); err != nil {
+	var cfg ForwarderConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fmt.Errorf("forwarder configuration %s: %w", config, err)
 	}
-	return serveForwards(ctx, forwards, log.New(logw, "", log.LstdFlags))
+	return serveForwards(ctx, cfg, log.New(logw, "", log.LstdFlags))
 }
 
-// serveForwards binds every forward's listener, then serves them until ctx ends.
-func serveForwards(ctx context.Context, forwards []Forward, logger *log.Logger) error {
+// serveForwards binds every forward's listener and the proxy's, then serves them until
+// ctx ends.
+func serveForwards(ctx context.Context, cfg ForwarderConfig, logger *log.Logger) error {
+	forwards := cfg.Forwards
 	listeners := make([]net.Listener, 0, len(forwards))
 	closeAll := func() {
 		for _, l := range listeners {
@@ -81,11 +90,24 @@ func serveForwards(ctx context.Context, forwards []Forward, logger *log.Logger) 
 		}
 		listeners = append(listeners, l)
 	}
+	var proxyListener net.Listener
+	if cfg.Proxy != nil {
+		l, err := cfg.Proxy.listen()
+		if err != nil {
+			closeAll()
+			return err
+		}
+		proxyListener = l
+		listeners = append(listeners, l)
+	}
 	logger.Printf("forwarding %d addresses", len(forwards))
 	var wg sync.WaitGroup
-	errs := make([]error, len(forwards))
+	errs := make([]error, len(forwards)+1)
 	for i, f := range forwards {
 		wg.Go(func() { errs[i] = serveForward(ctx, f, listeners[i], logger) })
+	}
+	if proxyListener != nil {
+		wg.Go(func() { errs[len(forwards)] = cfg.Proxy.serve(ctx, proxyListener, logger) })
 	}
 	<-ctx.Done()
 	closeAll()
@@ -142,8 +164,8 @@ func splice(a, b net.Conn) {
 	var wg sync.WaitGroup
 	one := func(dst, src net.Conn) {
 		_, _ = io.Copy(dst, src)
-		if tc, ok := dst.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
 		} else {
 			dst.Close()
 		}

@@ -63,7 +63,9 @@ func TestForwarder(t *testing.T) {
 	}
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serveForwards(fctx, forwards, log.New(testWriter{t}, "forwarder: ", 0)) }()
+	go func() {
+		done <- serveForwards(fctx, ForwarderConfig{Forwards: forwards}, log.New(testWriter{t}, "forwarder: ", 0))
+	}()
 
 	// Into the namespace: curl runs there and talks to its own loopback.
 	var body string
@@ -121,7 +123,7 @@ func TestForwarderBindFailure(t *testing.T) {
 	}
 	defer taken.Close()
 	f := Forward{Listen: taken.Addr().String(), Dial: "127.0.0.1:1"}
-	err = serveForwards(context.Background(), []Forward{f}, log.New(io.Discard, "", 0))
+	err = serveForwards(context.Background(), ForwarderConfig{Forwards: []Forward{f}}, log.New(io.Discard, "", 0))
 	// procutil.PortTaken looks for "address already in use" in the forwarder's log: the
 	// sandbox retries with new ports only when the error says so.
 	if err == nil || !strings.Contains(err.Error(), f.String()) || !strings.Contains(err.Error(), "address already in use") {

@@ -4,18 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ovnk/ovnk/pkg/ovnroot"
+	"github.com/ovnk/ovnk/pkg/poll"
 	"github.com/ovnk/ovnk/pkg/procutil"
 )
 
 // The sandbox's own daemons are ovnk-sandbox itself, through hidden subcommands: the
-// forwarder, the pods daemon, and the outside world's who-am-i server. Each command
+// forwarder and the outside world's who-am-i server. Each command
 // line names the sandbox directory, which is how their pids are recognised.
 
 // helperTimeout bounds the start of one of the sandbox's own daemons.
@@ -23,7 +24,6 @@ const helperTimeout = 30 * time.Second
 
 func (s *Sandbox) forwarder() *daemon { return daemonAt(s.Dir, "forwarder", "forwarder") }
 func (s *Sandbox) whoami() *daemon    { return daemonAt(s.Dir, "who-am-i server", "whoami") }
-func (s *Sandbox) pods() *daemon      { return daemonAt(s.Dir, "pods daemon", "pods") }
 
 // startWhoAmI starts the who-am-i server inside the outside world's namespace.
 func (s *Sandbox) startWhoAmI(ctx context.Context, helper string) error {
@@ -48,6 +48,19 @@ func (s *Sandbox) forwards() []Forward {
 	return out
 }
 
+// proxy is the API server's way into the nodes: a node's address through its own
+// namespace (its kubelet), the pods' addresses through the first node's, whose
+// management port routes the cluster subnet as every node's does.
+func (s *Sandbox) proxy() *Proxy {
+	p := &Proxy{Socket: s.proxySocket()}
+	for _, n := range s.Nodes {
+		addr := netip.MustParsePrefix(n.Address).Addr()
+		p.Routes = append(p.Routes, ProxyRoute{Prefix: netip.PrefixFrom(addr, addr.BitLen()), Netns: n.Netns})
+	}
+	p.Routes = append(p.Routes, ProxyRoute{Prefix: defaultSubnet.CIDR, Netns: s.Nodes[0].Netns})
+	return p
+}
+
 // forwarderReady checks that every listener of the forwarder accepts connections.
 func (s *Sandbox) forwarderReady(ctx context.Context) error {
 	for _, f := range s.forwards() {
@@ -55,7 +68,7 @@ func (s *Sandbox) forwarderReady(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return poll.Dials("unix", s.proxySocket())(ctx)
 }
 
 // startForwarder picks a free host port for each agent's HTTP endpoint, writes the
@@ -70,7 +83,7 @@ func (s *Sandbox) startForwarder(ctx context.Context, helper string) error {
 			}
 			s.Nodes[i].HTTPAddress = "127.0.0.1:" + strconv.Itoa(port)
 		}
-		data, err := json.MarshalIndent(s.forwards(), "", "  ")
+		data, err := json.MarshalIndent(ForwarderConfig{Forwards: s.forwards(), Proxy: s.proxy()}, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("encode the forwarder's configuration: %w", err)
 		}
@@ -82,24 +95,5 @@ func (s *Sandbox) startForwarder(ctx context.Context, helper string) error {
 			return nil, err
 		}
 		return d, waitStarted(ctx, d, helperTimeout, "the forwarder to listen", s.forwarderReady)
-	})
-}
-
-// startPods starts the pods daemon. It has nothing to show readiness by: it runs.
-func (s *Sandbox) startPods(ctx context.Context, helper string) error {
-	d := s.pods()
-	// The daemons' environment has no OVNK_* variables (startDetached): name the OVN
-	// root, whose ovs-vsctl plugs the pods, explicitly.
-	env := []string{ovnroot.Env + "=" + s.OVNRoot}
-	if err := d.startDetached(s.Dir, env, helper, "pods", "--dir", s.Dir); err != nil {
-		return err
-	}
-	// Its first sync lists the cluster's objects; an early exit (a bad kubeconfig, no
-	// OVN root) shows within that time.
-	return waitStarted(ctx, d, helperTimeout, "the pods daemon to run", func(context.Context) error {
-		if !strings.Contains(procutil.LogTail(d.logFile, 5), podsDaemonStarted) {
-			return fmt.Errorf("the pods daemon has not begun wiring yet")
-		}
-		return nil
 	})
 }

@@ -9,15 +9,12 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ovnk/ovnk/pkg/localkube"
-	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/poll"
 	"github.com/ovnk/ovnk/pkg/procutil"
 )
@@ -32,6 +29,14 @@ const certValidity = 365 * 24 * time.Hour
 
 func (s *Sandbox) etcd() *daemon      { return daemonAt(s.Dir, "etcd", "etcd") }
 func (s *Sandbox) apiserver() *daemon { return daemonAt(s.Dir, "kube-apiserver", "kube-apiserver") }
+func (s *Sandbox) controllerManager() *daemon {
+	return daemonAt(s.Dir, "kube-controller-manager", "kube-controller-manager")
+}
+func (s *Sandbox) scheduler() *daemon { return daemonAt(s.Dir, "kube-scheduler", "kube-scheduler") }
+
+// proxySocket is the forwarder's CONNECT proxy, through which the API server reaches
+// the kubelets and pods inside the nodes.
+func (s *Sandbox) proxySocket() string { return filepath.Join(s.Dir, "proxy.sock") }
 
 // startEtcd starts a single-member etcd on two free loopback ports and waits until it
 // reports itself healthy.
@@ -68,6 +73,10 @@ func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	egress := filepath.Join(s.Dir, "egress-selector.yaml")
+	if err := localkube.WriteEgressSelectorConfig(egress, s.proxySocket()); err != nil {
+		return err
+	}
 	var d *daemon
 	err = retryOnPortClash(func() (*daemon, error) {
 		port, err := procutil.FreePort()
@@ -77,7 +86,7 @@ func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		s.APIServer = "https://" + addr
 		d = s.apiserver()
-		argv := append([]string{path}, localkube.APIServerArgs(s.EtcdURL, port, filepath.Join(s.Dir, "pki", "apiserver"), certs)...)
+		argv := append([]string{path}, localkube.ClusterAPIServerArgs(s.EtcdURL, port, filepath.Join(s.Dir, "pki", "apiserver"), certs, egress)...)
 		if err := d.startDetached(s.Dir, nil, argv...); err != nil {
 			return nil, err
 		}
@@ -107,6 +116,35 @@ func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
 	return waitStarted(ctx, d, apiserverTimeout, "kube-apiserver /readyz", apiserverReady(cfg))
 }
 
+// startControllers starts kube-controller-manager and kube-scheduler and waits until
+// the controller-manager has done what pods need before they can start: the default
+// namespace's ServiceAccount.
+func (s *Sandbox) startControllers(ctx context.Context, bins binaries) error {
+	pki := &localkube.PKI{CACert: filepath.Join(s.Dir, "pki", "ca.crt"), SAPrivate: filepath.Join(s.Dir, "pki", "sa.key")}
+	kcm, sched := s.controllerManager(), s.scheduler()
+	if err := kcm.startDetached(s.Dir, nil, append([]string{bins.controllerManager}, localkube.ControllerManagerArgs(s.Kubeconfig, pki)...)...); err != nil {
+		return err
+	}
+	if err := sched.startDetached(s.Dir, nil, append([]string{bins.scheduler}, localkube.SchedulerArgs(s.Kubeconfig)...)...); err != nil {
+		return err
+	}
+	cfg, err := s.restConfig()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	return waitStarted(ctx, kcm, apiserverTimeout, "kube-controller-manager to create the default ServiceAccount", func(ctx context.Context) error {
+		if err := sched.exitedEarly(); err != nil {
+			return poll.Stop(err)
+		}
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
 // restConfig is the admin's client configuration.
 func (s *Sandbox) restConfig() (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
@@ -128,8 +166,8 @@ func apiserverReady(cfg *rest.Config) func(context.Context) error {
 	}
 }
 
-// createClusterObjects installs the CRDs and waits until they are served, then creates
-// the agents' namespace (for their leader Lease) and the Nodes.
+// createClusterObjects installs the CRDs and waits until they are served. The Nodes are
+// the kubelets' to register.
 func (s *Sandbox) createClusterObjects(ctx context.Context) error {
 	cfg, err := s.restConfig()
 	if err != nil {
@@ -137,19 +175,6 @@ func (s *Sandbox) createClusterObjects(ctx context.Context) error {
 	}
 	if err := localkube.InstallCRDs(ctx, cfg, apiserverTimeout); err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.DefaultNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ns.Name, err)
-	}
-	for _, n := range s.Nodes {
-		if _, err := client.CoreV1().Nodes().Create(ctx, n.object(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create node %s: %w", n.Name, err)
-		}
 	}
 	return nil
 }

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +22,14 @@ import (
 // netnsDir is where ip-netns(8) keeps the named network namespaces, as bind mounts.
 const netnsDir = "/run/netns"
 
-// netnsPath is the file naming namespace name, for setns(2) and nsenter --net.
-func netnsPath(name string) string { return filepath.Join(netnsDir, name) }
+// netnsPath is the file naming namespace name, for setns(2) and nsenter --net; a name
+// that is a path already (a pod's, /proc/<pid>/ns/net) is that file.
+func netnsPath(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(netnsDir, name)
+}
 
 // netnsPrefix starts the name of every network namespace of the sandbox in dir:
 // "ovnk-" and six hex digits of a hash of the directory, so two sandboxes never share a
@@ -33,7 +41,7 @@ func netnsPrefix(dir string) string {
 
 // netnsExists reports whether the named namespace is there.
 func netnsExists(name string) bool {
-	if name == "" || strings.ContainsRune(name, '/') {
+	if name == "" || !filepath.IsAbs(name) && strings.ContainsRune(name, '/') {
 		return false
 	}
 	_, err := os.Stat(netnsPath(name))
@@ -171,6 +179,29 @@ func dialsIn(netns, addr string) func(context.Context) error {
 			return err
 		}
 		return c.Close()
+	}
+}
+
+// httpOKIn is a readiness check: a GET of url, made from inside netns, answers 200.
+func httpOKIn(netns, url string) func(context.Context) error {
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, netns, addr) },
+	}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s in %s: %s", url, netnsLabel(netns), resp.Status)
+		}
+		return nil
 	}
 }
 

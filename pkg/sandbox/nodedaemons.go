@@ -21,12 +21,13 @@ import (
 // `ovs-vsctl show`, `ovs-appctl -t ovs-vswitchd …` and `ovn-appctl -t ovn-controller …`
 // need no options, as on an installed node. For that the daemons write their own pid
 // files (<program>.pid, which the tools read, locked), besides the sandbox's
-// (<short name>.pid, which Down reads). The OVN databases keep the sandbox's names
-// (nb.sock, sb.sock).
+// (<short name>.pid, which Down reads). The OVN databases' sockets have the names
+// ovn-central gives them, which the agent's DaemonSet expects in /var/run/ovn (the
+// node's mount namespace puts this directory there).
 const (
 	ovsSocket = "db.sock" // the Open_vSwitch database, ovs-vsctl's default
-	nbSocket  = "nb.sock"
-	sbSocket  = "sb.sock"
+	nbSocket  = "ovnnb_db.sock"
+	sbSocket  = "ovnsb_db.sock"
 	// longestSocket is the longest socket name a node directory gets: a daemon's
 	// default control socket carries its pid, of up to 7 digits (pid_max 4194304).
 	longestSocket = "ovn-controller.4194304.ctl"
@@ -87,7 +88,9 @@ func (s *Sandbox) vsctl(bins binaries, n Node) func(ctx context.Context, args ..
 	}
 }
 
-// startNodeServers starts a node's system daemons in its namespace and waits until each
+// startNodeServers starts a node's system daemons in its namespaces (network and mount:
+// they see the node's /var/run/openvswitch and /var/run/ovn, which the addresses the
+// agent hands ovn-controller name) and waits until each
 // serves: the Open_vSwitch database (initialised as an install does, with a fresh
 // system-id), ovs-vswitchd on the userspace datapath, the gateway bridge, the zone's NB
 // and SB with ovn-northd between them, and ovn-controller, which waits by itself until
@@ -99,7 +102,7 @@ func (s *Sandbox) startNodeServers(ctx context.Context, bins binaries, n Node) e
 	}
 	env := ovsEnv(dir)
 	inNode := func(d *daemon, argv ...string) error {
-		return d.startDetached(dir, env, nsenterArgv(n.Netns, argv...)...)
+		return d.startDetached(dir, env, s.inNodeArgv(n, argv...)...)
 	}
 	nbSchema, err := json.Marshal(nbdb.Schema())
 	if err != nil {

@@ -1,20 +1,12 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/netip"
 	"path/filepath"
 	"strconv"
-	"syscall"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/manifests"
-	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // defaultSubnet is the default network's subnet and each node's prefix length in it.
@@ -67,81 +59,4 @@ func (s *Sandbox) Netnses() []string {
 		out = append(out, n.Netns)
 	}
 	return out
-}
-
-func (s *Sandbox) agent(n Node) *daemon {
-	return daemonAt(s.Dir, n.Name+" agent", filepath.Join(n.Dir, "agent"))
-}
-
-// object is the Node as kubelet registers it: a name and its hostname label. What
-// OVN-Kubernetes' node side publishes about it (chassis, gateway, addresses) the node's
-// agent publishes.
-func (n Node) object() *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name:   n.Name,
-		Labels: map[string]string{corev1.LabelHostname: n.Name},
-	}}
-}
-
-// agentArgv is the agent's command line for node n, run inside the node's namespace:
-// the sandbox's flags, then s.AgentArgs, then extra.
-func (s *Sandbox) agentArgv(n Node, extra ...string) []string {
-	args := []string{"run",
-		"--config=", // no agent.conf: everything is on the command line
-		"--kubeconfig", n.Kubeconfig,
-		"--node-name", n.Name,
-		"--nb-address", n.NBEndpoint,
-		"--sb-address", n.SBEndpoint,
-		"--ovs-address", n.OVSEndpoint,
-		"--gateway-bridge", GatewayBridge,
-		"--datapath-type", "netdev",
-		"--http-address", NodeAgentHTTP,
-		"--cluster-subnets", clusterSubnets(),
-		"--leader-election-namespace", manifests.DefaultNamespace,
-	}
-	args = append(append(args, s.AgentArgs...), extra...)
-	return nsenterArgv(n.Netns, append([]string{s.AgentPath}, args...)...)
-}
-
-// startAgents starts an agent per node inside its namespace, and waits until every one
-// is ready (connected to its NB, its zone reconciled), asking through the forwarder.
-func (s *Sandbox) startAgents(ctx context.Context) error {
-	return s.inParallel(func(n *Node) error { return s.startAgent(ctx, *n) })
-}
-
-func (s *Sandbox) startAgent(ctx context.Context, n Node, extra ...string) error {
-	d := s.agent(n)
-	// The agent runs ovs-ofctl (found on PATH) for br-ex's flows; the node's tools find
-	// the node's servers by this environment.
-	if err := d.startDetached(s.nodeDir(n), s.nodeEnv(n), s.agentArgv(n, extra...)...); err != nil {
-		return err
-	}
-	return waitStarted(ctx, d, agentTimeout, fmt.Sprintf("the agent of %s to be ready", n.Name), poll.HTTPOK("http://"+n.HTTPAddress+"/readyz"))
-}
-
-// RestartAgent stops node's agent with sig (SIGKILL for a crash, SIGTERM for a clean
-// stop), waits until it is gone, and starts it again with the sandbox's flags and
-// extra, until it is ready. Nothing else of the node stops: its OVS and ovn-controller
-// keep forwarding meanwhile.
-func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Signal, extra ...string) error {
-	i := s.nodeIndex(node)
-	if i < 0 {
-		return fmt.Errorf("no node %q in the sandbox: its nodes are %v", node, NodeNames())
-	}
-	n := s.Nodes[i]
-	d := s.agent(n)
-	if sig != syscall.SIGTERM {
-		pid, err := d.readPID()
-		if err != nil {
-			return err
-		}
-		if running(pid, s.Dir) {
-			signalGroup(pid, sig)
-		}
-	}
-	// As Down stops it: SIGTERM, and SIGKILL after the grace period.
-	if err := stopStage(ctx, s.Dir, io.Discard, []string{d.pidFile}); err != nil {
-		return fmt.Errorf("stop the agent of %s: %w", node, err)
-	}
-	return s.startAgent(ctx, n, extra...)
 }

@@ -222,3 +222,35 @@ func relTo(dir, path string) string {
 	}
 	return path
 }
+
+// killNamingDir kills every process of the sandbox in dir (running says which) whose
+// program's name contains program, and waits until they are gone.
+func killNamingDir(ctx context.Context, dir, program string) error {
+	find := func() []int {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return nil
+		}
+		var pids []int
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || !running(pid, dir) {
+				continue
+			}
+			if comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); err == nil && strings.Contains(string(comm), program) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	return poll.Until(ctx, killGrace, program+" processes of "+dir+" to end", func(context.Context) error {
+		pids := find()
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if len(pids) > 0 {
+			return fmt.Errorf("%d left", len(pids))
+		}
+		return nil
+	})
+}

@@ -28,6 +28,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/poll"
 )
 
@@ -40,20 +41,44 @@ const (
 	stateFile      = "state.json"
 	kubeconfigFile = "kubeconfig"
 	settingsFile   = "ovnk.yaml"
+	// directSettingsFile is Sandbox.DirectSettings.
+	directSettingsFile = "ovnk-direct-nb.yaml"
 )
 
-// stopStages are the pid files Down stops, in order: the pods daemon (so it wires
-// nothing more) and the agents first, then each node's daemons from the top (the
-// programs before the databases they use), the API server, and etcd last so the API
-// server does not log its loss. n*/ovsdb-server.pid is the NB of a sandbox started
-// before the nodes had namespaces (now the Open_vSwitch database's own pid file).
-var stopStages = [][]string{
-	{"pods.pid", "n*/agent.pid"},
-	{"n*/controller.pid", "n*/northd.pid"},
-	{"n*/vswitchd.pid"},
-	{"n*/ovsdb.pid", "n*/nb.pid", "n*/sb.pid", "n*/ovsdb-server.pid", "forwarder.pid", "whoami.pid"},
-	{"kube-apiserver.pid"},
-	{"etcd.pid"},
+// Down stops the sandbox from the top: the kubelets first (so they restart nothing),
+// every pod's processes (by the nodes' cgroups), the containerds and their shims, then
+// each node's daemons from the top (the programs before the databases they use), the
+// controllers, the API server, and etcd last so the API server does not log its loss.
+// pods.pid and n*/agent.pid are the pods daemon and agents of a sandbox started before
+// the nodes ran kubelets.
+var (
+	kubeletStage    = []string{"n*/kubelet.pid", "pods.pid", "n*/agent.pid"}
+	containerdStage = []string{"n*/containerd.pid"}
+	afterPodsStages = [][]string{
+		{"n*/controller.pid", "n*/northd.pid"},
+		{"n*/vswitchd.pid"},
+		{"n*/ovsdb.pid", "n*/nb.pid", "n*/sb.pid", "forwarder.pid", "whoami.pid"},
+		{"kube-controller-manager.pid", "kube-scheduler.pid"},
+		{"kube-apiserver.pid"},
+		{"etcd.pid"},
+	}
+)
+
+// stopAll stops every process of the sandbox in dir and releases what the nodes held
+// on the host (cgroups, mount namespaces, the kernel settings kubelet changed). Every
+// step is tried whatever failed before.
+func stopAll(ctx context.Context, dir string, progress io.Writer) error {
+	errs := []error{stopDaemons(ctx, dir, progress, kubeletStage)}
+	for _, n := range newNodes(dir) {
+		errs = append(errs, removeCgroup(ctx, n.cgroupRoot()))
+	}
+	errs = append(errs, stopDaemons(ctx, dir, progress, containerdStage))
+	// containerd's shims run on their own once containerd is gone; their command
+	// lines name their containerd's socket, in the sandbox directory.
+	errs = append(errs, killNamingDir(ctx, dir, "containerd-shim"))
+	errs = append(errs, stopDaemons(ctx, dir, progress, afterPodsStages...))
+	errs = append(errs, releaseMountNSes(dir), restoreKernelSettings(dir))
+	return errors.Join(errs...)
 }
 
 // nodeCount is how many nodes the sandbox simulates.
@@ -76,9 +101,12 @@ type Sandbox struct {
 	// Kubeconfig is an admin kubeconfig for the API server (credentials embedded), for
 	// use from the host.
 	Kubeconfig string `json:"kubeconfig"`
-	// Settings is the kubectl ovnk settings file (select it with OVNK_PLUGIN_CONFIG) that maps
-	// every node to its NB, so live views read the NBs directly.
-	Settings string `json:"settings"`
+	// Settings is the kubectl ovnk settings file (select it with OVNK_PLUGIN_CONFIG): the
+	// agent's namespace, so live views read each node's zone through its agent pod as on
+	// any cluster. DirectSettings also maps every node to its NB, for live views that
+	// read the NBs directly, a fallback for when the agents cannot be reached.
+	Settings       string `json:"settings"`
+	DirectSettings string `json:"directSettings"`
 	// EtcdURL is etcd's client URL.
 	EtcdURL string `json:"etcdURL"`
 	// APIServer is the API server's URL on the host's loopback.
@@ -93,9 +121,8 @@ type Sandbox struct {
 	WhoAmIURL string `json:"whoAmIURL"`
 	// Nodes are the simulated nodes.
 	Nodes []Node `json:"nodes"`
-	// AgentPath is the agent binary the nodes run, and AgentArgs the flags every agent
-	// gets beyond the sandbox's own (Options.AgentArgs), kept for RestartAgent.
-	AgentPath string   `json:"agentPath"`
+	// AgentArgs are the agent settings beyond the sandbox's own (Options.AgentArgs), in
+	// the agent's config file.
 	AgentArgs []string `json:"agentArgs,omitempty"`
 	// OVNRoot is the OVN root the nodes run (pkg/ovnroot): its bin/ goes first on the
 	// PATH of the agents and of commands run on a node.
@@ -137,16 +164,39 @@ type Options struct {
 	// KubeBinDir holds etcd and kube-apiserver (scripts/deps.sh builds them and prints
 	// the directory as OVNK_KUBE_BIN).
 	KubeBinDir string
-	// AgentPath is the ovnk-agent binary.
-	AgentPath string
+	// AgentPath is the ovnk-agent binary; CNIPath, PausePath and TestAppPath are
+	// ovnk-cni, ovnk-pause and ovnk-testapp. They go into the images the nodes run.
+	AgentPath, CNIPath, PausePath, TestAppPath string
+	// PluginPath is kubectl-ovnk, which installs the agent.
+	PluginPath string
 	// HelperPath is the ovnk-sandbox binary, which also runs the sandbox's own daemons
 	// (the forwarder, the pods daemon, the who-am-i server) through hidden subcommands.
 	HelperPath string
-	// AgentArgs are flags every agent gets after the sandbox's own (a later flag wins),
-	// e.g. --layer2-topology=v1 for a cluster that starts on the legacy Layer2 topology.
+	// AgentArgs are settings of the agent as --key=value flags, written into the
+	// agent's config file after the sandbox's own (a later key wins), e.g.
+	// --layer2-topology=v1 for a cluster that starts on the legacy Layer2 topology.
 	AgentArgs []string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+}
+
+// Programs are the project's commands a sandbox runs or puts into its images, as `make
+// build` names them.
+var Programs = []string{"ovnk-agent", "ovnk-cni", "ovnk-pause", "ovnk-testapp", "kubectl-ovnk", "ovnk-sandbox"}
+
+// ProgramOptions are Options naming the Programs in binDir (where `make build` puts
+// them) and the Kubernetes binaries in kubeBinDir.
+func ProgramOptions(binDir, kubeBinDir string) Options {
+	at := func(name string) string { return filepath.Join(binDir, name) }
+	return Options{
+		KubeBinDir:  kubeBinDir,
+		AgentPath:   at("ovnk-agent"),
+		CNIPath:     at("ovnk-cni"),
+		PausePath:   at("ovnk-pause"),
+		TestAppPath: at("ovnk-testapp"),
+		PluginPath:  at("kubectl-ovnk"),
+		HelperPath:  at("ovnk-sandbox"),
+	}
 }
 
 // ErrNoSandbox is returned by Load for a directory that holds no started sandbox.
@@ -318,7 +368,7 @@ func teardown(ctx context.Context, dir string, progress io.Writer) error {
 	// the others running, nor the namespaces behind. The directory, with the logs and
 	// pid files, stays when anything failed, so Down can be run again.
 	var errs []error
-	if err := stopDaemons(context.WithoutCancel(ctx), dir, progress, stopStages...); err != nil {
+	if err := stopAll(context.WithoutCancel(ctx), dir, progress); err != nil {
 		errs = append(errs, fmt.Errorf("stop the sandbox in %s: %w", dir, err))
 	}
 	if err := deleteNetworks(context.WithoutCancel(ctx), dir); err != nil {
@@ -344,6 +394,9 @@ func (s *Sandbox) checkRunning(ctx context.Context) (bool, error) {
 		}
 	}
 	for _, c := range s.components() {
+		if c.daemon == nil {
+			continue // a pod: only readiness tells
+		}
 		pid, err := c.daemon.readPID()
 		if err != nil {
 			return false, err
@@ -367,19 +420,29 @@ func (s *Sandbox) checkRunning(ctx context.Context) (bool, error) {
 // concurrent Up is still starting.
 const reuseTimeout = 60 * time.Second
 
-// writeFiles writes the kubectl ovnk settings file and, last, the state file.
+// writeFiles writes the kubectl ovnk settings files and, last, the state file.
 func (s *Sandbox) writeFiles() error {
 	endpoints := map[string]string{}
 	for _, n := range s.Nodes {
 		endpoints[n.Name] = n.NBEndpoint
 	}
-	settings, err := yaml.Marshal(map[string]any{"nb-endpoints": endpoints})
-	if err != nil {
-		return fmt.Errorf("encode kubectl ovnk settings: %w", err)
-	}
-	header := "# Written by ovnk-sandbox: kubectl ovnk reads each node's NB directly (OVNK_PLUGIN_CONFIG selects this file).\n"
-	if err := os.WriteFile(s.Settings, append([]byte(header), settings...), 0o644); err != nil {
-		return fmt.Errorf("write kubectl ovnk settings: %w", err)
+	for _, f := range []struct {
+		path, header string
+		settings     map[string]any
+	}{
+		{s.Settings, "kubectl ovnk reads each node's zone through its agent pod.",
+			map[string]any{"agent-namespace": manifests.DefaultNamespace}},
+		{s.DirectSettings, "kubectl ovnk reads each node's NB directly, not through the agents.",
+			map[string]any{"agent-namespace": manifests.DefaultNamespace, "nb-endpoints": endpoints}},
+	} {
+		data, err := yaml.Marshal(f.settings)
+		if err != nil {
+			return fmt.Errorf("encode kubectl ovnk settings: %w", err)
+		}
+		header := "# Written by ovnk-sandbox (OVNK_PLUGIN_CONFIG selects this file): " + f.header + "\n"
+		if err := os.WriteFile(f.path, append([]byte(header), data...), 0o644); err != nil {
+			return fmt.Errorf("write kubectl ovnk settings: %w", err)
+		}
 	}
 	state, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {

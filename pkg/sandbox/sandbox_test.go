@@ -38,12 +38,18 @@ func needPrograms(t *testing.T) Options {
 	if kubeBin == "" {
 		kubeBin = testenv.KubeBinDir()
 	}
-	for _, name := range []string{"etcd", "kube-apiserver", "kubectl"} {
+	for _, name := range append(slices.Clone(kubePrograms), "kubectl") {
 		if !isExecutable(filepath.Join(kubeBin, name)) {
 			testenv.Missing(t, "%s is not in %s (scripts/kube-binaries.sh builds it)", name, kubeBin)
 		}
 	}
-	return Options{KubeBinDir: kubeBin, AgentPath: testenv.Command(t, "ovnk-agent"), HelperPath: testenv.Command(t, "ovnk-sandbox"), Progress: testWriter{t}}
+	var binDir string
+	for _, name := range Programs {
+		binDir = filepath.Dir(testenv.Command(t, name))
+	}
+	opts := ProgramOptions(binDir, kubeBin)
+	opts.Progress = testWriter{t}
+	return opts
 }
 
 // testWriter sends the sandbox's progress lines to the test log.
@@ -59,6 +65,9 @@ func pids(t *testing.T, s *Sandbox) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, c := range s.components() {
+		if c.daemon == nil {
+			continue // a pod
+		}
 		pid, err := c.daemon.readPID()
 		if err != nil || pid == 0 {
 			t.Fatalf("pid of %s: %d, %v", c.daemon.name, pid, err)
@@ -76,8 +85,8 @@ func requireReady(ctx context.Context, t *testing.T, s *Sandbox) {
 }
 
 // TestSandbox starts a sandbox, checks what it serves, starts it again (nothing
-// changes), kills an agent and starts it again (everything is replaced), and takes it
-// down (no process is left).
+// changes), kills a kubelet and starts it again (everything is replaced), and takes it
+// down (no process, cgroup, mount or changed kernel setting is left).
 func TestSandbox(t *testing.T) {
 	opts := needPrograms(t)
 	opts.Dir = filepath.Join(t.TempDir(), "sbx")
@@ -89,6 +98,7 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 
+	sysctlsBefore := readKernelSettings(t)
 	s, err := Up(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -142,28 +152,32 @@ func TestSandbox(t *testing.T) {
 		t.Errorf("%d CRDs installed, want %d", len(crds.Items), len(want))
 	}
 
-	// kubectl ovnk, given the printed environment, reads every node's NB from the
-	// settings file.
+	// kubectl ovnk, given the printed environment, reads the zones through the agent
+	// pods; the other settings file maps every node to its NB.
 	if want := fmt.Sprintf("export KUBECONFIG=%s OVNK_PLUGIN_CONFIG=%s", s.Kubeconfig, s.Settings); s.Env() != want {
 		t.Errorf("Env() = %q, want %q", s.Env(), want)
-	}
-	fs := pflag.NewFlagSet("plugin", pflag.ContinueOnError)
-	cmdutil.AddSettingsFlags(fs)
-	settings, err := cmdutil.LoadSettings(fs, func(key string) string {
-		if key == "OVNK_PLUGIN_CONFIG" {
-			return s.Settings
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	wantEndpoints := map[string]string{}
 	for _, n := range s.Nodes {
 		wantEndpoints[n.Name] = n.NBEndpoint
 	}
-	if !reflect.DeepEqual(settings.NBEndpoints, wantEndpoints) {
-		t.Errorf("settings NB endpoints = %v, want %v", settings.NBEndpoints, wantEndpoints)
+	for file, want := range map[string]map[string]string{s.Settings: nil, s.DirectSettings: wantEndpoints} {
+		fs := pflag.NewFlagSet("plugin", pflag.ContinueOnError)
+		cmdutil.AddSettingsFlags(fs)
+		settings, err := cmdutil.LoadSettings(fs, func(key string) string {
+			if key == "OVNK_PLUGIN_CONFIG" {
+				return file
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(settings.NBEndpoints) > 0 || len(want) > 0 {
+			if !reflect.DeepEqual(settings.NBEndpoints, want) {
+				t.Errorf("%s: NB endpoints = %v, want %v", file, settings.NBEndpoints, want)
+			}
+		}
 	}
 
 	checkHosts(ctx, t, s, opts.KubeBinDir)
@@ -180,9 +194,9 @@ func TestSandbox(t *testing.T) {
 		t.Errorf("second Up changed the processes: %v, were %v", got, first)
 	}
 
-	// An agent killed (as by a crash or a reboot) makes the sandbox stale: Up replaces
+	// A kubelet killed (as by a crash or a reboot) makes the sandbox stale: Up replaces
 	// every process.
-	victim := first[s.agent(s.Nodes[1]).name]
+	victim := first[s.kubelet(s.Nodes[1]).name]
 	if err := syscall.Kill(-victim, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +230,23 @@ func TestSandbox(t *testing.T) {
 	if left, err := netnsesWithPrefix(netnsPrefix(s.Dir)); err != nil || len(left) > 0 {
 		t.Errorf("Down left network namespaces %v (%v)", left, err)
 	}
+	controllers, err := cgroupControllers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range s.Nodes {
+		for _, c := range controllers {
+			if _, err := os.Stat(filepath.Join(c, n.cgroupRoot())); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("Down left cgroup %s (%v)", filepath.Join(c, n.cgroupRoot()), err)
+			}
+		}
+	}
+	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err != nil || strings.Contains(string(mounts), s.Dir) {
+		t.Errorf("Down left mounts under %s (%v)", s.Dir, err)
+	}
+	if after := readKernelSettings(t); !reflect.DeepEqual(after, sysctlsBefore) {
+		t.Errorf("kernel settings after Down = %v, want those from before the kubelets %v", after, sysctlsBefore)
+	}
 	for _, set := range []map[string]int{first, second} {
 		for name, pid := range set {
 			// A process this test started stays a zombie until the test reaps it: poll.
@@ -230,6 +261,20 @@ func TestSandbox(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readKernelSettings reads the sysctls kubelet changes.
+func readKernelSettings(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range kernelSettings {
+		data, err := os.ReadFile("/proc/sys/" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = strings.TrimSpace(string(data))
+	}
+	return out
 }
 
 // checkHosts checks what the sandbox builds as the nodes' installer, with no help from

@@ -133,10 +133,10 @@ func (ec *e2eCluster) forward(n *node) {
 		t.Fatalf("API server address %q: %v", ec.kube.RESTConfig.Host, err)
 	}
 	n.http = freeAddr(t)
-	data, err := json.Marshal([]sandbox.Forward{
+	data, err := json.Marshal(sandbox.ForwarderConfig{Forwards: []sandbox.Forward{
 		{ListenNetns: n.ns.Name, Listen: sandbox.NodeAPIServer, Dial: u.Host},
 		{Listen: n.http, DialNetns: n.ns.Name, Dial: sandbox.NodeAgentHTTP},
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,11 @@ func sandboxOptions(tb testing.TB) sandbox.Options {
 	testenv.NeedRoot(tb, "the sandbox's network namespaces and OVS")
 	testenv.NeedBinaries(tb, "ip", "nsenter", "ping", "curl", "python3")
 	testenv.NeedOVN(tb)
-	return sandbox.Options{
-		KubeBinDir: filepath.Dir(testenv.KubeBinary(tb, "kube-apiserver")),
-		AgentPath:  testenv.Command(tb, "ovnk-agent"),
-		HelperPath: testenv.Command(tb, "ovnk-sandbox"),
+	var binDir string
+	for _, name := range sandbox.Programs {
+		binDir = filepath.Dir(testenv.Command(tb, name))
 	}
+	return sandbox.ProgramOptions(binDir, filepath.Dir(testenv.KubeBinary(tb, "kube-apiserver")))
 }
 
 // sandboxDir makes a directory for a sandbox: short, since the NB sockets live in it

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -184,14 +186,18 @@ func traceNamespace(ctx context.Context, t *testing.T, l *lab, names ...string) 
 	traceCreate(ctx, t, l, b.String())
 }
 
-// tracePods creates pods ("namespace/name" → node) bound to their nodes, as a scheduler
-// would have bound them; the sandbox wires each once the agents have programmed it.
+// tracePods creates pods of the test application ("namespace/name" → node); the
+// scheduler places each on its node, whose kubelet starts it, wired by ovnk-cni.
 func tracePods(ctx context.Context, t *testing.T, l *lab, where map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	for ref, node := range where {
 		ns, name, _ := strings.Cut(ref, "/")
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  nodeName: %s\n  containers:\n  - name: app\n    image: pause\n", name, ns, node)
+		data, err := yaml.Marshal(sandbox.TestPod(ns, name, node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "---\n%s", data)
 	}
 	traceCreate(ctx, t, l, b.String())
 }

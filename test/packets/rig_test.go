@@ -103,16 +103,10 @@ func (r *rig) networks(ctx context.Context) {
 	r.mustRun(ctx, "ovnk", "network", "create", "green", "--cluster", "--namespaces", rigGreen, "--topology", "layer2", "--subnet", "10.200.0.0/16")
 }
 
-// createPod creates a pod bound to node through the API server, as a scheduler would
-// have bound it; the sandbox wires it once the agents have programmed it.
+// createPod creates a pod of the test application for node; the scheduler places it
+// and the node's kubelet starts it, wired by ovnk-cni.
 func (r *rig) createPod(ctx context.Context, namespace, name, node string) error {
-	_, err := r.kube.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: corev1.PodSpec{
-			NodeName:   node,
-			Containers: []corev1.Container{{Name: "app", Image: "pause"}},
-		},
-	}, metav1.CreateOptions{})
+	_, err := r.kube.CoreV1().Pods(namespace).Create(ctx, sandbox.TestPod(namespace, name, node), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod %s/%s on %s: %w", namespace, name, node, err)
 	}

@@ -34,8 +34,8 @@ func RemoveBuilds() {
 	}
 }
 
-// Command builds the project's command cmd/NAME once per test binary and returns the
-// path of the binary. Every command lands in one directory, so the directory can go on
+// Command builds the project's command cmd/NAME once per test binary, statically, and
+// returns the path of the binary. Every command lands in one directory, so the directory can go on
 // PATH (kubectl finds kubectl-ovnk there). A failed build fails the test with the
 // compiler's output.
 func Command(t testing.TB, name string) string {
@@ -64,6 +64,8 @@ func Command(t testing.TB, name string) string {
 		b.path = filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/"+name)
 		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		// Static, as make build's: some go into container images with no C library.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("build %s: %w\n%s", name, err, out)
 		}

@@ -71,6 +71,19 @@ type Config struct {
 	GatewayBridge string
 	// DatapathType is br-int's OVS datapath, system or netdev ([default] datapath-type).
 	DatapathType string
+	// CNIBinDir is where the container runtime finds CNI plugins ([default]
+	// cni-bin-dir, default /opt/cni/bin); with NodeDataplane the agent installs the
+	// plugin there.
+	CNIBinDir string
+	// CNIConfDir is where the container runtime reads CNI network configurations
+	// ([default] cni-conf-dir, default /etc/cni/net.d); with NodeDataplane the agent
+	// writes 10-ovnk.conflist there once its zone is applied, which is when kubelet
+	// reports the node's network ready.
+	CNIConfDir string
+	// CNIPlugin is the plugin binary the agent copies into CNIBinDir ([default]
+	// cni-plugin, default /usr/libexec/ovnk/ovnk-cni, where the agent's image has it);
+	// empty installs neither the plugin nor its configuration.
+	CNIPlugin string
 	// Kubeconfig is the kubeconfig file to reach the API server; empty means the
 	// in-cluster configuration of the pod ([default] kubeconfig).
 	Kubeconfig string

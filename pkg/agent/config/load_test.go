@@ -25,6 +25,9 @@ func defaults() *Config {
 		SBEndpoints:   []string{"unix:/var/run/ovn/ovnsb_db.sock"},
 		GatewayBridge: "br-ex",
 		DatapathType:  "system",
+		CNIBinDir:     "/opt/cni/bin",
+		CNIConfDir:    "/etc/cni/net.d",
+		CNIPlugin:     "/usr/libexec/ovnk/ovnk-cni",
 		LeaderElection: LeaderElectionConfig{
 			Enabled: true, Namespace: "ovnk-system", LeaseName: "ovnk-agent-leader",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -121,6 +122,13 @@ func (c *Config) checkNodeDataplane(ch *checker) {
 	}
 	if c.DatapathType != "system" && c.DatapathType != "netdev" {
 		ch.fail("datapath-type", c.DatapathType, "want system (the kernel datapath) or netdev (userspace)")
+	}
+	if c.CNIPlugin != "" {
+		for _, s := range []struct{ key, value string }{{"cni-plugin", c.CNIPlugin}, {"cni-bin-dir", c.CNIBinDir}, {"cni-conf-dir", c.CNIConfDir}} {
+			if !filepath.IsAbs(s.value) {
+				ch.fail(s.key, s.value, "want an absolute path (or cni-plugin empty, so as not to install the CNI plugin)")
+			}
+		}
 	}
 }
 

@@ -127,6 +127,22 @@ func TestValidate(t *testing.T) {
 			`[default] min-reconcile-interval = "-1s": want 0 or more and less than resync-period 0s, e.g. 100ms`,
 		},
 	}, {
+		name: "CNI installation",
+		change: func(c *Config) {
+			c.CNIPlugin = "ovnk-cni"
+			c.CNIBinDir = "opt/cni/bin"
+		},
+		want: []string{
+			`[default] cni-plugin = "ovnk-cni": want an absolute path (or cni-plugin empty, so as not to install the CNI plugin)`,
+			`[default] cni-bin-dir = "opt/cni/bin": want an absolute path (or cni-plugin empty, so as not to install the CNI plugin)`,
+		},
+	}, {
+		name: "no CNI installation needs no directories",
+		change: func(c *Config) {
+			c.CNIPlugin = ""
+			c.CNIBinDir, c.CNIConfDir = "", ""
+		},
+	}, {
 		name: "no node name and no NB",
 		change: func(c *Config) {
 			c.NodeName = ""

@@ -70,6 +70,8 @@ type Controller struct {
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
 	layer2Phase atomic.Pointer[l2upgrade.Phase]
 	ready       atomic.Bool
+	// snapshot is what the last applied zone was compiled from, for the CNI endpoint.
+	snapshot atomic.Pointer[Snapshot]
 
 	// outcome is the last reconcile's, for the agent's heartbeat.
 	outcome struct {
@@ -119,6 +121,25 @@ func (c *Controller) Layer2Phase() string {
 
 // Ready reports whether the zone has been reconciled successfully at least once.
 func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// Snapshot is the cluster state the zone last applied to the Northbound, with what
+// the builder and the compiler said about it. It is shared and never modified: the
+// next reconcile stores a new one.
+type Snapshot struct {
+	// State is the cluster state the zone was compiled from.
+	State *cluster.State
+	// BuildErrors are cluster.Build's errors: the objects (or annotation entries) it
+	// left out, each an *cluster.ObjectError naming the object where it has one.
+	BuildErrors []error
+	// PodIssues are the local pods whose ports the zone could not program, by
+	// "namespace/name".
+	PodIssues map[string]error
+}
+
+// Snapshot returns what the last reconcile that applied the zone compiled it from; nil
+// before the first. The pods it holds have their ports in the Northbound: what the CNI
+// endpoint answers from, so a pod is never wired before the zone knows it.
+func (c *Controller) Snapshot() *Snapshot { return c.snapshot.Load() }
 
 // LastReconcile returns the time of the last successful reconcile (zero before the
 // first) and the error of the last reconcile, nil if it succeeded. Waiting for this
@@ -176,6 +197,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if err == nil {
+		c.snapshot.Store(&Snapshot{State: z.state, BuildErrors: z.buildErrs, PodIssues: z.res.Pods})
 		err = c.reportStatus(ctx, z)
 		if err == nil {
 			c.ready.Store(true)
@@ -203,9 +225,10 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 // reconciled is what one successful reconcile compiled and decided.
 type reconciled struct {
-	state *cluster.State
-	res   *topology.Result
-	step  l2upgrade.Step
+	state     *cluster.State
+	buildErrs []error
+	res       *topology.Result
+	step      l2upgrade.Step
 	// taken names, by network, the rows left out because a row of another owner holds
 	// their unique name (ovn.NameTakenError): the rest of the zone is applied, and the
 	// network's zone status says what blocks it.
@@ -264,7 +287,7 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	}
 	keep := Keep(buildErrs, res.NotCompiled)
 	stats, err := nb.Reconcile(ctx, res.Rows, keep)
-	z := &reconciled{state: st, res: res, step: step}
+	z := &reconciled{state: st, buildErrs: buildErrs, res: res, step: step}
 	var nbErr error
 	if err != nil {
 		if z.taken, err = nameConflicts(err); err != nil {
