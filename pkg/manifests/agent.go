@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -50,6 +51,9 @@ const (
 	// SBSocketName is the SB socket's file name, in the same directory (ovn-central
 	// keeps both there).
 	SBSocketName = "ovnsb_db.sock"
+	// AgentOVSAddress is the Open_vSwitch database the DaemonSet's agents use: the
+	// node's, in OVS's run directory, which the pod mounts at the same path.
+	AgentOVSAddress = "unix:" + ovsRunDir + "/db.sock"
 
 	// ConfigHashAnnotation, on the agent's pod template, holds the SHA-256 of the config
 	// file, so that applying a changed config rolls the agents (they read it at start).
@@ -87,6 +91,11 @@ type AgentOptions struct {
 	// not the socket, so a socket that ovn-central creates after the agent started (or
 	// re-creates on restart) is seen.
 	NBSocketDir string
+	// UpdateStrategy is how a changed DaemonSet reaches the nodes: RollingUpdate
+	// (the default) replaces the agents one node at a time by itself; OnDelete
+	// replaces a node's agent only once its pod is deleted, so the operator rolls
+	// nodes in an order of their own (the Layer2 upgrade, docs/upgrade.md).
+	UpdateStrategy appsv1.DaemonSetUpdateStrategyType
 	// ConfigMapName names the ConfigMap holding Config; default DefaultConfigMapName.
 	ConfigMapName string
 	// Config is the content of the agent's config file (INI); default DefaultAgentConfig.
@@ -121,6 +130,9 @@ func (o AgentOptions) complete() (AgentOptions, error) {
 	if o.HTTPPort == 0 {
 		o.HTTPPort = DefaultHTTPPort
 	}
+	if o.UpdateStrategy == "" {
+		o.UpdateStrategy = appsv1.RollingUpdateDaemonSetStrategyType
+	}
 	if o.NBSocketDir == "" {
 		o.NBSocketDir = DefaultNBSocketDir
 	}
@@ -148,6 +160,11 @@ func (o AgentOptions) validate() error {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
 		return fmt.Errorf("image pull policy %q is not one of %s, %s, %s", o.ImagePullPolicy, corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)
+	}
+	switch o.UpdateStrategy {
+	case appsv1.RollingUpdateDaemonSetStrategyType, appsv1.OnDeleteDaemonSetStrategyType:
+	default:
+		return fmt.Errorf("update strategy %q is not one of %s, %s", o.UpdateStrategy, appsv1.RollingUpdateDaemonSetStrategyType, appsv1.OnDeleteDaemonSetStrategyType)
 	}
 	if o.HTTPPort < 1 || o.HTTPPort > 65535 {
 		return fmt.Errorf("HTTP port %d is outside 1-65535", o.HTTPPort)

@@ -238,6 +238,23 @@ func TestAgentConfigChangeRollsThePods(t *testing.T) {
 	}
 }
 
+func TestAgentUpdateStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		strategy appsv1.DaemonSetUpdateStrategyType
+		want     appsv1.DaemonSetUpdateStrategyType
+		rolling  bool
+	}{
+		{"", appsv1.RollingUpdateDaemonSetStrategyType, true},
+		{appsv1.RollingUpdateDaemonSetStrategyType, appsv1.RollingUpdateDaemonSetStrategyType, true},
+		{appsv1.OnDeleteDaemonSetStrategyType, appsv1.OnDeleteDaemonSetStrategyType, false},
+	} {
+		got := find[*appsv1.DaemonSet](t, agentObjects(t, manifests.AgentOptions{UpdateStrategy: tc.strategy})).Spec.UpdateStrategy
+		if got.Type != tc.want || (got.RollingUpdate != nil) != tc.rolling {
+			t.Errorf("UpdateStrategy %q gave %+v, want type %s (rolling parameters: %v)", tc.strategy, got, tc.want, tc.rolling)
+		}
+	}
+}
+
 func TestAgentOptionDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		opts         manifests.AgentOptions
@@ -272,6 +289,7 @@ func TestAgentOptionErrors(t *testing.T) {
 		{manifests.AgentOptions{Version: "v1", Image: "x y"}, `image "x y" contains white space`},
 		{manifests.AgentOptions{Version: "v1", ImagePullPolicy: "Sometimes"}, `image pull policy "Sometimes" is not one of Always, IfNotPresent, Never`},
 		{manifests.AgentOptions{Version: "v1", HTTPPort: 70000}, "HTTP port 70000 is outside 1-65535"},
+		{manifests.AgentOptions{Version: "v1", UpdateStrategy: "Recreate"}, `update strategy "Recreate" is not one of RollingUpdate, OnDelete`},
 		{manifests.AgentOptions{Version: "v1", NBSocketDir: "var/run/ovn"}, `NB socket directory "var/run/ovn" is not a clean absolute path`},
 		{manifests.AgentOptions{Version: "v1", NBSocketDir: "/var/run/ovn/"}, `NB socket directory "/var/run/ovn/" is not a clean absolute path`},
 		{manifests.AgentOptions{Version: "v1", ConfigMapName: "Agent.Config"}, `ConfigMap name "Agent.Config" is not valid`},

@@ -47,16 +47,8 @@ func (o AgentOptions) daemonSet() *appsv1.DaemonSet {
 		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "DaemonSet"},
 		ObjectMeta: o.meta(AgentName),
 		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: selector()},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
-				Type: appsv1.RollingUpdateDaemonSetStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDaemonSet{
-					MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-					// No surge: the new pod could not bind the node's HTTP port while the
-					// old one holds it.
-					MaxSurge: ptr.To(intstr.FromInt32(0)),
-				},
-			},
+			Selector:       &metav1.LabelSelector{MatchLabels: selector()},
+			UpdateStrategy: o.updateStrategy(),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      o.labels(),
@@ -64,6 +56,23 @@ func (o AgentOptions) daemonSet() *appsv1.DaemonSet {
 				},
 				Spec: o.podSpec(),
 			},
+		},
+	}
+}
+
+// updateStrategy replaces one node's agent at a time, or, with OnDelete, a node's agent
+// once its pod is deleted.
+func (o AgentOptions) updateStrategy() appsv1.DaemonSetUpdateStrategy {
+	if o.UpdateStrategy == appsv1.OnDeleteDaemonSetStrategyType {
+		return appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	}
+	return appsv1.DaemonSetUpdateStrategy{
+		Type: appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			// No surge: the new pod could not bind the node's HTTP port while the old
+			// one holds it.
+			MaxSurge: ptr.To(intstr.FromInt32(0)),
 		},
 	}
 }
@@ -148,7 +157,7 @@ func (o AgentOptions) container() corev1.Container {
 			"--http-address=:" + strconv.Itoa(int(o.HTTPPort)),
 			"--nb-address=unix:" + o.NBSocketDir + "/" + NBSocketName,
 			"--sb-address=unix:" + o.NBSocketDir + "/" + SBSocketName,
-			"--ovs-address=unix:" + ovsRunDir + "/db.sock",
+			"--ovs-address=" + AgentOVSAddress,
 		},
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,16 @@ func agentConfig(args []string) (string, error) {
 
 // installAgents applies the agent's manifests with the plugin, as an operator would,
 // and waits until the DaemonSet runs a ready agent on every node.
-func (s *Sandbox) installAgents(ctx context.Context, plugin string) error {
+func (s *Sandbox) installAgents(ctx context.Context) error {
+	if err := s.install(ctx, appsv1.RollingUpdateDaemonSetStrategyType); err != nil {
+		return err
+	}
+	return s.waitAgents(ctx, nil)
+}
+
+// install writes the agent's config file from s.AgentArgs and runs `kubectl ovnk
+// install` with it and the update strategy.
+func (s *Sandbox) install(ctx context.Context, strategy appsv1.DaemonSetUpdateStrategyType) error {
 	config, err := agentConfig(s.AgentArgs)
 	if err != nil {
 		return err
@@ -72,10 +82,40 @@ func (s *Sandbox) installAgents(ctx context.Context, plugin string) error {
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return fmt.Errorf("write the agent's config file: %w", err)
 	}
-	if _, err := run(ctx, nil, plugin, "install", "--kubeconfig", s.Kubeconfig, "--image", images.AgentImage, "--config", path); err != nil {
+	_, err = run(ctx, nil, s.Plugin, "install", "--kubeconfig", s.Kubeconfig,
+		"--image", images.AgentImage, "--config", path, "--update-strategy", string(strategy))
+	if err != nil {
 		return fmt.Errorf("install the agent: %w", err)
 	}
-	return s.waitAgents(ctx, nil)
+	return nil
+}
+
+// RollOutAgent changes the agent's settings (args, as Options.AgentArgs) and rolls the
+// change out to node alone, as docs/upgrade.md has an operator do it: the DaemonSet is
+// applied with the OnDelete strategy, so no agent is replaced by itself, and the node's
+// agent pod is deleted; the DaemonSet starts the new one there. The other nodes keep
+// their agents (with the old settings) until their pods are deleted too. It returns
+// once the node runs a ready agent again.
+func (s *Sandbox) RollOutAgent(ctx context.Context, node string, args ...string) error {
+	client, err := s.client()
+	if err != nil {
+		return err
+	}
+	pod, err := s.agentPod(ctx, client, node)
+	if err != nil {
+		return err
+	}
+	s.AgentArgs = append(s.AgentArgs, args...)
+	if err := s.install(ctx, appsv1.OnDeleteDaemonSetStrategyType); err != nil {
+		return err
+	}
+	if err := s.writeFiles(); err != nil { // later RollOutAgents keep these settings
+		return err
+	}
+	if err := client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("delete agent pod %s: %w", pod.Name, err)
+	}
+	return s.waitAgents(ctx, map[string]bool{string(pod.UID): true})
 }
 
 // agentTimeout bounds the wait for every node's agent to be ready.

@@ -124,6 +124,9 @@ type Sandbox struct {
 	// AgentArgs are the agent settings beyond the sandbox's own (Options.AgentArgs), in
 	// the agent's config file.
 	AgentArgs []string `json:"agentArgs,omitempty"`
+	// Plugin is the kubectl-ovnk that installed the agent, and installs it again when
+	// RollOutAgent changes its settings.
+	Plugin string `json:"plugin"`
 	// OVNRoot is the OVN root the nodes run (pkg/ovnroot): its bin/ goes first on the
 	// PATH of the agents and of commands run on a node.
 	OVNRoot string `json:"ovnRoot"`

@@ -162,6 +162,7 @@ func start(ctx context.Context, dir string, bins binaries, progress io.Writer) (
 		WhoAmIURL:      "http://" + whoAmIAddr + "/",
 		Nodes:          newNodes(dir),
 		AgentArgs:      bins.agentArgs,
+		Plugin:         bins.plugin,
 		OVNRoot:        bins.root.Dir,
 	}
 	if err := s.startAll(ctx, bins, progress); err != nil {
@@ -225,7 +226,7 @@ func (s *Sandbox) startAll(ctx context.Context, bins binaries, progress io.Write
 		return err
 	}
 	fmt.Fprintf(progress, "installing the agent with `kubectl ovnk install --image %s` and waiting for it on every node\n", images.AgentImage)
-	return s.installAgents(ctx, bins.plugin)
+	return s.installAgents(ctx)
 }
 
 // startKubeNode gives node n its containerd (with the images) and kubelet.

@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -108,11 +111,11 @@ func TestTraceAgreesWithPackets(t *testing.T) {
 }
 
 // TestTraceAgreesWithPacketsThroughLayer2Upgrade holds the trace to packets between a
-// legacy and an upgraded node of a Layer2 network during OKEP-5094's rolling upgrade:
-// every agent starts on the legacy topology, then one node is drained of the network's
-// pods and its agent restarted on the transit router; a pod started there afterwards
-// talks to pods on the legacy nodes, both ways, and pods of both kinds of node reach
-// the outside host.
+// legacy and an upgraded node of a Layer2 network during OKEP-5094's rolling upgrade,
+// run as docs/upgrade.md tells operators to: every agent starts on the legacy topology,
+// then one node is drained with kubectl drain, the new agent rolled out there alone,
+// and the node uncordoned; the pod its StatefulSet starts there again talks to pods on
+// the legacy nodes, both ways, and pods of both kinds of node reach the outside host.
 func TestTraceAgreesWithPacketsThroughLayer2Upgrade(t *testing.T) {
 	l := startSandbox(t, "--layer2-topology=v1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -120,9 +123,12 @@ func TestTraceAgreesWithPacketsThroughLayer2Upgrade(t *testing.T) {
 	traceNamespace(ctx, t, l, "l2u")
 	l.must(ctx, "ovnk", "network", "create", "l2u", "--cluster", "--namespaces", "l2u", "--topology", "layer2", "--subnet", "10.210.0.0/16")
 	n1, n2, n3 := "ovnk-node-1", "ovnk-node-2", "ovnk-node-3"
-	tracePods(ctx, t, l, map[string]string{"l2u/a": n1, "l2u/b": n2, "l2u/c": n3})
+	// The pod of the node to drain belongs to a StatefulSet, as workloads do: the
+	// drain evicts it, and it comes back, with its name, once the node takes pods again.
+	traceStatefulPod(ctx, t, l, "l2u", "a", n1)
+	tracePods(ctx, t, l, map[string]string{"l2u/b": n2, "l2u/c": n3})
 	l.must(ctx, "ovnk", "status", "--wait", "--timeout", "2m")
-	a, b, c := tracePod("l2u/a", traceUDN), tracePod("l2u/b", traceUDN), tracePod("l2u/c", traceUDN)
+	a, b, c := tracePod("l2u/a-0", traceUDN), tracePod("l2u/b", traceUDN), tracePod("l2u/c", traceUDN)
 	m := newTraceMatrix(t, l)
 	defer m.report()
 
@@ -132,11 +138,11 @@ func TestTraceAgreesWithPacketsThroughLayer2Upgrade(t *testing.T) {
 		tracePair{Src: a, Dst: traceOutside(), Want: true},
 	)
 
-	// Drain ovnk-node-1 of the network's pods, then roll out the new agent there: it
-	// converts the node and annotates it. A pod started afterwards is wired into the
-	// transit-router topology.
-	l.must(ctx, "delete", "pod", "-n", "l2u", "a", "--wait=true", "--timeout=1m")
-	if err := l.s.RestartAgent(ctx, n1, syscall.SIGTERM, "--layer2-topology=v2"); err != nil {
+	// Drain ovnk-node-1 (docs/upgrade.md), then roll out the new agent there: it
+	// converts the node and annotates it. Once the node is uncordoned, a pod started
+	// there is wired into the transit-router topology.
+	l.must(ctx, "drain", n1, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=2m")
+	if err := l.s.RollOutAgent(ctx, n1, "--layer2-topology=v2"); err != nil {
 		t.Fatal(err)
 	}
 	err := testenv.Eventually(ctx, time.Minute, n1+" annotated as upgraded", func(ctx context.Context) error {
@@ -154,10 +160,11 @@ func TestTraceAgreesWithPacketsThroughLayer2Upgrade(t *testing.T) {
 			t.Fatalf("node %s, whose agent runs v1, has %s %q (%v): it should still be legacy", n, cluster.AnnotationLayer2TopologyVersion, v, err)
 		}
 	}
-	tracePods(ctx, t, l, map[string]string{"l2u/a2": n1})
+	l.must(ctx, "uncordon", n1)
+	l.must(ctx, "wait", "--for=condition=Ready", "--timeout=2m", "-n", "l2u", "pod/a-0")
 	l.must(ctx, "ovnk", "status", "--wait", "--timeout", "2m")
 	t.Logf("kubectl ovnk upgrade-status:\n%s", l.must(ctx, "ovnk", "upgrade-status"))
-	a2 := tracePod("l2u/a2", traceUDN)
+	a2 := a // the same name, a new pod on the upgraded node
 	m.check(ctx, n1+" upgraded, "+n2+" and "+n3+" legacy",
 		tracePair{Src: a2, Dst: b, Want: true},
 		tracePair{Src: b, Dst: a2, Want: true},
@@ -200,6 +207,29 @@ func tracePods(ctx context.Context, t *testing.T, l *lab, where map[string]strin
 		fmt.Fprintf(&b, "---\n%s", data)
 	}
 	traceCreate(ctx, t, l, b.String())
+}
+
+// traceStatefulPod creates a StatefulSet of one pod of the test application on node:
+// pod <name>-0.
+func traceStatefulPod(ctx context.Context, t *testing.T, l *lab, namespace, name, node string) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	pod := sandbox.TestPod(namespace, name, node)
+	pod.Labels = labels
+	set := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec},
+		},
+	}
+	data, err := yaml.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceCreate(ctx, t, l, string(data))
 }
 
 func traceCreate(ctx context.Context, t *testing.T, l *lab, manifest string) {

@@ -371,7 +371,12 @@ func (m *traceMatrix) send(ctx context.Context, src traceEnd, dst netip.Addr, pr
 	if proto == "icmp" {
 		return packetOutcome{answered: true, detail: lastLine(out)}
 	}
-	seen := strings.TrimSpace(out)
+	// The test application answers "<pod> <source>", the nodes' server and the
+	// outside host the source alone.
+	var seen string
+	if f := strings.Fields(out); len(f) > 0 {
+		seen = f[len(f)-1]
+	}
 	return packetOutcome{answered: seen != "", seen: seen, detail: "the server saw " + seen}
 }
 
@@ -452,8 +457,8 @@ func traceOutsideAddr(l *lab) (string, error) {
 	return u.Hostname(), nil
 }
 
-// traceServer answers every HTTP request on port 8080, on every address, with the
-// address the connection came from: what the destination saw is what the test compares.
+// traceServer answers every HTTP request on port 8080, on every address of a node, with
+// the address the connection came from, as the pods' test application does: what the destination saw is what the test compares.
 // A few lines of python3, not `python3 -m http.server`, which resolves its own name
 // (socket.getfqdn) and hangs for 10 s in a namespace without DNS.
 const traceServer = `import socket
@@ -472,22 +477,28 @@ while True:
     c.close()
 `
 
-// serve starts traceServer in the end's namespace, once, and waits until it answers
-// there; the outside host has the sandbox's who-am-i server already.
+// serve makes sure something answers on the end's port 8080, and waits until it answers
+// there: a pod's own test application does; a node gets traceServer, once; the outside
+// host has the sandbox's who-am-i server already.
 func (m *traceMatrix) serve(ctx context.Context, e traceEnd) error {
 	tg := e.target()
 	if e.Outside || m.serving[tg] {
 		return nil
 	}
-	cmd, err := m.l.s.Command(ctx, tg, "python3", "-c", traceServer)
-	if err != nil {
-		return err
+	var srv *testenv.Process
+	if tg.Pod == "" {
+		cmd, err := m.l.s.Command(ctx, tg, "python3", "-c", traceServer)
+		if err != nil {
+			return err
+		}
+		name := "server-" + strings.NewReplacer("/", "-", " ", "-").Replace(tg.String())
+		srv = testenv.StartProcess(m.t, m.t.TempDir(), name, nil, cmd.Args...)
 	}
-	name := "server-" + strings.NewReplacer("/", "-", " ", "-").Replace(tg.String())
-	srv := testenv.StartProcess(m.t, m.t.TempDir(), name, nil, cmd.Args...)
-	err = testenv.Eventually(ctx, traceMatrixDeadline, "the TCP server in "+tg.String(), func(ctx context.Context) error {
-		if exited, err := srv.Exited(); exited {
-			return poll.Stop(fmt.Errorf("the TCP server in %s exited: %v\n%s", tg, err, srv.LogTail(10)))
+	err := testenv.Eventually(ctx, traceMatrixDeadline, "the TCP server in "+tg.String(), func(ctx context.Context) error {
+		if srv != nil {
+			if exited, err := srv.Exited(); exited {
+				return poll.Stop(fmt.Errorf("the TCP server in %s exited: %v\n%s", tg, err, srv.LogTail(10)))
+			}
 		}
 		_, err := m.l.exec(ctx, tg, "curl", "-sS", "--max-time", "1", fmt.Sprintf("http://127.0.0.1:%d/", traceTCPPort))
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ type InstallOptions struct {
 	Image          string
 	DryRun         bool
 	ConfigFile     string
+	UpdateStrategy string
 	ForceConflicts bool
 	Timeout        time.Duration
 	Output         *cmdutil.Output
@@ -65,6 +67,10 @@ Fields that another field manager set (say, kubectl edit) are a conflict, which
   # Your own image and agent config, into another namespace
   kubectl ovnk install --image registry.example/ovnk-agent:dev --config agent.conf --agent-namespace ovnk
 
+  # A new agent config, rolled out node by node by you (docs/upgrade.md)
+  kubectl ovnk install --config agent.conf --update-strategy OnDelete
+  kubectl delete pod -n ovnk-system -l app.kubernetes.io/name=ovnk-agent --field-selector spec.nodeName=node-1
+
   # What would change, checked by the API server but not stored
   kubectl ovnk install --dry-run
   kubectl ovnk install --dry-run -o yaml
@@ -82,6 +88,8 @@ Fields that another field manager set (say, kubectl edit) are a conflict, which
 	cmd.Flags().StringVar(&o.Image, "image", "", "the agent's image (default "+manifests.DefaultImageRepository+":<plugin version>)")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "have the API server check every object without storing any; prints what would change")
 	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "the agent's config file (INI, docs/agent-config.md); checked before it is applied")
+	cmd.Flags().StringVar(&o.UpdateStrategy, "update-strategy", string(appsv1.RollingUpdateDaemonSetStrategyType),
+		"how a changed agent reaches the nodes: RollingUpdate (one node at a time, by itself) or OnDelete (a node's agent is replaced when you delete its pod)")
 	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields that another field manager set")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the CRDs to be established")
 	o.Output = cmdutil.AddOutputFlag(cmd)
@@ -97,7 +105,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	namespace := o.f.Settings.AgentNamespace
-	opts := manifests.AgentOptions{Namespace: namespace, Image: o.Image}
+	opts := manifests.AgentOptions{Namespace: namespace, Image: o.Image, UpdateStrategy: appsv1.DaemonSetUpdateStrategyType(o.UpdateStrategy)}
 	if o.ConfigFile != "" {
 		config, err := readAgentConfig(o.ConfigFile, namespace)
 		if err != nil {
