@@ -138,7 +138,7 @@ func (s *Sandbox) waitAgents(ctx context.Context, old map[string]bool) error {
 		}
 		ready := map[string]bool{}
 		for _, p := range pods.Items {
-			if !old[string(p.UID)] && p.DeletionTimestamp == nil && podReady(&p) {
+			if !old[string(p.UID)] && p.DeletionTimestamp == nil && PodReady(&p) {
 				ready[p.Spec.NodeName] = true
 			}
 		}
@@ -183,8 +183,8 @@ func (s *Sandbox) nodesReady(ctx context.Context, client kubernetes.Interface) e
 	return nil
 }
 
-// podReady reports whether the pod's Ready condition is true.
-func podReady(p *corev1.Pod) bool {
+// PodReady reports whether the pod's Ready condition is true.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -174,6 +174,12 @@ func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
 	return "", fmt.Errorf("pod %s: the containerd of %s runs none of its containers %s", ref, pod.Spec.NodeName, strings.Join(ids, ", "))
 }
 
+// TaskCount is how many containers (pods' sandboxes included) node n's containerd runs.
+func (s *Sandbox) TaskCount(ctx context.Context, n Node) (int, error) {
+	pids, err := s.taskPIDs(ctx, n)
+	return len(pids), err
+}
+
 // taskPIDs maps the running containers of node n's containerd to their processes.
 func (s *Sandbox) taskPIDs(ctx context.Context, n Node) (map[string]int, error) {
 	out, err := s.ctr(ctx, n, "tasks", "list")

@@ -72,10 +72,11 @@ func rigOutside(r *rig) netip.Addr {
 }
 
 // TestAgentRestartKeepsTraffic pings continuously along paths through a node while its
-// agent is killed (SIGKILL, as a crash or an OOM kill) and started again, twice: the
-// dataplane belongs to OVS, ovn-controller and the kernel, and an agent that comes
-// back finds everything as it wants it and must write nothing — not to the NB, not to
-// OpenFlow, not to the kernel.
+// agent goes away and comes back, twice: killed (SIGKILL, as a crash or an OOM kill:
+// kubelet restarts the container), then its pod deleted (as `kubectl delete pod`: the
+// DaemonSet starts a new one). The dataplane belongs to OVS, ovn-controller and the
+// kernel, and an agent that comes back finds everything as it wants it and must write
+// nothing — not to the NB, not to OpenFlow, not to the kernel.
 func TestAgentRestartKeepsTraffic(t *testing.T) {
 	r := newRig(t, "--resync-period="+rigResync)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -101,17 +102,21 @@ func TestAgentRestartKeepsTraffic(t *testing.T) {
 	for i, p := range paths {
 		pingers[i] = r.startPinger(ctx, p.from, p.to)
 	}
-	for round := 1; round <= 2; round++ {
+	for round, how := range []struct {
+		sig  syscall.Signal
+		what string
+	}{{syscall.SIGKILL, "its process killed"}, {syscall.SIGTERM, "its pod deleted"}} {
+		round++
 		begin := time.Now()
-		if err := r.s.RestartAgent(ctx, victim, syscall.SIGKILL); err != nil {
-			t.Fatalf("restart %d of the agent of %s: %v", round, victim, err)
+		if err := r.s.RestartAgent(ctx, victim, how.sig); err != nil {
+			t.Fatalf("restart %d of the agent of %s (%s): %v", round, victim, how.what, err)
 		}
 		ready := time.Since(begin)
 		// The restarted agent's metrics start from zero: every write it made since
 		// is counted, the reconcile that made it ready and the resync after it.
 		m := r.nextReconcile(ctx, victim, rigMetrics{Reconciles: 1}, time.Minute)
-		t.Logf("restart %d: the agent of %s was ready again %s after SIGKILL; %d reconciles since (%d failed), %d NB write operations",
-			round, victim, ready.Round(time.Millisecond), m.Reconciles, m.Errors, m.Writes)
+		t.Logf("restart %d: the agent of %s was ready again %s after %s; %d reconciles since (%d failed), %d NB write operations",
+			round, victim, ready.Round(time.Millisecond), how.what, m.Reconciles, m.Errors, m.Writes)
 		if m.Writes != 0 {
 			t.Errorf("restart %d: the restarted agent of %s wrote %d operations to an NB that already held its zone, want 0", round, victim, m.Writes)
 		}
