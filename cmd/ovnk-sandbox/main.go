@@ -88,7 +88,7 @@ the sandbox and starts a new one.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&opts.KubeBinDir, "kube-bin", opts.KubeBinDir, "directory holding etcd and kube-apiserver (default $OVNK_KUBE_BIN)")
+	cmd.Flags().StringVar(&opts.KubeBinDir, "kube-bin", opts.KubeBinDir, "directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubelet (default $OVNK_KUBE_BIN)")
 	cmd.Flags().StringVar(&opts.AgentPath, "agent", opts.AgentPath, "the ovnk-agent binary")
 	return cmd
 }

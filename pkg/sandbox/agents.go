@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -82,7 +81,7 @@ func (s *Sandbox) install(ctx context.Context, strategy appsv1.DaemonSetUpdateSt
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return fmt.Errorf("write the agent's config file: %w", err)
 	}
-	_, err = run(ctx, nil, s.Plugin, "install", "--kubeconfig", s.Kubeconfig,
+	_, err = run(ctx, nil, s.Plugin, "install", "--kubeconfig", s.Kubeconfig, "--agent-namespace", manifests.DefaultNamespace,
 		"--image", images.AgentImage, "--config", path, "--update-strategy", string(strategy))
 	if err != nil {
 		return fmt.Errorf("install the agent: %w", err)
@@ -197,9 +196,14 @@ func PodReady(p *corev1.Pod) bool {
 // does (a clean stop), SIGKILL kills its process as a crash would (kubelet restarts the
 // container in place). It returns once the node has a ready agent again. Nothing else
 // of the node stops: its OVS and ovn-controller keep forwarding meanwhile.
+// Repeated SIGKILLs within minutes meet kubelet's crash-loop back-off (10 s, then 20,
+// 40, …) and may outlast the wait.
 func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Signal) error {
 	if s.nodeIndex(node) < 0 {
 		return fmt.Errorf("no node %q in the sandbox: its nodes are %v", node, NodeNames())
+	}
+	if sig != syscall.SIGTERM && sig != syscall.SIGKILL {
+		return fmt.Errorf("restart the agent of %s with %v: want SIGTERM (delete its pod) or SIGKILL (kill its process)", node, sig)
 	}
 	client, err := s.client()
 	if err != nil {
@@ -218,13 +222,9 @@ func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Sig
 		}
 	default:
 		restarts := containerRestarts(pod)
-		netns, err := s.PodNetns(ctx, pod.Namespace+"/"+pod.Name)
+		pid, err := s.podPID(ctx, pod.Namespace+"/"+pod.Name)
 		if err != nil {
 			return err
-		}
-		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(netns, "/proc/"), "/ns/net"))
-		if err != nil {
-			return fmt.Errorf("agent of %s: no process in %s", node, netns)
 		}
 		if err := syscall.Kill(pid, sig); err != nil {
 			return fmt.Errorf("signal the agent of %s (pid %d): %w", node, pid, err)

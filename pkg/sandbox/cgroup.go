@@ -23,8 +23,13 @@ import (
 // cgroupFS is where the cgroup v1 controllers are mounted.
 const cgroupFS = "/sys/fs/cgroup"
 
-// cgroupControllers lists the v1 hierarchies mounted under cgroupFS: every directory but
-// the unified (v2) one.
+// unifiedHierarchy is the cgroup v2 hierarchy a hybrid host mounts beside the v1
+// controllers: kubelet's pods get cgroups there too (runc makes them), which teardown
+// removes, but the cgroup root is not made there.
+const unifiedHierarchy = "unified"
+
+// cgroupControllers lists the hierarchies mounted under cgroupFS: the v1 controllers'
+// and the unified one.
 func cgroupControllers() ([]string, error) {
 	entries, err := os.ReadDir(cgroupFS)
 	if err != nil {
@@ -32,20 +37,23 @@ func cgroupControllers() ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != "unified" {
+		if e.IsDir() {
 			out = append(out, filepath.Join(cgroupFS, e.Name()))
 		}
 	}
 	return out, nil
 }
 
-// createCgroup creates the cgroup path in every controller.
+// createCgroup creates the cgroup path in every v1 controller.
 func createCgroup(path string) error {
 	controllers, err := cgroupControllers()
 	if err != nil {
 		return err
 	}
 	for _, c := range controllers {
+		if filepath.Base(c) == unifiedHierarchy {
+			continue
+		}
 		if err := os.MkdirAll(filepath.Join(c, path), 0o755); err != nil {
 			return fmt.Errorf("create cgroup %s: %w", filepath.Join(c, path), err)
 		}
@@ -54,7 +62,7 @@ func createCgroup(path string) error {
 }
 
 // removeCgroup kills every process in the cgroup path and its descendants, in any
-// controller, waits until they are gone, and removes the cgroups, deepest first. A
+// hierarchy, waits until they are gone, and removes the cgroups, deepest first. A
 // missing cgroup is no error.
 func removeCgroup(ctx context.Context, path string) error {
 	controllers, err := cgroupControllers()

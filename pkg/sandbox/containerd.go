@@ -30,7 +30,8 @@ func (s *Sandbox) ContainerdSocket(n Node) string {
 	return filepath.Join(s.nodeDir(n), containerdSocket)
 }
 
-// containerdConfig is node n's containerd configuration: the CRI plugin with runc on
+// containerdConfig is node n's containerd configuration: its files in the node's
+// directory (the opt plugin's default is the host's /opt/containerd), the CRI plugin with runc on
 // cgroupfs (this machine has cgroup v1 and no systemd), our pause image, and the CNI
 // directories kubelet's CNI plugin is installed into (the node's, by its mount
 // namespace). restrict_oom_score_adj: root here lacks CAP_SYS_RESOURCE, and runc fails
@@ -42,6 +43,9 @@ state = "/run/containerd"
 
 [grpc]
   address = %q
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = %q
@@ -55,7 +59,7 @@ state = "/run/containerd"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/opt/cni/bin"
     conf_dir = "/etc/cni/net.d"
-`, filepath.Join(s.nodeRoot(n), "containerd"), s.ContainerdSocket(n), images.PauseImage)
+`, filepath.Join(s.nodeRoot(n), "containerd"), s.ContainerdSocket(n), filepath.Join(s.nodeRoot(n), "containerd-opt"), images.PauseImage)
 }
 
 // startContainerd starts node n's containerd and waits until it answers.

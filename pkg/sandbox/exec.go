@@ -125,31 +125,41 @@ func (s *Sandbox) nodeIndex(name string) int {
 }
 
 // PodNetns returns the network namespace of the pod ref ("namespace/name") as a path:
-// that of one of its running containers' processes, found through the containerd of
-// the pod's node (kubelet names the containers in the pod's status).
+// that of one of its running containers' processes (podPID).
 func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
-	namespace, name, ok := strings.Cut(ref, "/")
-	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
-		return "", fmt.Errorf("pod %q: name it as NAMESPACE/NAME", ref)
-	}
-	cfg, err := s.restConfig()
+	pid, err := s.podPID(ctx, ref)
 	if err != nil {
 		return "", err
 	}
+	return fmt.Sprintf("/proc/%d/ns/net", pid), nil
+}
+
+// podPID returns the process of one of the running containers of the pod ref
+// ("namespace/name"), found through the containerd of the pod's node (kubelet names
+// the containers in the pod's status).
+func (s *Sandbox) podPID(ctx context.Context, ref string) (int, error) {
+	namespace, name, ok := strings.Cut(ref, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return 0, fmt.Errorf("pod %q: name it as NAMESPACE/NAME", ref)
+	}
+	cfg, err := s.restConfig()
+	if err != nil {
+		return 0, err
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return "", fmt.Errorf("kubernetes client: %w", err)
+		return 0, fmt.Errorf("kubernetes client: %w", err)
 	}
 	pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("no pod %s", ref)
+		return 0, fmt.Errorf("no pod %s", ref)
 	}
 	if err != nil {
-		return "", fmt.Errorf("get pod %s: %w", ref, err)
+		return 0, fmt.Errorf("get pod %s: %w", ref, err)
 	}
 	i := s.nodeIndex(pod.Spec.NodeName)
 	if i < 0 {
-		return "", fmt.Errorf("pod %s is not scheduled to a node of the sandbox yet (phase %s)", ref, pod.Status.Phase)
+		return 0, fmt.Errorf("pod %s is not scheduled to a node of the sandbox yet (phase %s)", ref, pod.Status.Phase)
 	}
 	var ids []string
 	for _, cs := range pod.Status.ContainerStatuses {
@@ -160,24 +170,25 @@ func (s *Sandbox) PodNetns(ctx context.Context, ref string) (string, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return "", fmt.Errorf("pod %s on %s has no running container yet (phase %s): `kubectl describe pod -n %s %s` says why", ref, pod.Spec.NodeName, pod.Status.Phase, namespace, name)
+		return 0, fmt.Errorf("pod %s on %s has no running container yet (phase %s): `kubectl describe pod -n %s %s` says why", ref, pod.Spec.NodeName, pod.Status.Phase, namespace, name)
 	}
 	pids, err := s.taskPIDs(ctx, s.Nodes[i])
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	for _, id := range ids {
 		if pid, ok := pids[id]; ok {
-			return fmt.Sprintf("/proc/%d/ns/net", pid), nil
+			return pid, nil
 		}
 	}
-	return "", fmt.Errorf("pod %s: the containerd of %s runs none of its containers %s", ref, pod.Spec.NodeName, strings.Join(ids, ", "))
+	return 0, fmt.Errorf("pod %s: the containerd of %s runs none of its containers %s", ref, pod.Spec.NodeName, strings.Join(ids, ", "))
 }
 
-// TaskCount is how many containers (pods' sandboxes included) node n's containerd runs.
-func (s *Sandbox) TaskCount(ctx context.Context, n Node) (int, error) {
-	pids, err := s.taskPIDs(ctx, n)
-	return len(pids), err
+// ContainerCount is how many containers node n's containerd holds, running or not
+// (pods' sandboxes included).
+func (s *Sandbox) ContainerCount(ctx context.Context, n Node) (int, error) {
+	out, err := s.ctr(ctx, n, "containers", "list", "--quiet")
+	return len(strings.Fields(out)), err
 }
 
 // taskPIDs maps the running containers of node n's containerd to their processes.

@@ -120,18 +120,37 @@ const acceptBackoff = 5 * time.Millisecond
 
 // serveForward accepts connections on l until it is closed.
 func serveForward(ctx context.Context, f Forward, l net.Listener, logger *log.Logger) error {
+	return acceptLoop(ctx, l, "forward "+f.String(), logger, func(in net.Conn) {
+		defer in.Close()
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		out, err := dialIn(dctx, f.DialNetns, f.Dial)
+		cancel()
+		if err != nil {
+			logger.Printf("forward %s: %v", f, err)
+			return
+		}
+		defer out.Close()
+		stop := context.AfterFunc(ctx, func() { in.Close(); out.Close() })
+		defer stop()
+		splice(in, out)
+	})
+}
+
+// acceptLoop hands each connection accepted on l to serve, on a goroutine of its own,
+// until l is closed or ctx ends, and waits for them. A failed accept (out of
+// descriptors, say) is retried after a pause: the listener is still good, and one that
+// stopped serving would leave its connections in the backlog unanswered.
+func acceptLoop(ctx context.Context, l net.Listener, what string, logger *log.Logger, serve func(net.Conn)) error {
 	var conns sync.WaitGroup
 	defer conns.Wait()
 	backoff := acceptBackoff
 	for {
-		in, err := l.Accept()
+		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			// Out of descriptors, say: the listener is still good, and a forward that
-			// stopped serving would leave its connections in the backlog unanswered.
-			logger.Printf("forward %s: accept: %v (retrying in %v)", f, err, backoff)
+			logger.Printf("%s: accept: %v (retrying in %v)", what, err, backoff)
 			select {
 			case <-ctx.Done():
 				return nil
@@ -141,20 +160,7 @@ func serveForward(ctx context.Context, f Forward, l net.Listener, logger *log.Lo
 			continue
 		}
 		backoff = acceptBackoff
-		conns.Go(func() {
-			defer in.Close()
-			dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-			out, err := dialIn(dctx, f.DialNetns, f.Dial)
-			cancel()
-			if err != nil {
-				logger.Printf("forward %s: %v", f, err)
-				return
-			}
-			defer out.Close()
-			stop := context.AfterFunc(ctx, func() { in.Close(); out.Close() })
-			defer stop()
-			splice(in, out)
-		})
+		conns.Go(func() { serve(c) })
 	}
 }
 

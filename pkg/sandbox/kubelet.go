@@ -2,13 +2,11 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -94,60 +92,32 @@ func (s *Sandbox) startKubelet(ctx context.Context, path string, n Node) error {
 	if err := d.startDetached(s.nodeDir(n), nil, argv...); err != nil {
 		return err
 	}
-	return waitStarted(ctx, d, kubeletTimeout, "the kubelet of "+n.Name+" to be healthy", httpOKIn(n.Netns, "http://"+kubeletHealthz+"/healthz"))
+	err := waitStarted(ctx, d, kubeletTimeout, "the kubelet of "+n.Name+" to be healthy", httpOKIn(n.Netns, "http://"+kubeletHealthz+"/healthz"))
+	if why := kubeletFailure(d.logFile); err != nil && why != "" {
+		// One line first that says why, before the log's tail.
+		return fmt.Errorf("the kubelet of %s cannot start: %s\n%w", n.Name, why, err)
+	}
+	return err
+}
+
+// kubeletFailure is the reason kubelet gave for exiting, from the last line of its log
+// of the form `… "command failed" err="…"`; empty when there is none.
+func kubeletFailure(logFile string) string {
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		return ""
+	}
+	const marker = `"command failed" err=`
+	i := strings.LastIndex(string(data), marker)
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(data[i+len(marker):]), "\n")
+	if why, err := strconv.Unquote(strings.TrimSpace(line)); err == nil {
+		return why
+	}
+	return strings.TrimSpace(line)
 }
 
 // kubeletTimeout bounds a kubelet's start.
 const kubeletTimeout = 2 * time.Minute
-
-// kernelSettings are the sysctls kubelet sets for itself on start (they are the
-// machine's, not a namespace's); the sandbox puts them back when it goes.
-var kernelSettings = []string{"kernel/panic", "kernel/panic_on_oops", "vm/overcommit_memory"}
-
-// kernelSettingsFile keeps their values from before the first kubelet started.
-const kernelSettingsFile = "sysctls.json"
-
-// saveKernelSettings records kernelSettings' values in the sandbox directory.
-func (s *Sandbox) saveKernelSettings() error {
-	values := map[string]string{}
-	for _, k := range kernelSettings {
-		data, err := os.ReadFile("/proc/sys/" + k)
-		if err != nil {
-			return fmt.Errorf("read sysctl %s: %w", k, err)
-		}
-		values[k] = strings.TrimSpace(string(data))
-	}
-	data, err := json.Marshal(values)
-	if err != nil {
-		return fmt.Errorf("encode sysctls: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(s.Dir, kernelSettingsFile), data, 0o644); err != nil {
-		return fmt.Errorf("record sysctls: %w", err)
-	}
-	return nil
-}
-
-// restoreKernelSettings writes back the values saveKernelSettings recorded in dir, if
-// it did.
-func restoreKernelSettings(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, kernelSettingsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read recorded sysctls: %w", err)
-	}
-	values := map[string]string{}
-	if err := json.Unmarshal(data, &values); err != nil {
-		return fmt.Errorf("recorded sysctls %s: %w", filepath.Join(dir, kernelSettingsFile), err)
-	}
-	var errs []error
-	for _, k := range kernelSettings {
-		if v, ok := values[k]; ok {
-			if err := os.WriteFile("/proc/sys/"+k, []byte(v+"\n"), 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("restore sysctl %s=%s: %w", k, v, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}

@@ -7,9 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ovnk/ovnk/pkg/poll"
 )
 
 // Each node's kubelet, containerd and pods run in a mount namespace of the node's own,
@@ -88,9 +92,13 @@ func (s *Sandbox) createMountNS(ctx context.Context, n Node) error {
 			return fmt.Errorf("create mount point %s: %w", p, err)
 		}
 	}
-	// One shell in the namespace does every mount, in order: the tmpfs on /run first,
-	// then the directories under it, then the binds.
-	script := []string{"set -e", "mount -t tmpfs -o mode=0755 tmpfs /run"}
+	// One shell in the namespace does every mount, in order. First it lets go of the
+	// network namespaces the copy of the host's mounts holds (every ip-netns name under
+	// /run/netns, other sandboxes' and tests' too), which would otherwise live as long
+	// as this node; then the tmpfs on /run, the directories under it, and the binds.
+	script := []string{"set -e",
+		`findmnt -rn -t nsfs -o TARGET | while read -r m; do umount -l "$m"; done`,
+		"mount -t tmpfs -o mode=0755 tmpfs /run"}
 	for _, m := range mounts {
 		if err := os.MkdirAll(m.source, 0o755); err != nil {
 			return fmt.Errorf("create %s of %s: %w", m.source, n.Name, err)
@@ -109,11 +117,12 @@ func ensurePrivateMount(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	if isMountPoint(dir) {
-		return nil
-	}
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind %s onto itself: %w", dir, err)
+	// A start that died between the two steps left a bind that may not be private yet:
+	// the second step is always made.
+	if !isMountPoint(dir) {
+		if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind %s onto itself: %w", dir, err)
+		}
 	}
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make %s private: %w", dir, err)
@@ -138,6 +147,50 @@ func isMountPoint(path string) bool {
 // unescapeMountPath undoes mountinfo's octal escapes of space, tab, newline and backslash.
 func unescapeMountPath(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
+}
+
+// killInMountNSes kills every process left in a node's mount namespace (one of
+// containerd's CNI calls waiting for an agent, say): it would keep the namespace, and
+// with it every mount made there, after the file is gone.
+func killInMountNSes(ctx context.Context, dir string) error {
+	entries, err := os.ReadDir(filepath.Join(dir, mountNSDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list mount namespaces: %w", err)
+	}
+	var links []string
+	for _, e := range entries {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(dir, mountNSDir, e.Name()), &st); err == nil {
+			links = append(links, fmt.Sprintf("mnt:[%d]", st.Ino))
+		}
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	return poll.Until(ctx, killGrace, "the processes left in the nodes' mount namespaces to end", func(context.Context) error {
+		procs, err := os.ReadDir("/proc")
+		if err != nil {
+			return err
+		}
+		left := 0
+		for _, p := range procs {
+			pid, err := strconv.Atoi(p.Name())
+			if err != nil {
+				continue
+			}
+			if ns, err := os.Readlink(filepath.Join("/proc", p.Name(), "ns", "mnt")); err == nil && slices.Contains(links, ns) {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				left++
+			}
+		}
+		if left > 0 {
+			return fmt.Errorf("%d left", left)
+		}
+		return nil
+	})
 }
 
 // releaseMountNSes unmounts the nodes' mount namespace files and their directory: a

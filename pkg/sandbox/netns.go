@@ -230,12 +230,12 @@ func nsenterArgv(netns string, argv ...string) []string {
 }
 
 // run runs a command with extra environment and returns its standard output; the error
-// names the command and carries what it wrote to standard error.
+// names the command and carries what it wrote to standard error. As the daemons', its
+// environment is ours without OVNK_* variables: they are the plugin's settings (a
+// user's OVNK_PLUGIN_CONFIG names the sandbox's own settings file, written last).
 func run(ctx context.Context, env []string, argv ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = append(withoutOVNKVars(os.Environ()), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -56,28 +55,22 @@ func (p *Proxy) listen() (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
+	// It reaches every node and pod on any port: the API server (root) alone may use it.
+	if err := os.Chmod(p.Socket, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
 	return l, nil
 }
 
 // serve answers CONNECT requests on l until it is closed.
 func (p *Proxy) serve(ctx context.Context, l net.Listener, logger *log.Logger) error {
-	var conns sync.WaitGroup
-	defer conns.Wait()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("proxy on %s: accept: %w", p.Socket, err)
+	return acceptLoop(ctx, l, "proxy on "+p.Socket, logger, func(c net.Conn) {
+		defer c.Close()
+		if err := p.tunnel(ctx, c); err != nil {
+			logger.Printf("proxy: %v", err)
 		}
-		conns.Go(func() {
-			defer c.Close()
-			if err := p.tunnel(ctx, c); err != nil {
-				logger.Printf("proxy: %v", err)
-			}
-		})
-	}
+	})
 }
 
 // proxyHandshakeTimeout bounds reading a CONNECT request and dialling its destination.

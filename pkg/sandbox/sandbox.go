@@ -1,17 +1,19 @@
-// Package sandbox runs a local ovnk cluster for `make demo`: etcd, kube-apiserver, and
-// three simulated nodes that are real hosts as far as packets go. Each node is a network
-// namespace with the system daemons an OVN-Kubernetes node runs (an Open_vSwitch
-// database and ovs-vswitchd on the userspace datapath, the zone's NB and SB, ovn-northd,
-// ovn-controller) and an ovnk-agent; an underlay namespace bridges the nodes and routes
-// to an outside world. The sandbox stands in for what a node's installer and kubelet +
-// CNI do: it creates the gateway bridge with the node's address, and wires pods into
-// namespaces of their own once the agents have given them addresses. The agents do the
-// node's OVN part, as they would in a cluster.
+// Package sandbox runs a local Kubernetes cluster for `make demo` and the tests: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, and three simulated nodes
+// that are real hosts as far as packets go. Each node is a network namespace, and a
+// mount namespace of its own, with the system daemons an OVN-Kubernetes node runs (an
+// Open_vSwitch database and ovs-vswitchd on the userspace datapath, the zone's NB and
+// SB, ovn-northd, ovn-controller), containerd and kubelet; an underlay namespace bridges
+// the nodes and routes to an outside world. The sandbox does what a node's installer
+// does (the gateway bridge with the node's address, containerd's loopback plugin),
+// builds the images (pkg/images) and installs the agent with `kubectl ovnk install`: the
+// agents run as the DaemonSet's pods and wire pods with their CNI plugin, as they would
+// in any cluster.
 //
 // Every process runs detached from the command that started it (a session of its own,
 // a pid file and a log in the sandbox directory), so the sandbox keeps running after
 // Up returns, and Down, from any later process, stops it. It needs root: it creates
-// network namespaces. docs/demo.md describes the layout.
+// namespaces and cgroups. docs/demo.md describes the layout.
 package sandbox
 
 import (
@@ -77,6 +79,7 @@ func stopAll(ctx context.Context, dir string, progress io.Writer) error {
 	// lines name their containerd's socket, in the sandbox directory.
 	errs = append(errs, killNamingDir(ctx, dir, "containerd-shim"))
 	errs = append(errs, stopDaemons(ctx, dir, progress, afterPodsStages...))
+	errs = append(errs, killInMountNSes(ctx, dir))
 	errs = append(errs, releaseMountNSes(dir), restoreKernelSettings(dir))
 	return errors.Join(errs...)
 }
@@ -164,8 +167,8 @@ type Node struct {
 type Options struct {
 	// Dir is the sandbox directory; it is created, or must be empty or hold a sandbox.
 	Dir string
-	// KubeBinDir holds etcd and kube-apiserver (scripts/deps.sh builds them and prints
-	// the directory as OVNK_KUBE_BIN).
+	// KubeBinDir holds etcd and the Kubernetes binaries (scripts/deps.sh builds them
+	// and prints the directory as OVNK_KUBE_BIN).
 	KubeBinDir string
 	// AgentPath is the ovnk-agent binary; CNIPath, PausePath and TestAppPath are
 	// ovnk-cni, ovnk-pause and ovnk-testapp. They go into the images the nodes run.
@@ -173,7 +176,7 @@ type Options struct {
 	// PluginPath is kubectl-ovnk, which installs the agent.
 	PluginPath string
 	// HelperPath is the ovnk-sandbox binary, which also runs the sandbox's own daemons
-	// (the forwarder, the pods daemon, the who-am-i server) through hidden subcommands.
+	// (the forwarder, the who-am-i server) through hidden subcommands.
 	HelperPath string
 	// AgentArgs are settings of the agent as --key=value flags, written into the
 	// agent's config file after the sandbox's own (a later key wins), e.g.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -23,28 +24,29 @@ const churnPods = 200
 // TestPodChurnLeavesNothing creates pods through the API server until churnPods run on
 // the three nodes' kubelets, wired by ovnk-cni, then deletes them all: every node must be
 // left as it was before, with no br-int port, no veth, no logical switch port in its zone
-// and no containerd task of a deleted pod, and a pod created afterwards gets the first
-// free address again (the leader released the others).
+// and no container of a deleted pod, and pods created afterwards get the addresses pods
+// created before got, on every network and node (the leader released the others).
 func TestPodChurnLeavesNothing(t *testing.T) {
 	r := newRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	r.networks(ctx)
-	// The first pod of blue on ovnk-node-1 takes the first free address of the node's
-	// subnet; after the churn, a new one must take the same.
-	first := r.pods(ctx, map[string]string{"blue/before": "ovnk-node-1"})["blue/before"]
-	r.deletePods(ctx, []string{"blue/before"})
+	r.mustRun(ctx, "ovnk", "status", "--wait", "--timeout", "2m")
 	before := map[string]churnNode{}
 	for _, n := range r.s.Nodes {
 		before[n.Name] = r.churnNode(ctx, n.Name)
 	}
+	// A pod per network and node takes the lowest free address there; after the churn,
+	// new ones must take the same.
+	first := r.churnProbes(ctx)
 
 	var refs []string
 	namespaces := []string{rigBlue, rigGreen, metav1.NamespaceDefault}
 	nodes := sandbox.NodeNames()
 	begin := time.Now()
 	for i := range churnPods {
-		ns, name, node := namespaces[i%len(namespaces)], fmt.Sprintf("churn-%d", i), nodes[i%len(nodes)]
+		// Every node gets pods of every network.
+		ns, name, node := namespaces[i%len(namespaces)], fmt.Sprintf("churn-%d", i), nodes[(i/len(namespaces))%len(nodes)]
 		if err := r.createPod(ctx, ns, name, node); err != nil {
 			t.Fatal(err)
 		}
@@ -71,17 +73,50 @@ func TestPodChurnLeavesNothing(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	again := r.pods(ctx, map[string]string{"blue/after": "ovnk-node-1"})["blue/after"]
-	if again != first {
-		t.Errorf("a pod created after the churn got %s, want %s, the first address the pod before the churn had: an address was not released", again, first)
+	for ref, addr := range r.churnProbes(ctx) {
+		if addr != first[ref] {
+			t.Errorf("pod %s, created after the churn, got %s; before the churn it got %s: an address was not released", ref, addr, first[ref])
+		}
 	}
 }
 
+// churnProbes creates a pod per network and node, reads each one's address on its
+// primary network, deletes them, and returns the addresses by pod.
+func (r *rig) churnProbes(ctx context.Context) map[string]netip.Addr {
+	r.tb.Helper()
+	addrs := map[string]netip.Addr{}
+	var refs []string
+	for _, ns := range []string{rigBlue, rigGreen, metav1.NamespaceDefault} {
+		iface := rigUDN
+		if ns == metav1.NamespaceDefault {
+			iface = "eth0"
+		}
+		for i, node := range sandbox.NodeNames() {
+			ref := fmt.Sprintf("%s/probe-%d", ns, i+1)
+			name := strings.TrimPrefix(ref, ns+"/")
+			if err := r.createPod(ctx, ns, name, node); err != nil {
+				r.fatalf("%v", err)
+			}
+			err := testenv.Eventually(ctx, 2*time.Minute, "pod "+ref+" wired", func(ctx context.Context) error {
+				var err error
+				addrs[ref], err = r.podAddress(ctx, ref, iface)
+				return err
+			})
+			if err != nil {
+				r.fatalf("%v", err)
+			}
+			refs = append(refs, ref)
+		}
+	}
+	r.deletePods(ctx, refs)
+	return addrs
+}
+
 // churnNode is what a node holds for pods: br-int's pod ports (by interface name),
-// its veths, its zone's logical switch ports, and containerd's running tasks.
+// its veths, its zone's logical switch ports, and containerd's containers.
 type churnNode struct {
 	ports, veths, lsps []string
-	tasks              int
+	containers         int
 }
 
 // diff says how the node differs from want, nil when it does not.
@@ -95,8 +130,8 @@ func (c churnNode) diff(want churnNode) error {
 			problems = append(problems, fmt.Sprintf("%s %v, want %v", d.what, leftOver(d.got, d.want), d.want))
 		}
 	}
-	if c.tasks != want.tasks {
-		problems = append(problems, fmt.Sprintf("%d containerd tasks, want %d", c.tasks, want.tasks))
+	if c.containers != want.containers {
+		problems = append(problems, fmt.Sprintf("%d containers, want %d", c.containers, want.containers))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -147,11 +182,11 @@ func (r *rig) churnNode(ctx context.Context, node string) churnNode {
 	if err != nil {
 		r.fatalf("%v", err)
 	}
-	tasks, err := r.s.TaskCount(ctx, n)
+	containers, err := r.s.ContainerCount(ctx, n)
 	if err != nil {
 		r.fatalf("%v", err)
 	}
-	c.tasks = tasks
+	c.containers = containers
 	return c
 }
 

@@ -88,8 +88,8 @@ Fields that another field manager set (say, kubectl edit) are a conflict, which
 	cmd.Flags().StringVar(&o.Image, "image", "", "the agent's image (default "+manifests.DefaultImageRepository+":<plugin version>)")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "have the API server check every object without storing any; prints what would change")
 	cmd.Flags().StringVar(&o.ConfigFile, "config", "", "the agent's config file (INI, docs/agent-config.md); checked before it is applied")
-	cmd.Flags().StringVar(&o.UpdateStrategy, "update-strategy", string(appsv1.RollingUpdateDaemonSetStrategyType),
-		"how a changed agent reaches the nodes: RollingUpdate (one node at a time, by itself) or OnDelete (a node's agent is replaced when you delete its pod)")
+	cmd.Flags().StringVar(&o.UpdateStrategy, "update-strategy", "",
+		"how a changed agent reaches the nodes: RollingUpdate (one node at a time, by itself) or OnDelete (a node's agent is replaced when you delete its pod); default: the installed agent's, RollingUpdate for a new one")
 	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields that another field manager set")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the CRDs to be established")
 	o.Output = cmdutil.AddOutputFlag(cmd)
@@ -113,8 +113,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		}
 		opts.Config = config
 	}
-	crds, agent, err := manifestObjects(opts)
-	if err != nil {
+	if _, _, err := manifestObjects(opts); err != nil { // bad options, before connecting
 		return err
 	}
 	conn, err := o.f.Connect()
@@ -122,6 +121,20 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	c := conn.Client
+	if opts.UpdateStrategy == "" {
+		// The installed agent's, so that installing again in the middle of a
+		// node-by-node roll-out (OnDelete) does not roll the other nodes at once.
+		ds := &appsv1.DaemonSet{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: manifests.AgentName}, ds)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return conn.Explain(err)
+		}
+		opts.UpdateStrategy = ds.Spec.UpdateStrategy.Type
+	}
+	crds, agent, err := manifestObjects(opts)
+	if err != nil {
+		return err
+	}
 	a := &applier{c: c, dryRun: o.DryRun, forceConflicts: o.ForceConflicts}
 	var applied []*unstructured.Unstructured
 	for _, crd := range crds {

@@ -378,6 +378,53 @@ func TestForceConflicts(t *testing.T) {
 	}
 }
 
+// TestUpdateStrategyIsKept installs with OnDelete, then again without the flag, which
+// keeps OnDelete (a roll-out node by node stays so), then with RollingUpdate; a new
+// install without the flag gets RollingUpdate, and a bad value is refused.
+func TestUpdateStrategyIsKept(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := clitest.NewClient(t, kube)
+	strategy := func(ns string) appsv1.DaemonSetUpdateStrategyType {
+		t.Helper()
+		var ds appsv1.DaemonSet
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: manifests.AgentName}, &ds); err != nil {
+			t.Fatal(err)
+		}
+		return ds.Spec.UpdateStrategy.Type
+	}
+	ns := freshNamespace()
+	cmd := newTestCommand(kube, ns)
+	for _, step := range []struct {
+		args []string
+		want appsv1.DaemonSetUpdateStrategyType
+	}{
+		{[]string{"--update-strategy", "OnDelete"}, appsv1.OnDeleteDaemonSetStrategyType},
+		{nil, appsv1.OnDeleteDaemonSetStrategyType},
+		{[]string{"--update-strategy", "RollingUpdate"}, appsv1.RollingUpdateDaemonSetStrategyType},
+		{nil, appsv1.RollingUpdateDaemonSetStrategyType},
+	} {
+		if err := cmd.run(ctx, NewInstall, append([]string{"--image", "registry.example/ovnk-agent:v1"}, step.args...)...); err != nil {
+			t.Fatalf("install %v: %v", step.args, err)
+		}
+		if got := strategy(ns); got != step.want {
+			t.Errorf("after install %v the update strategy is %s, want %s", step.args, got, step.want)
+		}
+	}
+	fresh := freshNamespace()
+	if err := newTestCommand(kube, fresh).run(ctx, NewInstall, "--image", "registry.example/ovnk-agent:v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strategy(fresh); got != appsv1.RollingUpdateDaemonSetStrategyType {
+		t.Errorf("a new install's update strategy is %s, want RollingUpdate", got)
+	}
+	err := cmd.run(ctx, NewInstall, "--image", "registry.example/ovnk-agent:v1", "--update-strategy", "Recreate")
+	if err == nil || !strings.Contains(err.Error(), `update strategy "Recreate" is not one of RollingUpdate, OnDelete`) {
+		t.Errorf("install --update-strategy Recreate: %v, want a refusal naming the value and the choices", err)
+	}
+}
+
 // TestUninstall removes the agent, refuses to delete the CRDs while a network exists,
 // deletes them with --yes, and installs again on the cluster without CRDs.
 func TestUninstall(t *testing.T) {
