@@ -13,8 +13,11 @@ import (
 )
 
 func main() {
-	// The runtime bounds a call by its own timeout and kills the plugin: a SIGTERM
-	// first lets an ADD undo what it made.
+	// The runtime's own timeout does not come as a signal: containerd's libcni kills
+	// the plugin with SIGKILL when its context ends, which no handler sees. ADD therefore
+	// bounds itself (cni.DefaultAddTimeout) and undoes its work before that. SIGINT and
+	// SIGTERM, from a person or a supervisor, end the call the same way: ADD undoes its
+	// work, DEL and CHECK stop.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := (&cni.Plugin{}).Run(ctx, os.Getenv, os.Stdin, os.Stdout)
 	stop()

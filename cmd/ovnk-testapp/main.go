@@ -4,7 +4,8 @@
 //
 // On TCP it serves HTTP: GET / answers one line "<hostname> <source-ip>", GET /healthz
 // answers "ok" (for probes). On UDP, on the same port, it answers every datagram with
-// the same line as GET /. It logs a line per request to stdout and exits 0 on SIGTERM
+// the same line as GET /, from the address the datagram was sent to (so a client of a
+// pod with several addresses gets its answer from the one it asked). It logs a line per request to stdout and exits 0 on SIGTERM
 // or SIGINT. It uses the standard library only, so it builds static and its image
 // needs no C library.
 package main

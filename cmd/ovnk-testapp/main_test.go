@@ -95,7 +95,13 @@ func (p *process) waitLine(t *testing.T, re *regexp.Regexp) []string {
 
 func start(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(testenv.Command(t, "ovnk-testapp"), args...), exited: make(chan error, 1)}
+	return startArgv(t, append([]string{testenv.Command(t, "ovnk-testapp")}, args...))
+}
+
+// startArgv runs argv, which runs ovnk-testapp (inside nsenter, say).
+func startArgv(t *testing.T, argv []string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan error, 1)}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

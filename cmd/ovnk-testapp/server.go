@@ -21,7 +21,9 @@ type server struct {
 	hostname string
 	tcp      net.Listener
 	udp      *net.UDPConn
-	log      *log.Logger
+	// pktinfo makes UDP answers leave from the address each datagram was sent to.
+	pktinfo pktinfo
+	log     *log.Logger
 }
 
 // listen opens both sockets: TCP first, so that port 0 picks the port, then UDP on it.
@@ -37,7 +39,13 @@ func listen(port int, hostname string, out io.Writer) (*server, error) {
 		tcp.Close()
 		return nil, fmt.Errorf("listen on udp port %d: %w", port, err)
 	}
-	s := &server{hostname: hostname, tcp: tcp, udp: udp, log: log.New(out, "", 0)}
+	info, err := enablePktinfo(udp)
+	if err != nil {
+		tcp.Close()
+		udp.Close()
+		return nil, fmt.Errorf("udp port %d: %w", port, err)
+	}
+	s := &server{hostname: hostname, tcp: tcp, udp: udp, pktinfo: info, log: log.New(out, "", 0)}
 	s.log.Printf("ovnk-testapp %s serving on port %d (tcp: http, udp)", hostname, port)
 	return s, nil
 }
@@ -122,19 +130,21 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.Printf("tcp %s %s %s %d", remote, r.Method, r.URL.Path, status)
 }
 
-// serveUDP answers every datagram with the line GET / answers, until the socket closes.
+// serveUDP answers every datagram with the line GET / answers, from the address the
+// datagram was sent to, until the socket closes.
 func (s *server) serveUDP() error {
-	buf := make([]byte, 64<<10)
+	buf, oob := make([]byte, 64<<10), make([]byte, 256)
 	for {
-		n, from, err := s.udp.ReadFromUDPAddrPort(buf)
+		n, oobn, _, from, err := s.udp.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			return err
 		}
-		from = unmap(from)
-		if _, err := s.udp.WriteToUDPAddrPort([]byte(s.answer(from.Addr())), from); err != nil {
-			s.log.Printf("udp %s %d bytes: answer: %v", from, n, err)
+		dst, ifindex := s.pktinfo.destination(oob[:oobn])
+		client := unmap(from)
+		if _, _, err := s.udp.WriteMsgUDPAddrPort([]byte(s.answer(client.Addr())), s.pktinfo.source(dst, ifindex), from); err != nil {
+			s.log.Printf("udp %s %d bytes: answer: %v", client, n, err)
 			continue
 		}
-		s.log.Printf("udp %s %d bytes", from, n)
+		s.log.Printf("udp %s %d bytes", client, n)
 	}
 }

@@ -152,19 +152,24 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
 	}
-	// The node's CNI plugin asks for the plans of the pods it wires; the API server
-	// confirms what the cache does not know yet.
-	plans := &podPlans{node: cfg.NodeName, snapshot: zc.Snapshot, cache: mgr.GetClient(), live: mgr.GetAPIReader()}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown, plans)); err != nil {
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown)); err != nil {
 		return err
 	}
 	if cfg.NodeDataplane {
+		// The node's CNI plugin asks for the plans of the pods it wires, on the agent's
+		// unix socket; the API server confirms what the cache does not know yet.
+		plans := &podPlans{node: cfg.NodeName, snapshot: zc.Snapshot, cache: mgr.GetClient(), live: mgr.GetAPIReader()}
+		if err := mgr.Add(planServer{socket: cfg.CNISocket, plans: plans, log: mgr.GetLogger().WithName("cni")}); err != nil {
+			return err
+		}
 		install, err := newCNIInstall(cfg)
 		if err != nil {
 			return err
 		}
 		if install != nil {
-			if err := mgr.Add(cniInstaller{install: install, ready: zc.Ready, log: mgr.GetLogger().WithName("cni")}); err != nil {
+			// The configuration only once the node can wire pods: kubelet calls the
+			// node's network ready as soon as it exists.
+			if err := mgr.Add(cniInstaller{install: install, ready: zc.CanWirePods, log: mgr.GetLogger().WithName("cni")}); err != nil {
 				return err
 			}
 		}
@@ -275,31 +280,10 @@ type endpoints struct {
 func (e endpoints) NeedLeaderElection() bool        { return false }
 func (e endpoints) Start(ctx context.Context) error { return e.run(ctx) }
 
-// httpEndpoints serves /healthz (the process works), /readyz (the NB is connected, the
-// node's OVS database answers and the zone has been reconciled), /metrics, and the
-// pods' plans to the node's CNI plugin (GET /cni/v1/pods/{namespace}/{name}).
-func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error, plans http.Handler) endpoints {
+// httpEndpoints serves healthMux on addr until ctx ends.
+func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) endpoints {
 	return endpoints{run: func(ctx context.Context) error {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-		mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
-			if !nbConnected() {
-				http.Error(w, "not connected to the OVN northbound database", http.StatusServiceUnavailable)
-				return
-			}
-			if err := ovsDown(req.Context()); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			if !zoneReady() {
-				http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok\n"))
-		})
-		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-		mux.Handle(podPlanPattern, plans)
-		srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Addr: addr, Handler: healthMux(zoneReady, nbConnected, ovsDown), ReadHeaderTimeout: 5 * time.Second}
 		errc := make(chan error, 1)
 		go func() { errc <- srv.ListenAndServe() }()
 		select {
@@ -311,4 +295,30 @@ func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func
 			return srv.Shutdown(shutdown)
 		}
 	}}
+}
+
+// healthMux serves /healthz (the process works), /readyz (the NB is connected, the
+// node's OVS database answers and the zone has been reconciled) and /metrics, and
+// nothing else: every pod of the node reaches the agent's HTTP port (planServer says
+// why the pods' plans are not here).
+func healthMux(zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		if !nbConnected() {
+			http.Error(w, "not connected to the OVN northbound database", http.StatusServiceUnavailable)
+			return
+		}
+		if err := ovsDown(req.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if !zoneReady() {
+			http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	return mux
 }

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,9 +18,10 @@ import (
 
 // The agent installs the CNI plugin on its node as ovnkube-node does: the binary into
 // the runtime's plugin directory at once, and the network configuration only once the
-// zone is applied, since kubelet reports the node's network ready as soon as a CNI
-// configuration exists. The configuration is left in place when the agent stops: the
-// runtime needs it to tear pods down (DEL) while the agent is away.
+// node can wire pods (its zone applied, its own part in order), since kubelet reports
+// the node's network ready as soon as a CNI configuration exists. The configuration is
+// left in place when the agent stops: the runtime needs it to tear pods down (DEL)
+// while the agent is away.
 const (
 	cniPluginName = "ovnk-cni"
 	cniConfFile   = "10-ovnk.conflist"
@@ -35,6 +36,8 @@ type cniInstall struct {
 	binDir  string
 	confDir string
 	conf    []byte // the conflist
+	// swept says the temporary files an earlier agent left have been removed.
+	swept bool
 }
 
 // newCNIInstall is the installation cfg asks for, or nil when cni-plugin is empty.
@@ -42,42 +45,26 @@ func newCNIInstall(cfg *config.Config) (*cniInstall, error) {
 	if cfg.CNIPlugin == "" {
 		return nil, nil
 	}
-	url, err := agentURL(cfg.HTTPAddress)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := conflist(url, cfg.OVSEndpoint)
+	conf, err := conflist(cfg.CNISocket, cfg.OVSEndpoint)
 	if err != nil {
 		return nil, err
 	}
 	return &cniInstall{plugin: cfg.CNIPlugin, binDir: cfg.CNIBinDir, confDir: cfg.CNIConfDir, conf: conf}, nil
 }
 
-// agentURL is where the plugin, on the same node, reaches the agent's HTTP server
-// listening at addr ([host]:port): a wildcard or empty host means 127.0.0.1.
-func agentURL(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("http-address %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port), nil
-}
-
-// conflist is the network configuration list the runtime reads: one plugin.
-func conflist(agentURL, ovsAddress string) ([]byte, error) {
+// conflist is the network configuration list the runtime reads: one plugin, told the
+// agent's socket and the node's OVS database.
+func conflist(agentSocket, ovsAddress string) ([]byte, error) {
 	type plugin struct {
-		Type       string `json:"type"`
-		AgentURL   string `json:"agentURL"`
-		OVSAddress string `json:"ovsAddress"`
+		Type        string `json:"type"`
+		AgentSocket string `json:"agentSocket"`
+		OVSAddress  string `json:"ovsAddress"`
 	}
 	b, err := json.MarshalIndent(struct {
 		CNIVersion string   `json:"cniVersion"`
 		Name       string   `json:"name"`
 		Plugins    []plugin `json:"plugins"`
-	}{cniVersion, cniNetwork, []plugin{{Type: cniPluginName, AgentURL: agentURL, OVSAddress: ovsAddress}}}, "", "  ")
+	}{cniVersion, cniNetwork, []plugin{{Type: cniPluginName, AgentSocket: agentSocket, OVSAddress: ovsAddress}}}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +76,22 @@ func conflist(agentURL, ovsAddress string) ([]byte, error) {
 // (written beside it, then renamed over it), so the runtime never runs a half-copied
 // plugin or reads a half-written configuration, and a plugin running meanwhile keeps
 // its old binary. The configuration is not written while the binary cannot be put in
-// place: pods would only fail on a missing plugin.
+// place: pods would only fail on a missing plugin. Both directories must exist: in a
+// pod they are the host's, mounted, and a directory created inside the container would
+// install nothing the runtime sees. The first Sync removes the temporary files an
+// agent that died while writing left behind.
 func (i *cniInstall) Sync(ready bool) ([]string, error) {
+	for _, d := range []struct{ setting, dir string }{{"cni-bin-dir", i.binDir}, {"cni-conf-dir", i.confDir}} {
+		if err := checkMounted(d.setting, d.dir); err != nil {
+			return nil, err
+		}
+	}
+	if !i.swept {
+		if err := errors.Join(sweepTemporary(i.binDir, cniPluginName), sweepTemporary(i.confDir, cniConfFile)); err != nil {
+			return nil, err
+		}
+		i.swept = true
+	}
 	binary, err := os.ReadFile(i.plugin)
 	if err != nil {
 		return nil, fmt.Errorf("read the CNI plugin to install (cni-plugin): %w", err)
@@ -117,6 +118,41 @@ func (i *cniInstall) Sync(ready bool) ([]string, error) {
 	return written, nil
 }
 
+// checkMounted fails unless dir, the value of setting, is a directory, saying how to
+// provide it.
+func checkMounted(setting, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s does not exist: mount the host's %s there, as the DaemonSet does", setting, dir, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", setting, dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s %s is not a directory: mount the host's %s there, as the DaemonSet does", setting, dir, dir)
+	}
+	return nil
+}
+
+// temporaryPattern is the name writeAtomic gives the temporary file of base, for
+// os.CreateTemp and filepath.Match.
+func temporaryPattern(base string) string { return "." + base + ".*" }
+
+// sweepTemporary removes the temporary files of base in dir that a writeAtomic
+// interrupted by the agent's death left behind.
+func sweepTemporary(dir, base string) error {
+	left, err := filepath.Glob(filepath.Join(dir, temporaryPattern(base)))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range left {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove the temporary file %s of an earlier install: %w", f, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // writeAtomic makes path hold data with mode, and reports whether it wrote.
 func writeAtomic(path string, data []byte, mode fs.FileMode) (bool, error) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
@@ -124,11 +160,7 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (bool, error) {
 			return false, nil
 		}
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), temporaryPattern(filepath.Base(path)))
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -18,24 +19,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/poll"
 )
 
-func TestAgentURL(t *testing.T) {
-	for addr, want := range map[string]string{
-		":9476":           "http://127.0.0.1:9476",
-		"0.0.0.0:9476":    "http://127.0.0.1:9476",
-		"[::]:9476":       "http://127.0.0.1:9476",
-		"10.0.0.5:9476":   "http://10.0.0.5:9476",
-		"[fd00::5]:9476":  "http://[fd00::5]:9476",
-		"localhost:19476": "http://localhost:19476",
-	} {
-		if got, err := agentURL(addr); err != nil || got != want {
-			t.Errorf("agentURL(%q) = %q, %v; want %q", addr, got, err, want)
-		}
-	}
-	if _, err := agentURL("9476"); err == nil {
-		t.Error(`agentURL("9476"): no error for an address without a port`)
-	}
-}
-
 // inode is a file's inode number: a file replaced by rename gets a new one, a file
 // written in place keeps it.
 func inode(t *testing.T, path string) uint64 {
@@ -45,6 +28,16 @@ func inode(t *testing.T, path string) uint64 {
 		t.Fatal(err)
 	}
 	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// mkdirs creates directories, as the DaemonSet's host mounts provide them.
+func mkdirs(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestCNIInstall installs into a temporary directory: the binary at once, atomically
@@ -60,8 +53,21 @@ func TestCNIInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{
-		HTTPAddress: ":9476", OVSEndpoint: "unix:/var/run/openvswitch/db.sock",
+		HTTPAddress: ":9476", OVSEndpoint: "unix:/var/run/openvswitch/db.sock", CNISocket: "/var/run/ovnk/cni.sock",
 		CNIPlugin: plugin, CNIBinDir: filepath.Join(dir, "opt/cni/bin"), CNIConfDir: filepath.Join(dir, "etc/cni/net.d"),
+	}
+	mkdirs(t, cfg.CNIBinDir, cfg.CNIConfDir)
+	// What an agent killed while installing leaves: its temporary files, which the
+	// runtime ignores (no .conflist or plugin name) and the first Sync removes.
+	leftovers := []string{filepath.Join(cfg.CNIBinDir, ".ovnk-cni.123456"), filepath.Join(cfg.CNIConfDir, ".10-ovnk.conflist.654321")}
+	for _, f := range leftovers {
+		if err := os.WriteFile(f, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loopback := filepath.Join(cfg.CNIBinDir, "loopback")
+	if err := os.WriteFile(loopback, []byte("not ours"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	install, err := newCNIInstall(cfg)
 	if err != nil {
@@ -78,6 +84,14 @@ func TestCNIInstall(t *testing.T) {
 	}
 	if _, err := os.Stat(conf); !os.IsNotExist(err) {
 		t.Errorf("the configuration exists before the agent is ready: %v", err)
+	}
+	for _, f := range leftovers {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("the temporary file %s of an earlier install is still there: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(loopback); err != nil {
+		t.Errorf("the sweep removed another plugin: %v", err)
 	}
 	if got, err := os.ReadFile(bin); err != nil || string(got) != "#!/bin/sh\necho v1\n" {
 		t.Errorf("installed binary %q, %v", got, err)
@@ -108,7 +122,7 @@ func TestCNIInstall(t *testing.T) {
 	}
 	want := map[string]any{
 		"cniVersion": "1.0.0", "name": "ovnk",
-		"plugins": []any{map[string]any{"type": "ovnk-cni", "agentURL": "http://127.0.0.1:9476", "ovsAddress": "unix:/var/run/openvswitch/db.sock"}},
+		"plugins": []any{map[string]any{"type": "ovnk-cni", "agentSocket": "/var/run/ovnk/cni.sock", "ovsAddress": "unix:/var/run/openvswitch/db.sock"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("configuration %s\nwant %v", raw, want)
@@ -138,13 +152,13 @@ func TestCNIInstall(t *testing.T) {
 	if string(oldContent[:n]) != "#!/bin/sh\necho v1\n" {
 		t.Errorf("the old binary, still open, reads %q", oldContent[:n])
 	}
-	for _, d := range []string{cfg.CNIBinDir, cfg.CNIConfDir} {
+	for d, want := range map[string]int{cfg.CNIBinDir: 2, cfg.CNIConfDir: 1} {
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(entries) != 1 {
-			t.Errorf("%s holds %v; want only the installed file", d, entries)
+		if len(entries) != want {
+			t.Errorf("%s holds %v; want only the installed file (and loopback)", d, entries)
 		}
 	}
 
@@ -168,6 +182,38 @@ func TestCNIInstall(t *testing.T) {
 	}
 }
 
+// A directory that is not there is not created: in the agent's pod it would be the
+// container's own, which the runtime never reads. The error says what to mount.
+func TestCNIInstallNeedsTheHostsDirectories(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "ovnk-cni")
+	if err := os.WriteFile(plugin, []byte("plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{OVSEndpoint: "unix:/run/ovs/db.sock", CNISocket: "/var/run/ovnk/cni.sock",
+		CNIPlugin: plugin, CNIBinDir: filepath.Join(dir, "opt/cni/bin"), CNIConfDir: filepath.Join(dir, "etc/cni/net.d")}
+	install, err := newCNIInstall(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = install.Sync(true)
+	want := "cni-bin-dir " + cfg.CNIBinDir + " does not exist: mount the host's " + cfg.CNIBinDir + " there, as the DaemonSet does"
+	if err == nil || err.Error() != want {
+		t.Errorf("Sync without the bin directory: %v; want %q", err, want)
+	}
+	mkdirs(t, cfg.CNIBinDir, filepath.Dir(cfg.CNIConfDir))
+	if err := os.WriteFile(cfg.CNIConfDir, nil, 0o644); err != nil { // a file where the directory should be
+		t.Fatal(err)
+	}
+	want = "cni-conf-dir " + cfg.CNIConfDir + " is not a directory: mount the host's " + cfg.CNIConfDir + " there"
+	if _, err := install.Sync(true); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Sync with a file in the way of the configuration directory: %v; want %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.CNIBinDir, "ovnk-cni")); err == nil {
+		t.Error("the plugin was installed although a directory is missing")
+	}
+}
+
 // The installer's loop writes the configuration as soon as the zone is ready, not
 // before, and stops with its context.
 func TestCNIInstallerWaitsForReady(t *testing.T) {
@@ -176,11 +222,12 @@ func TestCNIInstallerWaitsForReady(t *testing.T) {
 	if err := os.WriteFile(plugin, []byte("plugin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	install, err := newCNIInstall(&config.Config{HTTPAddress: ":9476", OVSEndpoint: "unix:/run/ovs/db.sock",
+	install, err := newCNIInstall(&config.Config{HTTPAddress: ":9476", OVSEndpoint: "unix:/run/ovs/db.sock", CNISocket: "/run/ovnk/cni.sock",
 		CNIPlugin: plugin, CNIBinDir: filepath.Join(dir, "bin"), CNIConfDir: filepath.Join(dir, "net.d")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mkdirs(t, filepath.Join(dir, "bin"), filepath.Join(dir, "net.d"))
 	var ready atomic.Bool
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)

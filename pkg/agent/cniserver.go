@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,9 +21,10 @@ import (
 )
 
 // podPlans answers the node's CNI plugin with the plan of a pod being wired (package
-// podnet documents the request and docs/agent.md the answers). The plan comes from
-// the cluster state the zone last applied (zone.Snapshot): a pod is wired only once its
-// ports are in the Northbound, and no second model of the cluster is built for it. The
+// podnet documents the request and docs/agent.md the answers), on the agent's unix
+// socket (servePlans). The plan comes from the cluster state the zone last applied
+// (zone.Snapshot): a pod is wired only once its ports are in the Northbound, and no
+// second model of the cluster is built for it. The
 // pod itself is read from the manager's cache, and an answer that ends the plugin's
 // wait (404, 409) is confirmed with the API server first, since the cache may lag the
 // kubelet that started the sandbox.
@@ -86,6 +89,12 @@ func (s *podPlans) answer(ctx context.Context, namespace, name, uid string) (int
 		return refusal(http.StatusTooEarly, podnet.ReasonNotAllocated,
 			"node %s's zone holds pod %s on %d of the %d networks of its allocation: the others are not ready yet",
 			s.node, ref, len(built.Networks), len(entries))
+	}
+	for _, network := range slices.Sorted(maps.Keys(built.Networks)) {
+		if err := snap.Unprogrammed[network]; err != nil {
+			return refusal(http.StatusTooEarly, podnet.ReasonNotProgrammed,
+				"node %s has not programmed network %s of pod %s into its Northbound yet: %v", s.node, network, ref, err)
+		}
 	}
 	if err := snap.PodIssues[ref]; err != nil {
 		return refusal(http.StatusUnprocessableEntity, podnet.ReasonInvalid, "node %s cannot program pod %s's ports: %v", s.node, ref, err)

@@ -159,6 +159,23 @@ func TestPodPlans(t *testing.T) {
 		})
 	}
 
+	// The zone is applied but the default network is not in the Northbound (it did not
+	// compile, or another owner's rows hold its names): the pod's ports are not there,
+	// so no plan yet, and the answer names the network and why.
+	unprogrammed := *snap
+	unprogrammed.Unprogrammed = map[string]error{"default": errors.New("node subnet 10.244.0.0/24 overlaps join subnet")}
+	current = &unprogrammed
+	status, body := get("web", "u-web")
+	var e podnet.Error
+	if err := json.Unmarshal(body, &e); err != nil || status != http.StatusTooEarly || e.Reason != podnet.ReasonNotProgrammed ||
+		e.Message != "node node1 has not programmed network default of pod blue/web into its Northbound yet: node subnet 10.244.0.0/24 overlaps join subnet" {
+		t.Errorf("a pod on an unprogrammed network: %d %s; want 425 NotProgrammed naming the network and its error", status, body)
+	}
+	unprogrammed.Unprogrammed = map[string]error{"cluster_udn_other": errors.New("name taken")}
+	if status, body := get("web", "u-web"); status != http.StatusOK {
+		t.Errorf("a pod beside an unprogrammed network it is not on: %d %s; want its plan", status, body)
+	}
+
 	current = nil
 	if status, body := get("web", "u-web"); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "the agent of node node1 has not applied its zone yet: pod blue/web waits") {
 		t.Errorf("before the first reconcile: %d %s, want 503 naming the node and the pod", status, body)

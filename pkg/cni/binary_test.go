@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/vishvananda/netns"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/ovnk/ovnk/pkg/podnet"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -26,36 +24,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.RemoveBuilds()
 	os.Exit(code)
-}
-
-// listenIn opens a TCP listener on 127.0.0.1 inside the named network namespace, as
-// the agent's server listens on a node (hostNetwork): a socket stays in the namespace
-// it was made in, so only the one call runs there, on a thread locked for it.
-func listenIn(t *testing.T, name string) net.Listener {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	target, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		t.Fatalf("enter network namespace %s: %v", name, err)
-	}
-	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
-	if err := netns.Set(orig); err != nil {
-		panic("cannot return to the test's network namespace: " + err.Error())
-	}
-	if lerr != nil {
-		t.Fatalf("listen in network namespace %s: %v", name, lerr)
-	}
-	return ln
 }
 
 // cniCall runs the plugin binary as containerd does: in the node's network namespace,
@@ -94,29 +62,25 @@ func (l *lab) cniCall(t *testing.T, bin, command, netnsPath, pod string, conf ma
 	}
 }
 
-// TestBinary runs cmd/ovnk-cni as containerd would, against an agent listening in the
-// node's namespace and a stand-in for ovn-controller, with the default wait for
+// TestBinary runs cmd/ovnk-cni as containerd would (in the node's network namespace,
+// with the environment and stdin containerd gives it), against an agent serving plans
+// on its unix socket and a stand-in for ovn-controller, with the default wait for
 // ovn-installed: ADD prints a result containerd takes, CHECK and DEL with prevResult
 // succeed, and a pod the agent does not know fails with a CNI error.
 func TestBinary(t *testing.T) {
 	l := newLab(t)
 	testenv.NeedBinaries(t, "nsenter")
 	bin := testenv.Command(t, "ovnk-cni")
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	socket := agent(t, func(r *http.Request) (int, any) {
 		if r.URL.Path != "/cni/v1/pods/blue/web" {
-			w.WriteHeader(http.StatusNotFound)
-			_ = json.NewEncoder(w).Encode(podnet.Error{Reason: podnet.ReasonNotFound, Message: "pod blue/gone is not known on node node1"})
-			return
+			return http.StatusNotFound, podnet.Error{Reason: podnet.ReasonNotFound, Message: "pod blue/gone is not known on node node1"}
 		}
-		_ = json.NewEncoder(w).Encode(testPlan(r.URL.Query().Get("uid")))
-	}))
-	srv.Listener = listenIn(t, l.node.Name)
-	srv.Start()
-	t.Cleanup(srv.Close)
+		return http.StatusOK, testPlan(r.URL.Query().Get("uid"))
+	})
 	logFile := filepath.Join(t.TempDir(), "ovnk-cni.log")
 	conf := map[string]any{
 		"cniVersion": "1.0.0", "name": "ovnk", "type": "ovnk-cni",
-		"agentURL": "http://" + srv.Listener.Addr().String(), "ovsAddress": l.ovs.DB.Endpoint, "logFile": logFile,
+		"agentSocket": socket, "ovsAddress": l.ovs.DB.Endpoint, "logFile": logFile,
 	}
 	ns := podNetns(t)
 
@@ -129,25 +93,22 @@ func TestBinary(t *testing.T) {
 	if !marked.Load() {
 		t.Error("ADD returned before the ports were marked ovn-installed")
 	}
-	var res struct {
-		CNIVersion string
-		Interfaces []struct{ Name, Sandbox string }
-		IPs        []struct {
-			Interface *int
-			Address   string
-		}
+	generic, err := version.NewResult("1.0.0", out)
+	if err != nil {
+		t.Fatalf("ADD printed %s, not a CNI 1.0.0 result: %v", out, err)
 	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ADD printed %s: %v", out, err)
+	res, err := types100.GetResult(generic)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var eth0 []string
 	for _, ip := range res.IPs {
 		if i := *ip.Interface; res.Interfaces[i].Name == "eth0" && res.Interfaces[i].Sandbox == ns {
-			eth0 = append(eth0, ip.Address)
+			eth0 = append(eth0, ip.Address.String())
 		}
 	}
-	if res.CNIVersion != "1.0.0" || strings.Join(eth0, " ") != "10.244.0.5/24 fd00:10:244:1::5/64" {
-		t.Errorf("result %s: version %q, eth0's addresses %v", out, res.CNIVersion, eth0)
+	if !strings.Contains(string(out), `"cniVersion": "1.0.0"`) || strings.Join(eth0, " ") != "10.244.0.5/24 fd00:10:244:1::5/64" {
+		t.Errorf("result %s: eth0's addresses %v", out, eth0)
 	}
 	l.checkWired(t, ns)
 
@@ -164,7 +125,7 @@ func TestBinary(t *testing.T) {
 	delete(conf, "prevResult")
 	code, out = l.cniCall(t, bin, "ADD", ns, "gone", conf)
 	var e errorOutput
-	if err := json.Unmarshal(out, &e); err != nil || code != 1 || e.Error == nil || e.Code != CodeAgentRefused || e.Msg != "pod blue/gone is not known on node node1" {
+	if err := json.Unmarshal(out, &e); err != nil || code != 1 || e.Error == nil || e.Code != CodeAgentRefused || e.Msg != "pod blue/gone is not known on node node1" || e.CNIVersion != "1.0.0" {
 		t.Errorf("ADD of an unknown pod: exit %d, %s; want 1 and a CNI error with code %d", code, out, CodeAgentRefused)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/podnet"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -77,17 +79,38 @@ func deleteNetns(t *testing.T, path string) {
 	}
 }
 
-// agent serves plans as the node's agent does; answer decides each answer.
+// agent serves plans as the node's agent does, on a unix socket whose path it returns;
+// answer decides each answer.
 func agent(t *testing.T, answer func(r *http.Request) (int, any)) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveOnSocket(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, body := answer(r)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(body)
 	}))
+}
+
+// serveOnSocket serves h on a unix socket in a directory of its own (short: a socket's
+// path has room for 107 bytes, a test's temporary directory may not) and returns the
+// socket's path. Server and directory go at the end of the test.
+func serveOnSocket(t *testing.T, h http.Handler) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ovnk-cni-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "agent.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return socket
 }
 
 // servePlan is an agent that answers the plan.
@@ -95,10 +118,10 @@ func servePlan(plan podnet.Plan) func(*http.Request) (int, any) {
 	return func(*http.Request) (int, any) { return http.StatusOK, plan }
 }
 
-func (l *lab) config(t *testing.T, agentURL string, extra string) Config {
+func (l *lab) config(t *testing.T, agentSocket string, extra string) Config {
 	t.Helper()
-	c, err := ParseConfig([]byte(fmt.Sprintf(`{"cniVersion":"1.0.0","name":"ovnk","type":"ovnk-cni","agentURL":%q,"ovsAddress":%q,"agentTimeout":"10s","ovnInstalledTimeout":"0s"%s}`,
-		agentURL, l.ovs.DB.Endpoint, extra)))
+	c, err := ParseConfig([]byte(fmt.Sprintf(`{"cniVersion":"1.0.0","name":"ovnk","type":"ovnk-cni","agentSocket":%q,"ovsAddress":%q,"agentTimeout":"10s","ovnInstalledTimeout":"0s"%s}`,
+		agentSocket, l.ovs.DB.Endpoint, extra)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +142,12 @@ func args(command, containerID, netnsPath string) Args {
 // handleAt opens netlink in a namespace (a path or a name).
 func handleAt(t *testing.T, ns string) *netlink.Handle {
 	t.Helper()
-	n, err := openNamespace(ns)
+	n, err := netconf.OpenNamespace(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Close)
-	return n.h
+	return n.Handle
 }
 
 // podState is the pod's namespace as netlink shows it, one sorted line per link,
@@ -132,7 +155,7 @@ func handleAt(t *testing.T, ns string) *netlink.Handle {
 func podState(t *testing.T, netnsPath string) []string {
 	t.Helper()
 	h := handleAt(t, netnsPath)
-	links, err := h.LinkList()
+	links, err := netconf.RetryDump(h.LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +170,7 @@ func podState(t *testing.T, netnsPath string) []string {
 			up = "up"
 		}
 		lines = append(lines, fmt.Sprintf("link %s %s mtu %d %s", a.Name, a.HardwareAddr, a.MTU, up))
-		addrs, err := h.AddrList(l, netlink.FAMILY_ALL)
+		addrs, err := netconf.RetryDump(func() ([]netlink.Addr, error) { return h.AddrList(l, netlink.FAMILY_ALL) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +180,7 @@ func podState(t *testing.T, netnsPath string) []string {
 			}
 			lines = append(lines, fmt.Sprintf("addr %s %s", a.Name, ad.IPNet))
 		}
-		routes, err := h.RouteList(l, netlink.FAMILY_ALL)
+		routes, err := netconf.RetryDump(func() ([]netlink.Route, error) { return h.RouteList(l, netlink.FAMILY_ALL) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +204,7 @@ func podState(t *testing.T, netnsPath string) []string {
 // hostEnds are the sandbox's veths in the node's namespace.
 func (l *lab) hostEnds(t *testing.T, containerID string) []string {
 	t.Helper()
-	links, err := handleAt(t, l.node.Name).LinkList()
+	links, err := netconf.RetryDump(handleAt(t, l.node.Name).LinkList)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,75 +8,17 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
+	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/podnet"
 )
 
-// netlinkTimeout bounds every netlink request: the calls take no context.
-const netlinkTimeout = 10 * time.Second
-
-// namespace is a netlink handle inside one network namespace, and the namespace's
-// file descriptor (to move a veth end there). Every call goes through the handle's
-// socket: the thread's own namespace is never switched.
-type namespace struct {
-	path string
-	h    *netlink.Handle
-	ns   netns.NsHandle
-}
-
-// errNoNetns is the error of openNamespace for a namespace that does not exist.
-var errNoNetns = errors.New("network namespace does not exist")
-
-// openNamespace opens a namespace by path (/var/run/netns/cni-…), by name (under
-// /run/netns), or "" for the one the process runs in.
-func openNamespace(path string) (*namespace, error) {
-	var (
-		nsh netns.NsHandle
-		err error
-	)
-	switch {
-	case path == "":
-		nsh, err = netns.Get()
-	case strings.Contains(path, "/"):
-		nsh, err = netns.GetFromPath(path)
-	default:
-		nsh, err = netns.GetFromName(path)
-	}
-	if errors.Is(err, syscall.ENOENT) {
-		return nil, fmt.Errorf("open network namespace %s: %w", path, errNoNetns)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open network namespace %q: %w", path, err)
-	}
-	h, err := netlink.NewHandleAt(nsh, syscall.NETLINK_ROUTE)
-	if err != nil {
-		nsh.Close()
-		return nil, fmt.Errorf("open netlink in network namespace %q: %w", path, err)
-	}
-	if err := h.SetSocketTimeout(netlinkTimeout); err != nil {
-		h.Close()
-		nsh.Close()
-		return nil, fmt.Errorf("netlink socket timeout in network namespace %q: %w", path, err)
-	}
-	return &namespace{path: path, h: h, ns: nsh}, nil
-}
-
-func (n *namespace) Close() {
-	n.h.Close()
-	n.ns.Close()
-}
-
-// name is the namespace for messages.
-func (n *namespace) name() string {
-	if n.path == "" {
-		return "the host's network namespace"
-	}
-	return "network namespace " + n.path
-}
+// Every netlink call goes through a netconf.Namespace: a handle opened inside the
+// namespace, with a bounded socket timeout, so the thread's own namespace is never
+// switched and no call hangs; every dump is read again a bounded number of times while
+// the kernel reports it interrupted (netconf.RetryDump).
 
 // createInterface makes one pod interface: a veth whose end host stays in the host
 // namespace and whose other end is created right in the pod's namespace with the
@@ -86,7 +28,7 @@ func (n *namespace) name() string {
 // unusable for a second), and goes up. The host end is a br-int port and nothing
 // else: no ARP, so the host's kernel never answers a pod's ARP on it. It returns the
 // host end's MAC.
-func createInterface(host, pod *namespace, hostName, podName string, ifc podnet.Interface) (string, error) {
+func createInterface(host, pod *netconf.Namespace, hostName, podName string, ifc podnet.Interface) (string, error) {
 	mac, err := net.ParseMAC(ifc.MAC)
 	if err != nil {
 		return "", fmt.Errorf("interface %s: MAC %q: %w", podName, ifc.MAC, err)
@@ -95,50 +37,50 @@ func createInterface(host, pod *namespace, hostName, podName string, ifc podnet.
 		LinkAttrs:        netlink.LinkAttrs{Name: hostName, MTU: ifc.MTU},
 		PeerName:         podName,
 		PeerHardwareAddr: mac,
-		PeerNamespace:    netlink.NsFd(int(pod.ns)),
+		PeerNamespace:    netlink.NsFd(int(pod.FD)),
 		PeerMTU:          uint32(ifc.MTU),
 	}
-	if err := host.h.LinkAdd(veth); err != nil {
-		return "", fmt.Errorf("create veth %s (in %s) - %s (in %s): %w", hostName, host.name(), podName, pod.name(), err)
+	if err := host.Handle.LinkAdd(veth); err != nil {
+		return "", fmt.Errorf("create veth %s (in %s) - %s (in %s): %w", hostName, host, podName, pod, err)
 	}
-	l, err := pod.h.LinkByName(podName)
+	l, err := pod.Handle.LinkByName(podName)
 	if err != nil {
-		return "", fmt.Errorf("find %s in %s: %w", podName, pod.name(), err)
+		return "", fmt.Errorf("find %s in %s: %w", podName, pod, err)
 	}
 	for _, a := range ifc.IPs {
-		addr := &netlink.Addr{IPNet: ipNet(a)}
+		addr := &netlink.Addr{IPNet: netconf.IPNetOf(a)}
 		if a.Addr().Is6() {
 			addr.Flags = syscall.IFA_F_NODAD
 		}
-		if err := pod.h.AddrAdd(l, addr); err != nil {
-			return "", fmt.Errorf("add address %s to %s in %s: %w", a, podName, pod.name(), err)
+		if err := pod.Handle.AddrAdd(l, addr); err != nil {
+			return "", fmt.Errorf("add address %s to %s in %s: %w", a, podName, pod, err)
 		}
 	}
-	if err := pod.h.LinkSetUp(l); err != nil {
-		return "", fmt.Errorf("set %s up in %s: %w", podName, pod.name(), err)
+	if err := pod.Handle.LinkSetUp(l); err != nil {
+		return "", fmt.Errorf("set %s up in %s: %w", podName, pod, err)
 	}
-	hl, err := host.h.LinkByName(hostName)
+	hl, err := host.Handle.LinkByName(hostName)
 	if err != nil {
-		return "", fmt.Errorf("find %s in %s: %w", hostName, host.name(), err)
+		return "", fmt.Errorf("find %s in %s: %w", hostName, host, err)
 	}
-	if err := host.h.LinkSetARPOff(hl); err != nil {
-		return "", fmt.Errorf("turn ARP off on %s in %s: %w", hostName, host.name(), err)
+	if err := host.Handle.LinkSetARPOff(hl); err != nil {
+		return "", fmt.Errorf("turn ARP off on %s in %s: %w", hostName, host, err)
 	}
-	if err := host.h.LinkSetUp(hl); err != nil {
-		return "", fmt.Errorf("set %s up in %s: %w", hostName, host.name(), err)
+	if err := host.Handle.LinkSetUp(hl); err != nil {
+		return "", fmt.Errorf("set %s up in %s: %w", hostName, host, err)
 	}
 	return hl.Attrs().HardwareAddr.String(), nil
 }
 
 // addRoutes adds the routes of a pod interface, those without a next hop first (a
 // next hop may need one of them to be reachable).
-func addRoutes(pod *namespace, podName string, routes []podnet.Route) error {
+func addRoutes(pod *netconf.Namespace, podName string, routes []podnet.Route) error {
 	if len(routes) == 0 {
 		return nil
 	}
-	l, err := pod.h.LinkByName(podName)
+	l, err := pod.Handle.LinkByName(podName)
 	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", podName, pod.name(), err)
+		return fmt.Errorf("find %s in %s: %w", podName, pod, err)
 	}
 	ordered := slices.Clone(routes)
 	slices.SortStableFunc(ordered, func(a, b podnet.Route) int {
@@ -152,7 +94,7 @@ func addRoutes(pod *namespace, podName string, routes []podnet.Route) error {
 		}
 	})
 	for _, r := range ordered {
-		route := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: ipNet(r.Dst.Masked())}
+		route := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: netconf.IPNetOf(r.Dst.Masked())}
 		if r.Via.IsValid() {
 			route.Gw = net.IP(r.Via.AsSlice())
 		} else {
@@ -160,8 +102,8 @@ func addRoutes(pod *namespace, podName string, routes []podnet.Route) error {
 		}
 		// Replace, not add: a plan may hold the same destination twice (two
 		// gateways of one family), and the last one wins rather than failing.
-		if err := pod.h.RouteReplace(route); err != nil {
-			return fmt.Errorf("add route to %s via %s dev %s in %s: %w", r.Dst, viaText(r.Via), podName, pod.name(), err)
+		if err := pod.Handle.RouteReplace(route); err != nil {
+			return fmt.Errorf("add route to %s via %s dev %s in %s: %w", r.Dst, viaText(r.Via), podName, pod, err)
 		}
 	}
 	return nil
@@ -176,11 +118,13 @@ func viaText(a netip.Addr) string {
 
 // removeHostEnds deletes the veths of the host namespace that are the host ends of
 // the sandbox's interfaces (podnet.IsHostInterfaceOf); their pod ends go with them.
-// It returns the names it deleted; a link that went away meanwhile is no error.
-func removeHostEnds(host *namespace, containerID string) ([]string, error) {
-	links, err := host.h.LinkList()
-	if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
-		return nil, fmt.Errorf("list the links of %s: %w", host.name(), err)
+// It returns the names it deleted; a link that went away meanwhile is no error. A list
+// of the links that stays interrupted (netconf.RetryDump gives up) is an error, after
+// deleting what it did show: the runtime calls DEL again.
+func removeHostEnds(host *netconf.Namespace, containerID string) ([]string, error) {
+	links, listErr := netconf.RetryDump(host.Handle.LinkList)
+	if listErr != nil && !errors.Is(listErr, netlink.ErrDumpInterrupted) {
+		return nil, fmt.Errorf("list the links of %s: %w", host, listErr)
 	}
 	var removed []string
 	var errs []error
@@ -189,54 +133,36 @@ func removeHostEnds(host *namespace, containerID string) ([]string, error) {
 		if l.Type() != "veth" || !podnet.IsHostInterfaceOf(containerID, name) {
 			continue
 		}
-		if err := host.h.LinkDel(l); err != nil && !errors.Is(err, syscall.ENODEV) {
-			errs = append(errs, fmt.Errorf("delete veth %s of container %s in %s: %w", name, containerID, host.name(), err))
+		if err := host.Handle.LinkDel(l); err != nil && !errors.Is(err, syscall.ENODEV) {
+			errs = append(errs, fmt.Errorf("delete veth %s of container %s in %s: %w", name, containerID, host, err))
 			continue
 		}
 		removed = append(removed, name)
 	}
-	if errors.Is(err, netlink.ErrDumpInterrupted) && len(errs) == 0 {
-		// The list changed while it was read: read it again for what it may have missed.
-		more, err := removeHostEnds(host, containerID)
-		return append(removed, more...), err
+	if listErr != nil {
+		errs = append(errs, fmt.Errorf("list the links of %s: %w", host, listErr))
 	}
 	return removed, errors.Join(errs...)
 }
 
 // checkInterface checks that the pod's namespace holds the interface with the MAC and
 // the addresses.
-func checkInterface(pod *namespace, name, mac string, addrs []netip.Prefix) error {
-	l, err := pod.h.LinkByName(name)
+func checkInterface(pod *netconf.Namespace, name, mac string, addrs []netip.Prefix) error {
+	l, err := pod.Handle.LinkByName(name)
 	if err != nil {
-		return fmt.Errorf("interface %s in %s: %w", name, pod.name(), err)
+		return fmt.Errorf("interface %s in %s: %w", name, pod, err)
 	}
 	if mac != "" && !strings.EqualFold(l.Attrs().HardwareAddr.String(), mac) {
-		return fmt.Errorf("interface %s in %s has MAC %s, not %s", name, pod.name(), l.Attrs().HardwareAddr, mac)
+		return fmt.Errorf("interface %s in %s has MAC %s, not %s", name, pod, l.Attrs().HardwareAddr, mac)
 	}
-	have, err := pod.h.AddrList(l, netlink.FAMILY_ALL)
+	have, err := netconf.RetryDump(func() ([]netlink.Addr, error) { return pod.Handle.AddrList(l, netlink.FAMILY_ALL) })
 	if err != nil {
-		return fmt.Errorf("addresses of %s in %s: %w", name, pod.name(), err)
+		return fmt.Errorf("addresses of %s in %s: %w", name, pod, err)
 	}
 	for _, want := range addrs {
-		if !slices.ContainsFunc(have, func(a netlink.Addr) bool { return prefixOf(a.IPNet) == want }) {
-			return fmt.Errorf("interface %s in %s lacks address %s", name, pod.name(), want)
+		if !slices.ContainsFunc(have, func(a netlink.Addr) bool { p, _ := netconf.PrefixOf(a.IPNet); return p == want }) {
+			return fmt.Errorf("interface %s in %s lacks address %s", name, pod, want)
 		}
 	}
 	return nil
-}
-
-func ipNet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
-}
-
-func prefixOf(n *net.IPNet) netip.Prefix {
-	if n == nil {
-		return netip.Prefix{}
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}
-	}
-	ones, _ := n.Mask.Size()
-	return netip.PrefixFrom(a.Unmap(), ones)
 }

@@ -1,10 +1,11 @@
 // Package cni is ovnk's CNI plugin (cmd/ovnk-cni), which the container runtime runs on
 // a node to wire each pod sandbox: ADD asks the node's agent for the pod's plan
-// (package podnet), makes a veth per interface with the pod's end in the sandbox's
-// network namespace, plugs the host end into br-int with the logical switch port's
-// external_ids and waits until ovn-controller has installed it; DEL removes what ADD
-// made, by container id, without the agent; CHECK compares the sandbox with ADD's
-// result. docs/agent.md ("CNI") has the protocol between plugin and agent.
+// (package podnet) on the agent's unix socket, makes a veth per interface with the
+// pod's end in the sandbox's network namespace, plugs the host end into br-int as a pod
+// port (PortOwner's) with the logical switch port's external_ids and waits until
+// ovn-controller has installed it, all within one deadline; DEL removes what ADD made,
+// by container id, without the agent; CHECK compares the sandbox with ADD's result.
+// docs/agent.md ("CNI") has the protocol between plugin and agent.
 package cni
 
 import (
@@ -14,16 +15,32 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/host/vswitch"
 	"github.com/ovnk/ovnk/pkg/podnet"
 )
+
+// DefaultAddTimeout bounds a whole ADD, asking the agent and waiting for
+// ovn-controller included. kubelet gives the runtime 2 minutes for a sandbox
+// (--runtime-request-timeout), after which containerd's libcni kills the plugin with
+// SIGKILL, which no handler sees: ADD stops by itself before that, and undoes its work
+// within undoTimeout more.
+const DefaultAddTimeout = 100 * time.Second
+
+// undoTimeout bounds removing what a failed ADD made; with DefaultAddTimeout it stays
+// under kubelet's 2 minutes.
+const undoTimeout = 15 * time.Second
 
 // Plugin carries out CNI commands. The zero value is the plugin as the runtime runs
 // it; tests set the fields.
@@ -35,21 +52,23 @@ type Plugin struct {
 	// Log receives a line per step; nil logs to the configuration's logFile, else to
 	// stderr (which containerd copies into its own log).
 	Log *log.Logger
-	// HTTP asks the agent; nil uses a client without proxies.
+	// HTTP asks the agent; nil dials the configuration's agentSocket.
 	HTTP *http.Client
+	// AddTimeout bounds a whole ADD; 0 means DefaultAddTimeout.
+	AddTimeout time.Duration
 }
 
 // Run carries out the command of the environment (getenv) with the configuration on
 // stdin, prints the result or the CNI error on stdout and returns the exit status: 0,
 // or 1 after an error.
 func (p *Plugin) Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdout io.Writer) int {
-	version := SpecVersion
+	cniVersion := SpecVersion
 	fail := func(err error) int {
-		var e *Error
+		var e *types.Error
 		if !errors.As(err, &e) {
-			e = &Error{Code: CodeDataplane, Msg: err.Error()}
+			e = types.NewError(CodeDataplane, err.Error(), "")
 		}
-		_ = json.NewEncoder(stdout).Encode(errorOutput{CNIVersion: version, Error: e})
+		_ = json.NewEncoder(stdout).Encode(errorOutput{CNIVersion: cniVersion, Error: e})
 		if p.Log != nil {
 			p.Log.Printf("failed: %v", e)
 		}
@@ -60,18 +79,20 @@ func (p *Plugin) Run(ctx context.Context, getenv func(string) string, stdin io.R
 		return fail(err)
 	}
 	if a.Command == "VERSION" {
-		_ = json.NewEncoder(stdout).Encode(versionInfo{CNIVersion: SpecVersion, SupportedVersions: SupportedVersions})
+		if err := version.PluginSupports(SupportedVersions...).Encode(stdout); err != nil {
+			return fail(err)
+		}
 		return 0
 	}
 	input, err := io.ReadAll(stdin)
 	if err != nil {
-		return fail(&Error{Code: CodeDecodingFailure, Msg: "read the network configuration from stdin", Details: err.Error()})
+		return fail(types.NewError(CodeDecodingFailure, "read the network configuration from stdin", err.Error()))
 	}
 	c, err := ParseConfig(input)
 	if err != nil {
 		return fail(err)
 	}
-	version = c.CNIVersion
+	cniVersion = c.CNIVersion
 	if p.Log == nil {
 		out := io.Writer(os.Stderr)
 		if c.LogFile != "" {
@@ -90,8 +111,11 @@ func (p *Plugin) Run(ctx context.Context, getenv func(string) string, stdin io.R
 		if err != nil {
 			return fail(err)
 		}
-		res.CNIVersion = c.CNIVersion
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		out, err := res.GetAsVersion(c.CNIVersion)
+		if err != nil {
+			return fail(err)
+		}
+		if err := out.PrintTo(stdout); err != nil {
 			return fail(err)
 		}
 	case "DEL":
@@ -112,24 +136,31 @@ func (p *Plugin) logf(format string, args ...any) {
 	}
 }
 
-func (p *Plugin) httpClient() *http.Client {
+func (p *Plugin) httpClient(c Config) *http.Client {
 	if p.HTTP != nil {
 		return p.HTTP
 	}
-	return &http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: requestTimeout}).DialContext}}
+	return agentClient(c.AgentSocket)
 }
 
 // dataplaneError is a failure to wire, unwire or check the pod, naming it.
-func dataplaneError(a Args, err error) *Error {
-	return &Error{Code: CodeDataplane, Msg: fmt.Sprintf("%s of pod %s (container %s)", strings.ToLower(a.Command), a.Pod(), a.ContainerID), Details: err.Error()}
+func dataplaneError(a Args, err error) *types.Error {
+	return types.NewError(CodeDataplane, fmt.Sprintf("%s of pod %s (container %s)", strings.ToLower(a.Command), a.Pod(), a.ContainerID), err.Error())
 }
 
 // Add wires the pod: it asks the agent for the plan, removes whatever an earlier ADD of
 // the same container left (so a repeated ADD, or one after a plugin that died half-way,
-// starts afresh), makes the interfaces and ports and waits for ovn-controller. On any
-// failure it removes what it made before returning the error.
-func (p *Plugin) Add(ctx context.Context, a Args, c Config) (*Result, error) {
-	plan, err := fetchPlan(ctx, p.httpClient(), c.AgentURL, a, c.agentTimeout, p.logf)
+// starts afresh), makes the interfaces and ports and waits for ovn-controller, all
+// within AddTimeout. On any failure, the deadline included, it removes what it made
+// before returning the error.
+func (p *Plugin) Add(ctx context.Context, a Args, c Config) (*types100.Result, error) {
+	timeout := p.AddTimeout
+	if timeout <= 0 {
+		timeout = DefaultAddTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plan, err := fetchPlan(ctx, p.httpClient(c), c.AgentSocket, a, c.agentTimeout, p.logf)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +173,7 @@ func (p *Plugin) Add(ctx context.Context, a Args, c Config) (*Result, error) {
 		plan.Interfaces[0].Name = a.IfName
 	}
 	if err := plan.Validate(); err != nil {
-		return nil, &Error{Code: CodeAgentRefused, Msg: fmt.Sprintf("the agent's plan of pod %s cannot be wired", a.Pod()), Details: err.Error()}
+		return nil, types.NewError(CodeAgentRefused, fmt.Sprintf("the agent's plan of pod %s cannot be wired", a.Pod()), err.Error())
 	}
 	host, pod, ovs, err := p.open(ctx, a, c)
 	if err != nil {
@@ -157,17 +188,17 @@ func (p *Plugin) Add(ctx context.Context, a Args, c Config) (*Result, error) {
 	res, ports, err := p.wire(ctx, host, pod, ovs, a, c, plan)
 	if err == nil && c.installedTimeout > 0 {
 		if err = waitInstalled(ctx, ovs, ports, c.installedTimeout); err != nil {
-			err = &Error{Code: CodeTryAgainLater, Msg: fmt.Sprintf("pod %s: ovn-controller has not installed its ports", a.Pod()), Details: err.Error()}
+			err = types.NewError(CodeTryAgainLater, fmt.Sprintf("pod %s: ovn-controller has not installed its ports", a.Pod()), err.Error())
 		}
 	}
 	if err != nil {
 		// Undo with a context of its own: the caller's may be what ran out.
-		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), ovsConnectTimeout)
+		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 		defer cancel()
 		if cerr := p.cleanup(undo, host, ovs, c.Bridge, a.ContainerID); cerr != nil {
 			p.logf("undo: %v", cerr)
 		}
-		var e *Error
+		var e *types.Error
 		if errors.As(err, &e) {
 			return nil, e
 		}
@@ -178,11 +209,11 @@ func (p *Plugin) Add(ctx context.Context, a Args, c Config) (*Result, error) {
 }
 
 // open opens the host's and the pod's namespaces and connects to OVS.
-func (p *Plugin) open(ctx context.Context, a Args, c Config) (host, pod *namespace, ovs *vswitch.Client, err error) {
-	if host, err = openNamespace(p.HostNetns); err != nil {
+func (p *Plugin) open(ctx context.Context, a Args, c Config) (host, pod *netconf.Namespace, ovs *vswitch.Client, err error) {
+	if host, err = netconf.OpenNamespace(p.HostNetns); err != nil {
 		return nil, nil, nil, err
 	}
-	if pod, err = openNamespace(a.Netns); err != nil {
+	if pod, err = netconf.OpenNamespace(a.Netns); err != nil {
 		host.Close()
 		return nil, nil, nil, err
 	}
@@ -195,8 +226,8 @@ func (p *Plugin) open(ctx context.Context, a Args, c Config) (host, pod *namespa
 }
 
 // wire makes every interface of the plan and returns the result and the ports.
-func (p *Plugin) wire(ctx context.Context, host, pod *namespace, ovs *vswitch.Client, a Args, c Config, plan podnet.Plan) (*Result, []string, error) {
-	res := &Result{CNIVersion: c.CNIVersion}
+func (p *Plugin) wire(ctx context.Context, host, pod *netconf.Namespace, ovs *vswitch.Client, a Args, c Config, plan podnet.Plan) (*types100.Result, []string, error) {
+	var done []wired
 	var ports []string
 	for i, ifc := range plan.Interfaces {
 		hostName := podnet.HostInterfaceName(a.ContainerID, i)
@@ -208,17 +239,7 @@ func (p *Plugin) wire(ctx context.Context, host, pod *namespace, ovs *vswitch.Cl
 			return nil, nil, err
 		}
 		ports = append(ports, hostName)
-		mac, _ := net.ParseMAC(ifc.MAC) // checked by Validate
-		res.Interfaces = append(res.Interfaces,
-			Interface{Name: hostName, Mac: hostMAC},
-			Interface{Name: ifc.Name, Mac: mac.String(), Sandbox: a.Netns})
-		idx := len(res.Interfaces) - 1
-		for _, addr := range ifc.IPs {
-			res.IPs = append(res.IPs, IPConfig{Interface: &idx, Address: addr, Gateway: gatewayOf(ifc, addr)})
-		}
-		for _, r := range ifc.Routes {
-			res.Routes = append(res.Routes, Route{Dst: r.Dst, GW: r.Via})
-		}
+		done = append(done, wired{Interface: ifc, hostName: hostName, hostMAC: hostMAC})
 		p.logf("interface %s (network %s, port %s): %s", ifc.Name, ifc.Network, ifc.IfaceID, hostName)
 	}
 	// Routes last: one through an interface may need another's subnet.
@@ -227,12 +248,12 @@ func (p *Plugin) wire(ctx context.Context, host, pod *namespace, ovs *vswitch.Cl
 			return nil, nil, err
 		}
 	}
-	return res, ports, nil
+	return resultOf(c.CNIVersion, a.Netns, done), ports, nil
 }
 
 // cleanup removes the sandbox's ports (unless ovs is nil) and host ends, found by
 // container id.
-func (p *Plugin) cleanup(ctx context.Context, host *namespace, ovs *vswitch.Client, bridge, containerID string) error {
+func (p *Plugin) cleanup(ctx context.Context, host *netconf.Namespace, ovs *vswitch.Client, bridge, containerID string) error {
 	var errs []error
 	var ports []string
 	if ovs != nil {
@@ -253,7 +274,7 @@ func (p *Plugin) cleanup(ctx context.Context, host *namespace, ovs *vswitch.Clie
 // is nothing to remove, however often it is called. With the OVS database down it
 // still removes the veths, and fails for the runtime to call again.
 func (p *Plugin) Del(ctx context.Context, a Args, c Config) error {
-	host, err := openNamespace(p.HostNetns)
+	host, err := netconf.OpenNamespace(p.HostNetns)
 	if err != nil {
 		return dataplaneError(a, err)
 	}
@@ -270,9 +291,12 @@ func (p *Plugin) Del(ctx context.Context, a Args, c Config) error {
 
 // Check compares the sandbox with the result of its ADD (prevResult): every pod
 // interface is in the pod's namespace with its MAC and addresses, and every host end
-// exists and is a port of the bridge tagged with the container id.
+// exists and is a pod port of the bridge tagged with the container id.
 func (p *Plugin) Check(ctx context.Context, a Args, c Config) error {
-	prev := c.PrevResult
+	prev, err := c.previous()
+	if err != nil {
+		return types.NewError(CodeDecodingFailure, fmt.Sprintf("check of pod %s (container %s): prevResult", a.Pod(), a.ContainerID), err.Error())
+	}
 	if prev == nil {
 		return errorf(CodeInvalidConfig, "check of pod %s (container %s): no prevResult to check against", a.Pod(), a.ContainerID)
 	}
@@ -289,8 +313,8 @@ func (p *Plugin) Check(ctx context.Context, a Args, c Config) error {
 	}
 	for i, ifc := range prev.Interfaces {
 		if ifc.Sandbox == "" {
-			if _, err := host.h.LinkByName(ifc.Name); err != nil {
-				return dataplaneError(a, fmt.Errorf("host end %s in %s: %w", ifc.Name, host.name(), err))
+			if _, err := host.Handle.LinkByName(ifc.Name); err != nil {
+				return dataplaneError(a, fmt.Errorf("host end %s in %s: %w", ifc.Name, host, err))
 			}
 			if !slices.Contains(ports, ifc.Name) {
 				return dataplaneError(a, fmt.Errorf("host end %s is not a port of %s tagged %s=%s", ifc.Name, c.Bridge, sandboxKey, a.ContainerID))
@@ -303,7 +327,9 @@ func (p *Plugin) Check(ctx context.Context, a Args, c Config) error {
 		var addrs []netip.Prefix
 		for _, ip := range prev.IPs {
 			if ip.Interface != nil && *ip.Interface == i {
-				addrs = append(addrs, ip.Address)
+				if pfx, ok := netconf.PrefixOf(&ip.Address); ok {
+					addrs = append(addrs, pfx)
+				}
 			}
 		}
 		if err := checkInterface(pod, ifc.Name, ifc.Mac, addrs); err != nil {

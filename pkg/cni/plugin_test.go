@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containernetworking/cni/pkg/types"
 	"github.com/vishvananda/netlink"
 
+	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/podnet"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -36,9 +38,9 @@ var wiredPod = []string{
 // br-int's ports of the wired pod, with their external_ids.
 var wiredPorts = []string{
 	"3f2b8c0d9e1a4_1 attached_mac=0a:58:0a:0a:00:05 iface-id=blue.blue_blue_web iface-id-ver=" + podUID +
-		" ip_addresses=10.10.0.5/24,2014:100:200::5/64 ovnk.io/owner=ovnk-agent sandbox=" + containerID,
+		" ip_addresses=10.10.0.5/24,2014:100:200::5/64 ovnk.io/owner=ovnk-cni sandbox=" + containerID,
 	"3f2b8c0d9e1a4b5 attached_mac=0a:58:0a:f4:00:05 iface-id=blue_web iface-id-ver=" + podUID +
-		" ip_addresses=10.244.0.5/24,fd00:10:244:1::5/64 ovnk.io/owner=ovnk-agent sandbox=" + containerID,
+		" ip_addresses=10.244.0.5/24,fd00:10:244:1::5/64 ovnk.io/owner=ovnk-cni sandbox=" + containerID,
 }
 
 func diff(want, got []string) string {
@@ -124,7 +126,7 @@ func TestAddCheckDel(t *testing.T) {
 		ips = append(ips, res.Interfaces[*ip.Interface].Name+" "+ip.Address.String()+" gw "+ip.Gateway.String())
 	}
 	wantIPs := []string{
-		"eth0 10.244.0.5/24 gw invalid IP", "eth0 fd00:10:244:1::5/64 gw invalid IP",
+		"eth0 10.244.0.5/24 gw <nil>", "eth0 fd00:10:244:1::5/64 gw <nil>",
 		"ovn-udn1 10.10.0.5/24 gw 10.10.0.1", "ovn-udn1 2014:100:200::5/64 gw 2014:100:200::1",
 	}
 	if !slices.Equal(ips, wantIPs) {
@@ -148,7 +150,7 @@ func TestAddCheckDel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.AddrDel(eth0, &netlink.Addr{IPNet: ipNet(netip.MustParsePrefix("10.244.0.5/24"))}); err != nil {
+	if err := h.AddrDel(eth0, &netlink.Addr{IPNet: netconf.IPNetOf(netip.MustParsePrefix("10.244.0.5/24"))}); err != nil {
 		t.Fatal(err)
 	}
 	err = p.Check(l.ctx, args("CHECK", containerID, ns), conf)
@@ -227,7 +229,7 @@ func TestAddFailureLeavesNothing(t *testing.T) {
 			}
 			conf := l.config(t, agent(t, servePlan(plan)), tt.extra)
 			_, err := l.plugin(t).Add(l.ctx, args("ADD", containerID, ns), conf)
-			var e *Error
+			var e *types.Error
 			if !errors.As(err, &e) || e.Code != CodeDataplane || !strings.Contains(e.Msg, "add of pod blue/web (container "+containerID+")") || !strings.Contains(e.Details, tt.want) {
 				t.Fatalf("ADD: %v; want code %d naming the pod and %q", err, CodeDataplane, tt.want)
 			}
@@ -259,10 +261,18 @@ func TestAddWaitsForTheAllocation(t *testing.T) {
 
 // markInstalled stands in for ovn-controller: once the sandbox's ports are all on
 // br-int it marks them ovn-installed, as ovn-controller does once their flows are in.
-// marked is set before the mark is written.
+// marked is set before the mark is written. The goroutine ends with the test (or its
+// 30 s), and the test waits for it.
 func (l *lab) markInstalled(t *testing.T, ports int, marked *atomic.Bool) {
+	ctx, cancel := context.WithCancel(l.ctx)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	go func() {
-		err := testenv.Eventually(l.ctx, 30*time.Second, "the sandbox's ports", func(ctx context.Context) error {
+		defer close(done)
+		err := testenv.Eventually(ctx, 30*time.Second, "the sandbox's ports", func(ctx context.Context) error {
 			out, err := l.ovs.VSCtl(ctx, "--format=csv", "--data=bare", "--no-headings", "--columns=name", "find", "Interface", "external_ids:sandbox="+containerID)
 			if err != nil {
 				return err
@@ -279,7 +289,7 @@ func (l *lab) markInstalled(t *testing.T, ports int, marked *atomic.Bool) {
 			}
 			return nil
 		})
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			t.Errorf("mark ovn-installed: %v", err)
 		}
 	}()
@@ -304,7 +314,7 @@ func TestAddWaitsForOVNInstalled(t *testing.T) {
 
 	ns = podNetns(t)
 	_, err := l.plugin(t).Add(l.ctx, args("ADD", containerID, ns), l.config(t, url, `,"ovnInstalledTimeout":"1s"`))
-	var e *Error
+	var e *types.Error
 	if !errors.As(err, &e) || e.Code != CodeTryAgainLater || !strings.Contains(e.Msg, "pod blue/web: ovn-controller has not installed its ports") ||
 		!strings.Contains(e.Details, "logical switch port blue_web") {
 		t.Fatalf("ADD without ovn-controller: %v; want code %d naming the pod and its ports", err, CodeTryAgainLater)
@@ -326,7 +336,7 @@ func TestDelWithoutOVS(t *testing.T) {
 	down.OVSAddress = "unix:" + t.TempDir() + "/db.sock"
 	start := time.Now()
 	err := p.Del(l.ctx, args("DEL", containerID, ns), down)
-	var e *Error
+	var e *types.Error
 	if !errors.As(err, &e) || e.Code != CodeDataplane || !strings.Contains(e.Error(), "del of pod blue/web") || !strings.Contains(e.Error(), down.OVSAddress[len("unix:"):]) {
 		t.Errorf("DEL without OVS: %v; want code %d naming the pod and the database", err, CodeDataplane)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -25,20 +24,25 @@ const (
 	ovnInstalledKey = "ovn-installed"
 )
 
+// PortOwner is the owner tag (external_ids ovnk.io/owner) of the pods' ports, on their
+// Port and Interface rows. It is not the agent's (vswitch.OwnerValue): the agent's OVS
+// client modifies, deletes and lists as its own only the agent's ports, so no resync of
+// the agent's ports can ever unplug a pod, and the plugin's client touches pod ports
+// only.
+const PortOwner = "ovnk-cni"
+
 // ovsConnectTimeout bounds connecting to the OVS database: a node whose OVS does not
 // answer in that time is broken, and the runtime will call again.
 const ovsConnectTimeout = 10 * time.Second
 
-// connectOVS connects to the node's Open vSwitch database.
+// connectOVS connects to the node's Open vSwitch database as the owner of pod ports.
 func connectOVS(ctx context.Context, address string) (*vswitch.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, ovsConnectTimeout)
 	defer cancel()
-	return vswitch.Connect(ctx, address)
+	return vswitch.ConnectAs(ctx, address, PortOwner)
 }
 
-// portIDs are the Interface external_ids of the port of one pod interface. The owner
-// tag is the agent's: the plugin and the agent are one program's two halves, and the
-// agent's resync of br-int touches only its management ports (by name).
+// portIDs are the Interface external_ids of the port of one pod interface.
 func portIDs(plan podnet.Plan, ifc podnet.Interface, containerID string) map[string]string {
 	addrs := make([]string, 0, len(ifc.IPs))
 	for _, a := range ifc.IPs {
@@ -50,7 +54,7 @@ func portIDs(plan podnet.Plan, ifc podnet.Interface, containerID string) map[str
 		attachedMACKey:   ifc.MAC,
 		ipAddressesKey:   strings.Join(addrs, ","),
 		sandboxKey:       containerID,
-		vswitch.OwnerKey: vswitch.OwnerValue,
+		vswitch.OwnerKey: PortOwner,
 	}
 }
 
@@ -67,8 +71,9 @@ func plugPort(ctx context.Context, ovs *vswitch.Client, bridge, hostName string,
 	return nil
 }
 
-// sandboxPorts returns the names of the ports on bridge whose Interface is tagged
-// with the container id (external_ids:sandbox); none when the bridge does not exist.
+// sandboxPorts returns the names of the pod ports (PortOwner's) on bridge whose
+// Interface is tagged with the container id (external_ids:sandbox); none when the
+// bridge does not exist.
 func sandboxPorts(ctx context.Context, ovs *vswitch.Client, bridge, containerID string) ([]string, error) {
 	owned, err := ovs.OwnedPorts(ctx, bridge)
 	if err != nil {
@@ -125,15 +130,4 @@ func waitInstalled(ctx context.Context, ovs *vswitch.Client, ports []string, tim
 		}
 		return nil
 	})
-}
-
-// gatewayOf is the next hop of the interface's default route of the address's family,
-// the result's gateway for that address; invalid when there is none.
-func gatewayOf(ifc podnet.Interface, a netip.Prefix) netip.Addr {
-	for _, r := range ifc.Routes {
-		if r.Dst.Bits() == 0 && r.Via.IsValid() && r.Via.Is4() == a.Addr().Is4() {
-			return r.Via
-		}
-	}
-	return netip.Addr{}
 }

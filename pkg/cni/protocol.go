@@ -3,17 +3,23 @@ package cni
 import (
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/ovnk/ovnk/pkg/podnet"
 )
 
 // The CNI 1.0.0 protocol as far as this plugin speaks it: the environment, the network
-// configuration on stdin, the result and the error on stdout. The reference library
-// (github.com/containernetworking/cni pkg/skel and pkg/types/100) would be a new
-// module dependency; the shapes here are those of its types, field for field, so that
-// swapping it in later changes no output.
+// configuration on stdin, the result and the error on stdout, in the types of the
+// reference library (github.com/containernetworking/cni pkg/types, pkg/types/100,
+// pkg/version). Its dispatcher, pkg/skel, is not used: it reads the process's own
+// environment and stdin and takes no context, where Run takes both as arguments, so the
+// tests run the whole protocol in-process.
 
 // SpecVersion is the CNI specification version the plugin implements.
 const SpecVersion = "1.0.0"
@@ -23,39 +29,25 @@ const SpecVersion = "1.0.0"
 // what the agent writes.
 var SupportedVersions = []string{SpecVersion}
 
-// Error codes of the CNI specification, and this plugin's own (100 and up).
+// Error codes of the CNI specification (types.Err*) the plugin uses, and its own (100 and
+// up).
 const (
-	CodeIncompatibleVersion = 1  // the configuration's cniVersion is not supported
-	CodeInvalidEnvironment  = 4  // a CNI_* variable is missing or malformed
-	CodeDecodingFailure     = 6  // stdin is not JSON
-	CodeInvalidConfig       = 7  // the configuration has a bad value
-	CodeTryAgainLater       = 11 // transient: the agent is not ready or has not allocated the pod
+	CodeIncompatibleVersion = types.ErrIncompatibleCNIVersion      // 1: the configuration's cniVersion is not supported
+	CodeInvalidEnvironment  = types.ErrInvalidEnvironmentVariables // 4: a CNI_* variable is missing or malformed
+	CodeDecodingFailure     = types.ErrDecodingFailure             // 6: stdin is not JSON
+	CodeInvalidConfig       = types.ErrInvalidNetworkConfig        // 7: the configuration has a bad value
+	CodeTryAgainLater       = types.ErrTryAgainLater               // 11: transient: the agent is not ready or has not allocated the pod
 	// CodeAgentRefused: the agent answered that the pod cannot be wired (unknown pod,
 	// a sandbox of an earlier pod of that name, a network gone, an allocation that
 	// cannot be planned). Retrying the same sandbox will not help.
-	CodeAgentRefused = 100
+	CodeAgentRefused uint = 100
 	// CodeDataplane: creating or checking the interfaces or OVS ports failed.
-	CodeDataplane = 101
+	CodeDataplane uint = 101
 )
 
-// Error is the CNI error object printed on stdout (with exit status 1).
-type Error struct {
-	Code    uint   `json:"code"`
-	Msg     string `json:"msg"`
-	Details string `json:"details,omitempty"`
-}
-
-// Error is the message and, if any, the details.
-func (e *Error) Error() string {
-	if e.Details == "" {
-		return e.Msg
-	}
-	return e.Msg + ": " + e.Details
-}
-
-// errorf builds an *Error with the code and a message.
-func errorf(code uint, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+// errorf builds a CNI error with the code and a message.
+func errorf(code uint, format string, args ...any) *types.Error {
+	return types.NewError(code, fmt.Sprintf(format, args...), "")
 }
 
 // Args are the CNI_* environment variables of one call, and the pod they name.
@@ -74,10 +66,21 @@ type Args struct {
 // Pod is the pod's "namespace/name", for messages.
 func (a Args) Pod() string { return a.PodNamespace + "/" + a.PodName }
 
+// k8sArgs are the CNI_ARGS keys a Kubernetes runtime passes, as types.LoadArgs reads
+// them: the field names are the keys, hence their spelling.
+type k8sArgs struct {
+	types.CommonArgs
+	K8S_POD_NAMESPACE          types.UnmarshallableString
+	K8S_POD_NAME               types.UnmarshallableString
+	K8S_POD_UID                types.UnmarshallableString
+	K8S_POD_INFRA_CONTAINER_ID types.UnmarshallableString
+}
+
 // ParseArgs reads the CNI_* variables through getenv and checks that those the command
 // needs are there: ADD and CHECK need the container id, netns, interface name and the
 // pod's namespace and name; DEL needs the container id only (the netns may be gone).
-// Unknown CNI_ARGS keys are ignored, as with IgnoreUnknown=1.
+// CNI_ARGS keys other than the pod's are refused unless it holds IgnoreUnknown=1, as
+// every Kubernetes runtime sends.
 func ParseArgs(getenv func(string) string) (Args, error) {
 	a := Args{
 		Command:     getenv("CNI_COMMAND"),
@@ -86,25 +89,13 @@ func ParseArgs(getenv func(string) string) (Args, error) {
 		IfName:      getenv("CNI_IFNAME"),
 		Path:        getenv("CNI_PATH"),
 	}
+	var k8s k8sArgs
 	if raw := getenv("CNI_ARGS"); raw != "" {
-		for pair := range strings.SplitSeq(raw, ";") {
-			if pair == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(pair, "=")
-			if !ok {
-				return a, errorf(CodeInvalidEnvironment, "CNI_ARGS %q: %q is not KEY=VALUE", raw, pair)
-			}
-			switch k {
-			case "K8S_POD_NAMESPACE":
-				a.PodNamespace = v
-			case "K8S_POD_NAME":
-				a.PodName = v
-			case "K8S_POD_UID":
-				a.PodUID = v
-			}
+		if err := types.LoadArgs(raw, &k8s); err != nil {
+			return a, errorf(CodeInvalidEnvironment, "CNI_ARGS %q: %v", raw, err)
 		}
 	}
+	a.PodNamespace, a.PodName, a.PodUID = string(k8s.K8S_POD_NAMESPACE), string(k8s.K8S_POD_NAME), string(k8s.K8S_POD_UID)
 	var need []string
 	switch a.Command {
 	case "VERSION":
@@ -133,51 +124,57 @@ func ParseArgs(getenv func(string) string) (Args, error) {
 
 // Defaults of Config.
 const (
-	DefaultAgentURL            = "http://127.0.0.1:9476"
+	DefaultAgentSocket         = podnet.DefaultSocket
 	DefaultOVSAddress          = "unix:/var/run/openvswitch/db.sock"
 	DefaultBridge              = "br-int"
 	DefaultAgentTimeout        = 20 * time.Second
 	DefaultOVNInstalledTimeout = 30 * time.Second
 )
 
-// Config is the plugin's entry of the conflist, as the runtime passes it on stdin.
+// Config is the plugin's entry of the conflist, as the runtime passes it on stdin: the
+// library's NetConf (cniVersion, name, type, prevResult) and the plugin's own keys. It
+// is only ever decoded (NetConf's MarshalJSON would drop the plugin's keys).
 type Config struct {
-	CNIVersion string `json:"cniVersion"`
-	Name       string `json:"name"`
-	Type       string `json:"type"`
-	// AgentURL is the node agent's HTTP server (default DefaultAgentURL).
-	AgentURL string `json:"agentURL,omitempty"`
+	types.NetConf
+	// AgentSocket is the node agent's unix socket serving plans (default
+	// DefaultAgentSocket).
+	AgentSocket string `json:"agentSocket,omitempty"`
 	// OVSAddress is the node's Open vSwitch database (default DefaultOVSAddress).
 	OVSAddress string `json:"ovsAddress,omitempty"`
 	// Bridge is ovn-controller's integration bridge (default DefaultBridge).
 	Bridge string `json:"bridge,omitempty"`
 	// LogFile, when set, receives a line per call and step; otherwise stderr does.
 	LogFile string `json:"logFile,omitempty"`
-	// AgentTimeout is how long ADD asks the agent again while it answers "not ready"
-	// or "not allocated yet" (a duration such as "20s"; default DefaultAgentTimeout).
+	// AgentTimeout is how long ADD asks the agent again while its answer may change
+	// (a duration such as "20s"; default DefaultAgentTimeout).
 	AgentTimeout string `json:"agentTimeout,omitempty"`
 	// OVNInstalledTimeout is how long ADD waits for ovn-controller to mark the ports
 	// ovn-installed (default DefaultOVNInstalledTimeout); "0s" does not wait, for
 	// nodes or tests without ovn-controller.
 	OVNInstalledTimeout string `json:"ovnInstalledTimeout,omitempty"`
-	// PrevResult is the result of the ADD, given to CHECK and DEL.
-	PrevResult *Result `json:"prevResult,omitempty"`
 
 	// The parsed durations.
 	agentTimeout, installedTimeout time.Duration
 }
 
-// ParseConfig decodes and checks the configuration, filling in the defaults.
+// ParseConfig decodes and checks the configuration, filling in the defaults and
+// parsing prevResult (NetConf.PrevResult) when there is one.
 func ParseConfig(stdin []byte) (Config, error) {
 	var c Config
 	if err := json.Unmarshal(stdin, &c); err != nil {
-		return c, &Error{Code: CodeDecodingFailure, Msg: "the network configuration on stdin is not valid JSON", Details: err.Error()}
+		return c, types.NewError(CodeDecodingFailure, "the network configuration on stdin is not valid JSON", err.Error())
 	}
 	if !slices.Contains(SupportedVersions, c.CNIVersion) {
 		return c, errorf(CodeIncompatibleVersion, "network %q: cniVersion %q is not supported: use one of %s", c.Name, c.CNIVersion, strings.Join(SupportedVersions, ", "))
 	}
-	if c.AgentURL == "" {
-		c.AgentURL = DefaultAgentURL
+	if err := version.ParsePrevResult(&c.NetConf); err != nil {
+		return c, types.NewError(CodeDecodingFailure, fmt.Sprintf("network %q: prevResult is not a CNI %s result", c.Name, c.CNIVersion), err.Error())
+	}
+	if c.AgentSocket == "" {
+		c.AgentSocket = DefaultAgentSocket
+	}
+	if !strings.HasPrefix(c.AgentSocket, "/") {
+		return c, errorf(CodeInvalidConfig, "network %q: agentSocket %q: want the absolute path of the agent's unix socket, such as %s", c.Name, c.AgentSocket, DefaultAgentSocket)
 	}
 	if c.OVSAddress == "" {
 		c.OVSAddress = DefaultOVSAddress
@@ -202,56 +199,17 @@ func duration(s string, def time.Duration) (time.Duration, error) {
 	return time.ParseDuration(s)
 }
 
-// Result is the CNI 1.0.0 result of ADD.
-type Result struct {
-	CNIVersion string `json:"cniVersion"`
-	// Interfaces are, for each pod interface, the host end of its veth (no sandbox)
-	// followed by the pod end (sandbox = the netns path).
-	Interfaces []Interface `json:"interfaces,omitempty"`
-	// IPs point at their pod interface by its index in Interfaces.
-	IPs    []IPConfig `json:"ips,omitempty"`
-	Routes []Route    `json:"routes,omitempty"`
-	DNS    DNS        `json:"dns"`
+// previous is the configuration's prevResult as a CNI 1.x result; nil without one.
+func (c Config) previous() (*types100.Result, error) {
+	if c.PrevResult == nil {
+		return nil, nil
+	}
+	return types100.GetResult(c.PrevResult)
 }
 
-// Interface is an interface of the result.
-type Interface struct {
-	Name    string `json:"name"`
-	Mac     string `json:"mac,omitempty"`
-	Sandbox string `json:"sandbox,omitempty"`
-}
-
-// IPConfig is an address of the result. Interface is required by containerd (go-cni
-// rejects an address without it).
-type IPConfig struct {
-	Interface *int         `json:"interface,omitempty"`
-	Address   netip.Prefix `json:"address"`
-	Gateway   netip.Addr   `json:"gateway,omitzero"`
-}
-
-// Route is a route of the result.
-type Route struct {
-	Dst netip.Prefix `json:"dst"`
-	GW  netip.Addr   `json:"gw,omitzero"`
-}
-
-// DNS is the result's DNS configuration; the plugin sets none (kubelet writes the
-// pod's resolv.conf).
-type DNS struct {
-	Nameservers []string `json:"nameservers,omitempty"`
-	Domain      string   `json:"domain,omitempty"`
-	Search      []string `json:"search,omitempty"`
-	Options     []string `json:"options,omitempty"`
-}
-
-// versionInfo is the answer to VERSION.
-type versionInfo struct {
-	CNIVersion        string   `json:"cniVersion"`
-	SupportedVersions []string `json:"supportedVersions"`
-}
-
-// errorOutput is an Error as printed, with the version it is written in.
+// errorOutput is a CNI error as printed: the library's Error and the version it is
+// written in, which the specification asks for and types.Error lacks.
 type errorOutput struct {
 	CNIVersion string `json:"cniVersion"`
-	*Error
+	*types.Error
 }

@@ -13,6 +13,16 @@ import (
 	"github.com/ovnk/ovnk/pkg/ociarchive"
 )
 
+// notStatic is the error for a busybox at bin that checkStatic refused (err). Debian's
+// busybox package installs a dynamic /bin/busybox, and busybox-static replaces that
+// very file: the message for it says so, rather than "build it static".
+func notStatic(bin string, err error) error {
+	if bin == BusyboxPath && strings.Contains(err.Error(), "dynamically linked") {
+		return fmt.Errorf("%s is Debian's dynamic busybox: install busybox-static (apt-get install busybox-static replaces it)", bin)
+	}
+	return fmt.Errorf("%w; Debian's busybox-static is static", err)
+}
+
 // busyboxFiles are /bin/busybox and a link in /bin for each of its applets, as
 // `busybox --list` names them, so `sh`, `ping`, `ip`, `nc`, `wget` … work by name.
 func busyboxFiles(bin string) ([]ociarchive.File, error) {
@@ -26,7 +36,7 @@ func busyboxFiles(bin string) ([]ociarchive.File, error) {
 		return nil, fmt.Errorf("busybox: %w", err)
 	}
 	if err := checkStatic("busybox", bin, "the test app's image has no C library"); err != nil {
-		return nil, fmt.Errorf("%w; Debian's busybox-static is static", err)
+		return nil, notStatic(bin, err)
 	}
 	out, err := exec.Command(bin, "--list").Output()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -179,7 +180,8 @@ func TestAgentDaemonSet(t *testing.T) {
 	}
 	if got, want := strings.Join(append(c.Command, c.Args...), " "),
 		"ovnk-agent run --config /etc/ovnk/agent.conf --http-address=:9999 --nb-address=unix:/run/ovn-nb/ovnnb_db.sock"+
-			" --sb-address=unix:/run/ovn-nb/ovnsb_db.sock --ovs-address=unix:/var/run/openvswitch/db.sock"; got != want {
+			" --sb-address=unix:/run/ovn-nb/ovnsb_db.sock --ovs-address=unix:/var/run/openvswitch/db.sock"+
+			" --cni-bin-dir=/opt/cni/bin --cni-conf-dir=/etc/cni/net.d --cni-socket=/var/run/ovnk/cni.sock"; got != want {
 		t.Errorf("command %q, want %q", got, want)
 	}
 	env := map[string]string{}
@@ -224,6 +226,24 @@ func TestAgentDaemonSet(t *testing.T) {
 	}
 	if cm := volumes[mounts["/etc/ovnk"]].ConfigMap; cm == nil || cm.Name != "ovnk-agent-config" {
 		t.Errorf("/etc/ovnk is not ConfigMap ovnk-agent-config: mounts %v, volumes %+v", mounts, volumes)
+	}
+	// Every directory the flags name is the host's same directory, mounted: the agent
+	// installs the CNI plugin where the runtime looks, and its socket is where the
+	// plugin, on the host, dials it.
+	for _, arg := range c.Args {
+		flag, value, _ := strings.Cut(arg, "=")
+		dir := value
+		switch flag {
+		case "--cni-bin-dir", "--cni-conf-dir":
+		case "--cni-socket":
+			dir = path.Dir(value)
+		default:
+			continue
+		}
+		hp := volumes[mounts[dir]].HostPath
+		if hp == nil || hp.Path != dir || hp.Type == nil || *hp.Type != corev1.HostPathDirectoryOrCreate {
+			t.Errorf("%s: %s is not the host's %s (DirectoryOrCreate): mounts %v, volume %+v", arg, dir, dir, mounts, hp)
+		}
 	}
 }
 

@@ -24,12 +24,18 @@ const (
 	ovsRunDir    = "/var/run/openvswitch"
 	httpPortName = "http"
 	// The container runtime's CNI directories on a node, where the agent installs its
-	// plugin and, once its zone is applied, the network configuration: mounted at the
-	// same paths, the agent's defaults for cni-bin-dir and cni-conf-dir.
-	cniBinVolume  = "cni-bin"
-	cniBinDir     = "/opt/cni/bin"
-	cniConfVolume = "cni-conf"
-	cniConfDir    = "/etc/cni/net.d"
+	// plugin and, once the node can wire pods, the network configuration; and the
+	// directory of the agent's socket, on which the plugin (run by the runtime on the
+	// host) asks for the pods' plans. Each is mounted at the same path as on the host,
+	// and the agent is told the same paths by flag (cni-bin-dir, cni-conf-dir,
+	// cni-socket), so mounts and settings cannot disagree.
+	cniBinVolume    = "cni-bin"
+	cniBinDir       = "/opt/cni/bin"
+	cniConfVolume   = "cni-conf"
+	cniConfDir      = "/etc/cni/net.d"
+	cniSocketVolume = "ovnk-run"
+	cniSocketDir    = "/var/run/ovnk"
+	cniSocket       = cniSocketDir + "/cni.sock"
 )
 
 // selector returns the DaemonSet's selector labels: only the ones that never change,
@@ -122,6 +128,13 @@ func (o AgentOptions) podSpec() corev1.PodSpec {
 				}},
 			},
 			{
+				Name: cniSocketVolume,
+				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: cniSocketDir,
+					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+				}},
+			},
+			{
 				Name: configVolume,
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMapName},
@@ -151,13 +164,16 @@ func (o AgentOptions) container() corev1.Container {
 		ImagePullPolicy: o.ImagePullPolicy,
 		Command:         []string{"ovnk-agent", "run", "--config", AgentConfigPath},
 		// The settings that must agree with the rest of this pod spec (the probes'
-		// port, the mounted socket directory) are flags, which override the config
-		// file's keys of the same names (docs/agent-config.md).
+		// port, the mounted directories) are flags, which override the config file's
+		// keys of the same names (docs/agent-config.md).
 		Args: []string{
 			"--http-address=:" + strconv.Itoa(int(o.HTTPPort)),
 			"--nb-address=unix:" + o.NBSocketDir + "/" + NBSocketName,
 			"--sb-address=unix:" + o.NBSocketDir + "/" + SBSocketName,
 			"--ovs-address=" + AgentOVSAddress,
+			"--cni-bin-dir=" + cniBinDir,
+			"--cni-conf-dir=" + cniConfDir,
+			"--cni-socket=" + cniSocket,
 		},
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
@@ -191,6 +207,7 @@ func (o AgentOptions) container() corev1.Container {
 			{Name: ovsRunVolume, MountPath: ovsRunDir},
 			{Name: cniBinVolume, MountPath: cniBinDir},
 			{Name: cniConfVolume, MountPath: cniConfDir},
+			{Name: cniSocketVolume, MountPath: cniSocketDir},
 			{Name: configVolume, MountPath: AgentConfigDir, ReadOnly: true},
 		},
 	}

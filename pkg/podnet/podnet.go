@@ -1,11 +1,13 @@
 // Package podnet is a pod's network wiring as the node agent plans it and the CNI plugin
 // carries it out: one interface per network the pod is on, with its MAC, MTU, addresses
 // and routes, and the logical switch port its veth is bound to. The agent serves a Plan
-// as JSON (GET /cni/v1/pods/{namespace}/{name}, docs/agent.md) and the plugin decodes it.
+// as JSON on its node's unix socket (GET /cni/v1/pods/{namespace}/{name}, docs/agent.md)
+// and the plugin decodes it.
 //
-// The package holds the types and the host-side naming only, and imports nothing
-// outside the standard library, so the plugin binary stays small; the planner that
-// turns the cluster state into a Plan is package podnet/podplan.
+// The package holds the protocol's types and the host-side naming only, and imports
+// nothing outside the standard library: agent and plugin share it without the plugin
+// taking in the cluster model and the Kubernetes API types. The planner that turns the
+// cluster state into a Plan is package podnet/podplan, which only the agent imports.
 package podnet
 
 import (

@@ -121,3 +121,18 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// The plugin's verdict on each reason: final only for the reasons that say asking again
+// cannot help; a reason it does not know is not final.
+func TestRetryable(t *testing.T) {
+	for reason, want := range map[string][2]bool{
+		podnet.ReasonNotReady: {true, true}, podnet.ReasonNotAllocated: {true, true}, podnet.ReasonNotProgrammed: {true, true},
+		podnet.ReasonNotFound: {false, true}, podnet.ReasonUIDMismatch: {false, true},
+		podnet.ReasonNetworkGone: {false, true}, podnet.ReasonInvalid: {false, true},
+		"SomethingNew": {false, false}, "": {false, false},
+	} {
+		if retry, known := podnet.Retryable(reason); retry != want[0] || known != want[1] {
+			t.Errorf("Retryable(%q) = %v, %v; want %v, %v", reason, retry, known, want[0], want[1])
+		}
+	}
+}

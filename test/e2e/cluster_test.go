@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -127,6 +128,11 @@ func (ec *e2eCluster) flags(nodeName, nb, sb, ovs string) []string {
 		"--gateway-bridge", gatewayBridge,
 		"--datapath-type", "netdev",
 		"--http-address", sandbox.NodeAgentHTTP,
+		// These nodes share the host's files (no kubelet, no mount namespace): the
+		// agent installs no CNI plugin on them, and serves its plans on a socket of its
+		// own.
+		"--cni-plugin=",
+		"--cni-socket", filepath.Join(filepath.Dir(ec.nodeKubeconfig()), "cni-"+nodeName+".sock"),
 		"--cluster-subnets", "10.244.0.0/16/24",
 		"--leader-election-namespace", leaseNamespace,
 		"--min-reconcile-interval", "50ms",

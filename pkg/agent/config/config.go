@@ -84,6 +84,12 @@ type Config struct {
 	// cni-plugin, default /usr/libexec/ovnk/ovnk-cni, where the agent's image has it);
 	// empty installs neither the plugin nor its configuration.
 	CNIPlugin string
+	// CNISocket is the unix socket on which, with NodeDataplane, the agent serves the
+	// pods' network plans to the CNI plugin ([default] cni-socket, default
+	// /var/run/ovnk/cni.sock): only root on the node reaches it (the socket is 0600, a
+	// directory the agent creates 0700), never the pods, and the CNI configuration the
+	// agent writes names it.
+	CNISocket string
 	// Kubeconfig is the kubeconfig file to reach the API server; empty means the
 	// in-cluster configuration of the pod ([default] kubeconfig).
 	Kubeconfig string
@@ -93,7 +99,8 @@ type Config struct {
 	// network. Upstream's ovnkube-node is given the API server the same way.
 	APIServer string
 	// HTTPAddress is where /healthz, /readyz and /metrics are served ([default]
-	// http-address, default ":9476").
+	// http-address, default ":9476"), and nothing else: with the host network every pod
+	// of the node reaches it, so the pods' plans go over CNISocket instead.
 	HTTPAddress string
 	// LeaderElection elects the one agent that does the cluster-wide work.
 	LeaderElection LeaderElectionConfig

@@ -28,6 +28,7 @@ func defaults() *Config {
 		CNIBinDir:     "/opt/cni/bin",
 		CNIConfDir:    "/etc/cni/net.d",
 		CNIPlugin:     "/usr/libexec/ovnk/ovnk-cni",
+		CNISocket:     "/var/run/ovnk/cni.sock",
 		LeaderElection: LeaderElectionConfig{
 			Enabled: true, Namespace: "ovnk-system", LeaseName: "ovnk-agent-leader",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/podnet"
 )
 
 // defaultSection is the INI section whose keys have no prefix in flags, environment
@@ -65,6 +66,9 @@ var settings = []setting{
 	{key: "cni-plugin", def: "/usr/libexec/ovnk/ovnk-cni",
 		usage: "with node-dataplane: the CNI plugin binary the agent installs into cni-bin-dir; empty installs neither plugin nor configuration",
 		field: func(c *Config) any { return &c.CNIPlugin }},
+	{key: "cni-socket", def: podnet.DefaultSocket,
+		usage: "with node-dataplane: the unix socket (0600; its directory created 0700) on which the agent serves pods' network plans to the CNI plugin",
+		field: func(c *Config) any { return &c.CNISocket }},
 	{key: "kubeconfig",
 		usage: "kubeconfig file of the API server; empty for the pod's in-cluster configuration",
 		field: func(c *Config) any { return &c.Kubeconfig }},
@@ -72,7 +76,7 @@ var settings = []setting{
 		usage: "the API server's URL (https://host:port) for the pod's own service account, instead of the kubernetes Service's address; ignored with kubeconfig",
 		field: func(c *Config) any { return &c.APIServer }},
 	{key: "http-address", def: ":9476",
-		usage: "host:port serving /healthz, /readyz and /metrics",
+		usage: "host:port serving /healthz, /readyz and /metrics (pods' plans go over cni-socket)",
 		field: func(c *Config) any { return &c.HTTPAddress }},
 	{key: "transport", def: TransportGeneve,
 		usage: "the default network's east-west transport: geneve or no-overlay",

@@ -123,6 +123,9 @@ func (c *Config) checkNodeDataplane(ch *checker) {
 	if c.DatapathType != "system" && c.DatapathType != "netdev" {
 		ch.fail("datapath-type", c.DatapathType, "want system (the kernel datapath) or netdev (userspace)")
 	}
+	if !filepath.IsAbs(c.CNISocket) || len(c.CNISocket) > maxSocketPath {
+		ch.fail("cni-socket", c.CNISocket, "want the absolute path of a unix socket, at most %d bytes, e.g. /var/run/ovnk/cni.sock", maxSocketPath)
+	}
 	if c.CNIPlugin != "" {
 		for _, s := range []struct{ key, value string }{{"cni-plugin", c.CNIPlugin}, {"cni-bin-dir", c.CNIBinDir}, {"cni-conf-dir", c.CNIConfDir}} {
 			if !filepath.IsAbs(s.value) {
@@ -131,6 +134,10 @@ func (c *Config) checkNodeDataplane(ch *checker) {
 		}
 	}
 }
+
+// maxSocketPath is the longest path a unix socket can be bound to on Linux: sun_path
+// holds 108 bytes with the terminating NUL.
+const maxSocketPath = 107
 
 // checkEndpoint checks an OVSDB client endpoint: unix:<path>, tcp:<host>:<port> or
 // ssl:<host>:<port>, with an IPv6 host in brackets.

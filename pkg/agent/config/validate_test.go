@@ -137,6 +137,22 @@ func TestValidate(t *testing.T) {
 			`[default] cni-bin-dir = "opt/cni/bin": want an absolute path (or cni-plugin empty, so as not to install the CNI plugin)`,
 		},
 	}, {
+		name: "CNI socket",
+		change: func(c *Config) {
+			c.CNISocket = "run/ovnk/cni.sock"
+		},
+		want: []string{
+			`[default] cni-socket = "run/ovnk/cni.sock": want the absolute path of a unix socket, at most 107 bytes, e.g. /var/run/ovnk/cni.sock`,
+		},
+	}, {
+		name: "CNI socket too long for a unix socket",
+		change: func(c *Config) {
+			c.CNISocket = "/var/run/" + strings.Repeat("d", 95) + "/cni.sock"
+		},
+		want: []string{
+			`[default] cni-socket = "/var/run/` + strings.Repeat("d", 95) + `/cni.sock": want the absolute path of a unix socket, at most 107 bytes, e.g. /var/run/ovnk/cni.sock`,
+		},
+	}, {
 		name: "no CNI installation needs no directories",
 		change: func(c *Config) {
 			c.CNIPlugin = ""

@@ -72,6 +72,9 @@ type Controller struct {
 	ready       atomic.Bool
 	// snapshot is what the last applied zone was compiled from, for the CNI endpoint.
 	snapshot atomic.Pointer[Snapshot]
+	// wirable says the last reconcile that applied the zone found the node's own part
+	// in order (CanWirePods).
+	wirable atomic.Bool
 
 	// outcome is the last reconcile's, for the agent's heartbeat.
 	outcome struct {
@@ -121,25 +124,6 @@ func (c *Controller) Layer2Phase() string {
 
 // Ready reports whether the zone has been reconciled successfully at least once.
 func (c *Controller) Ready() bool { return c.ready.Load() }
-
-// Snapshot is the cluster state the zone last applied to the Northbound, with what
-// the builder and the compiler said about it. It is shared and never modified: the
-// next reconcile stores a new one.
-type Snapshot struct {
-	// State is the cluster state the zone was compiled from.
-	State *cluster.State
-	// BuildErrors are cluster.Build's errors: the objects (or annotation entries) it
-	// left out, each an *cluster.ObjectError naming the object where it has one.
-	BuildErrors []error
-	// PodIssues are the local pods whose ports the zone could not program, by
-	// "namespace/name".
-	PodIssues map[string]error
-}
-
-// Snapshot returns what the last reconcile that applied the zone compiled it from; nil
-// before the first. The pods it holds have their ports in the Northbound: what the CNI
-// endpoint answers from, so a pod is never wired before the zone knows it.
-func (c *Controller) Snapshot() *Snapshot { return c.snapshot.Load() }
 
 // LastReconcile returns the time of the last successful reconcile (zero before the
 // first) and the error of the last reconcile, nil if it succeeded. Waiting for this
@@ -197,7 +181,8 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if err == nil {
-		c.snapshot.Store(&Snapshot{State: z.state, BuildErrors: z.buildErrs, PodIssues: z.res.Pods})
+		c.snapshot.Store(z.snapshot())
+		c.wirable.Store(z.node == nil)
 		err = c.reportStatus(ctx, z)
 		if err == nil {
 			c.ready.Store(true)

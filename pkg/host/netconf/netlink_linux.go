@@ -26,34 +26,77 @@ const dumpAttempts = 5
 // runs in. It opens one rtnetlink socket inside that namespace and never switches
 // the calling thread's namespace afterwards; Close releases it.
 func Open(ns string) (*Host, error) {
+	n, err := OpenNamespace(ns)
+	if err != nil {
+		return nil, err
+	}
+	// The socket keeps the namespace alive; the file descriptor is not needed.
+	n.FD.Close()
+	return &Host{k: &netlinkKernel{h: n.Handle}, close: n.Handle.Close}, nil
+}
+
+// ErrNoNamespace is the error of OpenNamespace for a namespace that does not exist
+// (a pod sandbox's, deleted already).
+var ErrNoNamespace = errors.New("network namespace does not exist")
+
+// Namespace is an rtnetlink handle inside one network namespace, with every request
+// bounded in time, and the namespace's file descriptor (to move or create a link
+// there). It is for callers that need netlink calls Host does not make, such as the
+// CNI plugin's veths; Close releases both.
+type Namespace struct {
+	// Name is the namespace as it was given to OpenNamespace, "" for the process's own.
+	Name   string
+	Handle *netlink.Handle
+	FD     netns.NsHandle
+}
+
+// OpenNamespace opens a namespace as Open does (a name under /run/netns, a path, or ""
+// for the process's own) without switching the calling thread into it. A namespace
+// that does not exist is an error wrapping ErrNoNamespace.
+func OpenNamespace(ns string) (*Namespace, error) {
 	var (
-		h   *netlink.Handle
+		fd  netns.NsHandle
 		err error
 	)
-	if ns == "" {
-		h, err = netlink.NewHandle(syscall.NETLINK_ROUTE)
-	} else {
-		var nsh netns.NsHandle
-		if strings.Contains(ns, "/") {
-			nsh, err = netns.GetFromPath(ns)
-		} else {
-			nsh, err = netns.GetFromName(ns)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("open network namespace %s: %w", ns, err)
-		}
-		// The socket keeps the namespace alive; the file descriptor is not needed.
-		defer nsh.Close()
-		h, err = netlink.NewHandleAt(nsh, syscall.NETLINK_ROUTE)
+	switch {
+	case ns == "":
+		fd, err = netns.Get()
+	case strings.Contains(ns, "/"):
+		fd, err = netns.GetFromPath(ns)
+	default:
+		fd, err = netns.GetFromName(ns)
+	}
+	if errors.Is(err, syscall.ENOENT) {
+		return nil, fmt.Errorf("open network namespace %s: %w", ns, ErrNoNamespace)
 	}
 	if err != nil {
+		return nil, fmt.Errorf("open network namespace %q: %w", ns, err)
+	}
+	h, err := netlink.NewHandleAt(fd, syscall.NETLINK_ROUTE)
+	if err != nil {
+		fd.Close()
 		return nil, fmt.Errorf("open netlink in network namespace %q: %w", ns, err)
 	}
 	if err := h.SetSocketTimeout(socketTimeout); err != nil {
 		h.Close()
+		fd.Close()
 		return nil, fmt.Errorf("netlink socket timeout in network namespace %q: %w", ns, err)
 	}
-	return &Host{k: &netlinkKernel{h: h}, close: h.Close}, nil
+	return &Namespace{Name: ns, Handle: h, FD: fd}, nil
+}
+
+// Close releases the handle and the namespace's file descriptor.
+func (n *Namespace) Close() {
+	n.Handle.Close()
+	n.FD.Close()
+}
+
+// String names the namespace for messages.
+func (n *Namespace) String() string {
+	if n.Name == "" {
+		return "the host's network namespace"
+	}
+	return "network namespace " + n.Name
 }
 
 // netlinkKernel is the kernel seam over a netlink handle.
@@ -61,9 +104,9 @@ type netlinkKernel struct {
 	h *netlink.Handle
 }
 
-// retryDump reads a dump again while the kernel reports it interrupted; netlink
+// RetryDump reads a dump again while the kernel reports it interrupted; netlink
 // v1.3.1 returns such dumps with ErrDumpInterrupted alongside possibly torn data.
-func retryDump[T any](list func() (T, error)) (T, error) {
+func RetryDump[T any](list func() (T, error)) (T, error) {
 	var (
 		v   T
 		err error
@@ -101,7 +144,7 @@ func toLink(nl netlink.Link) link {
 }
 
 func (k *netlinkKernel) links() ([]link, error) {
-	nls, err := retryDump(k.h.LinkList)
+	nls, err := RetryDump(k.h.LinkList)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
 	}
@@ -161,7 +204,9 @@ func (k *netlinkKernel) addVRF(name string, table int) error {
 
 func (k *netlinkKernel) deleteLink(l link) error { return k.h.LinkDel(ref(l)) }
 
-func toPrefix(n *net.IPNet) (netip.Prefix, bool) {
+// PrefixOf is n as a netip.Prefix, an IPv4 address unmapped; false for nil or a
+// malformed address.
+func PrefixOf(n *net.IPNet) (netip.Prefix, bool) {
 	if n == nil {
 		return netip.Prefix{}, false
 	}
@@ -173,12 +218,13 @@ func toPrefix(n *net.IPNet) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a.Unmap(), ones), true
 }
 
-func toIPNet(p netip.Prefix) *net.IPNet {
+// IPNetOf is p as the *net.IPNet netlink takes (the address, not the masked subnet).
+func IPNetOf(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
 func (k *netlinkKernel) addrs(linkIndex int) ([]netip.Prefix, error) {
-	as, err := retryDump(func() ([]netlink.Addr, error) {
+	as, err := RetryDump(func() ([]netlink.Addr, error) {
 		return k.h.AddrList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: linkIndex}}, netlink.FAMILY_ALL)
 	})
 	if err != nil {
@@ -186,7 +232,7 @@ func (k *netlinkKernel) addrs(linkIndex int) ([]netip.Prefix, error) {
 	}
 	var out []netip.Prefix
 	for _, a := range as {
-		if p, ok := toPrefix(a.IPNet); ok {
+		if p, ok := PrefixOf(a.IPNet); ok {
 			out = append(out, p)
 		}
 	}
@@ -194,7 +240,7 @@ func (k *netlinkKernel) addrs(linkIndex int) ([]netip.Prefix, error) {
 }
 
 func (k *netlinkKernel) addAddr(l link, p netip.Prefix, noPrefixRoute bool) error {
-	a := &netlink.Addr{IPNet: toIPNet(p)}
+	a := &netlink.Addr{IPNet: IPNetOf(p)}
 	if p.Addr().Is6() {
 		// Uniqueness is the network's IPAM's business; duplicate address detection
 		// would only keep the address (and routes through it) tentative for a while.
@@ -211,7 +257,7 @@ func (k *netlinkKernel) addAddr(l link, p netip.Prefix, noPrefixRoute bool) erro
 const ifaFNoPrefixRoute = 0x200
 
 func (k *netlinkKernel) delAddr(l link, p netip.Prefix) error {
-	err := k.h.AddrDel(ref(l), &netlink.Addr{IPNet: toIPNet(p)})
+	err := k.h.AddrDel(ref(l), &netlink.Addr{IPNet: IPNetOf(p)})
 	if errors.Is(err, syscall.EADDRNOTAVAIL) {
 		return nil // already gone, e.g. with the primary address of its subnet
 	}
@@ -220,7 +266,7 @@ func (k *netlinkKernel) delAddr(l link, p netip.Prefix) error {
 
 // toRoutes turns a netlink route into one entry per next hop.
 func toRoutes(r netlink.Route) []route {
-	dst, ok := toPrefix(r.Dst)
+	dst, ok := PrefixOf(r.Dst)
 	if !ok {
 		// netlink leaves Dst nil for a default route.
 		dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
@@ -253,7 +299,7 @@ func (k *netlinkKernel) ownRoutes(linkIndex int) ([]route, error) {
 	if linkIndex != 0 {
 		mask |= netlink.RT_FILTER_OIF
 	}
-	rs, err := retryDump(func() ([]netlink.Route, error) {
+	rs, err := RetryDump(func() ([]netlink.Route, error) {
 		return k.h.RouteListFiltered(netlink.FAMILY_ALL, filter, mask)
 	})
 	if err != nil {
@@ -270,7 +316,7 @@ func (k *netlinkKernel) ownRoutes(linkIndex int) ([]route, error) {
 
 func (k *netlinkKernel) defaultRoutes() ([]route, error) {
 	filter := &netlink.Route{Table: syscall.RT_TABLE_MAIN}
-	rs, err := retryDump(func() ([]netlink.Route, error) {
+	rs, err := RetryDump(func() ([]netlink.Route, error) {
 		return k.h.RouteListFiltered(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_TABLE)
 	})
 	if err != nil {
@@ -293,7 +339,7 @@ func (k *netlinkKernel) defaultRoutes() ([]route, error) {
 func toNetlinkRoute(r route) *netlink.Route {
 	nr := &netlink.Route{
 		LinkIndex: r.LinkIndex,
-		Dst:       toIPNet(r.Dst),
+		Dst:       IPNetOf(r.Dst),
 		Table:     r.Table,
 		Protocol:  netlink.RouteProtocol(r.Protocol),
 		Priority:  r.Metric,
@@ -346,7 +392,7 @@ func (k *netlinkKernel) delRoute(r route) error {
 // source, mark or incoming interface are someone else's (OVN-Kubernetes tags its
 // fwmark rules 85 too).
 func (k *netlinkKernel) ownRules() ([]rule, error) {
-	rs, err := retryDump(func() ([]netlink.Rule, error) { return k.h.RuleList(netlink.FAMILY_ALL) })
+	rs, err := RetryDump(func() ([]netlink.Rule, error) { return k.h.RuleList(netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
@@ -356,7 +402,7 @@ func (k *netlinkKernel) ownRules() ([]rule, error) {
 			r.Invert || r.Goto != -1 || r.Dport != nil || r.Sport != nil || r.IPProto != 0 || r.UIDRange != nil {
 			continue
 		}
-		dst, ok := toPrefix(r.Dst)
+		dst, ok := PrefixOf(r.Dst)
 		switch {
 		case r.OifName != "" && r.Dst == nil:
 			dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
@@ -379,7 +425,7 @@ func toNetlinkRule(r rule) *netlink.Rule {
 		nr.Family = syscall.AF_INET6
 	}
 	if r.Oif == "" {
-		nr.Dst = toIPNet(r.Dst)
+		nr.Dst = IPNetOf(r.Dst)
 	}
 	nr.OifName = r.Oif
 	nr.Table = r.Table

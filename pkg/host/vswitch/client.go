@@ -10,7 +10,9 @@
 // handles notifications in arrival order, so the change is cached when Transact returns.
 //
 // Ports the agent creates carry Port external_ids ovnk.io/owner=ovnk-agent; the agent
-// modifies and deletes only those, and OwnedPorts finds them for a resync.
+// modifies and deletes only those, and OwnedPorts finds them for a resync. A client of
+// another owner (ConnectAs: the CNI plugin's pod ports are ovnk-cni's) creates, modifies,
+// deletes and finds only its own, so neither can ever remove the other's ports.
 package vswitch
 
 import (
@@ -49,14 +51,26 @@ const rootRowWait = 10 * time.Second
 type Client struct {
 	ovs      client.Client
 	endpoint string
+	// owner is OwnerKey's value on the ports this client creates and may touch.
+	owner string
 	// txns counts the transactions sent, so tests can prove a no-op sends nothing.
 	txns atomic.Uint64
 }
 
 // Connect connects to the Open_vSwitch database at endpoint (OVSDB connection syntax,
 // e.g. DefaultEndpoint) and monitors the Open_vSwitch, Bridge, Port and Interface tables.
-// The client reconnects by itself until Close.
+// The client reconnects by itself until Close. Its ports are the agent's (OwnerValue).
 func Connect(ctx context.Context, endpoint string) (*Client, error) {
+	return ConnectAs(ctx, endpoint, OwnerValue)
+}
+
+// ConnectAs is Connect for a client whose ports carry OwnerKey=owner instead of the
+// agent's OwnerValue: EnsurePort, DeletePort and OwnedPorts then see that owner's ports
+// as theirs and every other port, the agent's too, as foreign.
+func ConnectAs(ctx context.Context, endpoint, owner string) (*Client, error) {
+	if owner == "" {
+		return nil, errors.New("connect to the OVS database: no owner given for the ports")
+	}
 	if endpoint == "" {
 		return nil, fmt.Errorf("no OVS database endpoint given: use one such as %s", DefaultEndpoint)
 	}
@@ -74,7 +88,7 @@ func Connect(ctx context.Context, endpoint string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ovs: c, endpoint: endpoint}, nil
+	return &Client{ovs: c, endpoint: endpoint, owner: owner}, nil
 }
 
 // Close disconnects from the database.

@@ -39,18 +39,23 @@ type Port struct {
 	MTURequest int
 }
 
-// ForeignPortError is the error of a call that would modify or delete a port the agent
-// did not create (its Port external_ids lack ovnk.io/owner=ovnk-agent). Such a port is
-// never touched.
+// ForeignPortError is the error of a call that would modify or delete a port the
+// client's owner did not create (its Port external_ids lack ovnk.io/owner=<owner>,
+// ovnk-agent for the agent). Such a port is never touched.
 type ForeignPortError struct {
 	Port   string
 	Bridge string // the bridge holding the port, "" if none
+	Owner  string // the client's owner; "" means OwnerValue
 }
 
 // Error names the port, its bridge and the missing owner key.
 func (e *ForeignPortError) Error() string {
+	owner := e.Owner
+	if owner == "" {
+		owner = OwnerValue
+	}
 	return fmt.Sprintf("port %q on bridge %q was not created by %s (its external_ids lack %s=%s): refusing to modify it",
-		e.Port, e.Bridge, OwnerValue, OwnerKey, OwnerValue)
+		e.Port, e.Bridge, owner, OwnerKey, owner)
 }
 
 // EnsurePort makes the port exist on bridge with the given configuration and reports
@@ -81,8 +86,8 @@ func (c *Client) EnsurePort(ctx context.Context, bridge string, p Port) (bool, e
 	if err != nil {
 		return false, err
 	}
-	if current.ExternalIDs[OwnerKey] != OwnerValue {
-		return false, &ForeignPortError{Port: p.Name, Bridge: nameOf(holder)}
+	if current.ExternalIDs[OwnerKey] != c.owner {
+		return false, &ForeignPortError{Port: p.Name, Bridge: nameOf(holder), Owner: c.owner}
 	}
 	iface, err := c.soleInterface(ctx, current)
 	if err != nil {
@@ -131,8 +136,8 @@ func (c *Client) DeletePort(ctx context.Context, bridge, name string) (bool, err
 	if holder.Name != bridge {
 		return false, fmt.Errorf("delete port %q from bridge %q: it is on bridge %q", name, bridge, holder.Name)
 	}
-	if current.ExternalIDs[OwnerKey] != OwnerValue {
-		return false, &ForeignPortError{Port: name, Bridge: holder.Name}
+	if current.ExternalIDs[OwnerKey] != c.owner {
+		return false, &ForeignPortError{Port: name, Bridge: holder.Name, Owner: c.owner}
 	}
 	ops, err := c.movePortOps(current.UUID, holder, nil)
 	if err != nil {
@@ -159,7 +164,7 @@ func (c *Client) createPort(ctx context.Context, br *vswitchdb.Bridge, p Port) e
 		UUID:        "new_port",
 		Name:        p.Name,
 		Interfaces:  []string{iface.UUID},
-		ExternalIDs: map[string]string{OwnerKey: OwnerValue},
+		ExternalIDs: map[string]string{OwnerKey: c.owner},
 	}
 	var ops []ovsdb.Operation
 	for _, row := range []model.Model{iface, port} {

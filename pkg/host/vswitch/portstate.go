@@ -132,9 +132,9 @@ func (c *Client) WaitPort(ctx context.Context, name string) (PortState, error) {
 	return st, nil
 }
 
-// OwnedPorts returns, sorted, the names of the ports on bridge that the agent created,
-// so that a resync can delete those it no longer wants. A bridge that does not exist
-// has none.
+// OwnedPorts returns, sorted, the names of the ports on bridge that the client's owner
+// created (the agent's, for a client of Connect), so that a resync can delete those it
+// no longer wants. A bridge that does not exist has none.
 func (c *Client) OwnedPorts(ctx context.Context, bridge string) ([]string, error) {
 	ports, err := c.ports(ctx, bridge)
 	if err != nil {
@@ -142,7 +142,7 @@ func (c *Client) OwnedPorts(ctx context.Context, bridge string) ([]string, error
 	}
 	var names []string
 	for _, p := range ports {
-		if p.ExternalIDs[OwnerKey] == OwnerValue {
+		if p.ExternalIDs[OwnerKey] == c.owner {
 			names = append(names, p.Name)
 		}
 	}
