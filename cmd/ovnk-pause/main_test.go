@@ -15,12 +15,8 @@ import (
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-// TestMain removes the binary the tests built (testenv.Command) once they are done.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilds()
-	os.Exit(code)
-}
+// TestMain removes the binaries the tests built (testenv.Command) once they are done.
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }
 
 // startPause starts the built ovnk-pause, in a new PID namespace (as its PID 1) when
 // newPID is set, and kills it at the end of the test if it is still there.

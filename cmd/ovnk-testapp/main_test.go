@@ -23,12 +23,8 @@ import (
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-// TestMain removes the binary the tests built (testenv.Command) once they are done.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilds()
-	os.Exit(code)
-}
+// TestMain removes the binaries the tests built (testenv.Command) once they are done.
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }
 
 func TestHandler(t *testing.T) {
 	var logs strings.Builder

@@ -19,12 +19,8 @@ import (
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-// TestMain removes the binaries testenv.Command built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilds()
-	os.Exit(code)
-}
+// TestMain removes the binaries the tests built (testenv.Command) once they are done.
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }
 
 // cniCall runs the plugin binary as containerd does: in the node's network namespace,
 // with the CNI_* variables and the network's configuration on stdin. It returns the

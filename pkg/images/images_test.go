@@ -20,11 +20,7 @@ import (
 )
 
 // TestMain removes the binaries the tests built (testenv.Command) once they are done.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }
 
 // testInputs builds the project's binaries and finds the OVN root and busybox. The
 // agent and the CNI plugin are other packages' commands, under work of their own; a

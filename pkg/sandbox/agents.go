@@ -96,11 +96,7 @@ func (s *Sandbox) install(ctx context.Context, strategy appsv1.DaemonSetUpdateSt
 // their agents (with the old settings) until their pods are deleted too. It returns
 // once the node runs a ready agent again.
 func (s *Sandbox) RollOutAgent(ctx context.Context, node string, args ...string) error {
-	client, err := s.client()
-	if err != nil {
-		return err
-	}
-	pod, err := s.agentPod(ctx, client, node)
+	client, pod, err := s.agentPod(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -205,11 +201,7 @@ func (s *Sandbox) RestartAgent(ctx context.Context, node string, sig syscall.Sig
 	if sig != syscall.SIGTERM && sig != syscall.SIGKILL {
 		return fmt.Errorf("restart the agent of %s with %v: want SIGTERM (delete its pod) or SIGKILL (kill its process)", node, sig)
 	}
-	client, err := s.client()
-	if err != nil {
-		return err
-	}
-	pod, err := s.agentPod(ctx, client, node)
+	client, pod, err := s.agentPod(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -255,21 +247,25 @@ func containerRestarts(p *corev1.Pod) int32 {
 	return n
 }
 
-// agentPod is the agent pod on node.
-func (s *Sandbox) agentPod(ctx context.Context, client kubernetes.Interface, node string) (*corev1.Pod, error) {
+// agentPod is the agent pod on node, with the client that found it.
+func (s *Sandbox) agentPod(ctx context.Context, node string) (kubernetes.Interface, *corev1.Pod, error) {
+	client, err := s.client()
+	if err != nil {
+		return nil, nil, err
+	}
 	pods, err := client.CoreV1().Pods(manifests.DefaultNamespace).List(ctx, metav1.ListOptions{
 		LabelSelector: manifests.LabelName + "=" + manifests.AgentName,
 		FieldSelector: "spec.nodeName=" + node,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list agent pods: %w", err)
+		return nil, nil, fmt.Errorf("list agent pods: %w", err)
 	}
 	for i := range pods.Items {
 		if pods.Items[i].DeletionTimestamp == nil {
-			return &pods.Items[i], nil
+			return client, &pods.Items[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no agent pod on %s", node)
+	return nil, nil, fmt.Errorf("no agent pod on %s", node)
 }
 
 // client is an admin clientset of the sandbox's API server.

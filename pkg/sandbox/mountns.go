@@ -149,21 +149,34 @@ func unescapeMountPath(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
 }
 
+// mountNSFiles lists the files of the nodes' mount namespaces of the sandbox in dir.
+func mountNSFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, mountNSDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list mount namespaces: %w", err)
+	}
+	files := make([]string, len(entries))
+	for i, e := range entries {
+		files[i] = filepath.Join(dir, mountNSDir, e.Name())
+	}
+	return files, nil
+}
+
 // killInMountNSes kills every process left in a node's mount namespace (one of
 // containerd's CNI calls waiting for an agent, say): it would keep the namespace, and
 // with it every mount made there, after the file is gone.
 func killInMountNSes(ctx context.Context, dir string) error {
-	entries, err := os.ReadDir(filepath.Join(dir, mountNSDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	files, err := mountNSFiles(dir)
 	if err != nil {
-		return fmt.Errorf("list mount namespaces: %w", err)
+		return err
 	}
 	var links []string
-	for _, e := range entries {
+	for _, file := range files {
 		var st unix.Stat_t
-		if err := unix.Stat(filepath.Join(dir, mountNSDir, e.Name()), &st); err == nil {
+		if err := unix.Stat(file, &st); err == nil {
 			links = append(links, fmt.Sprintf("mnt:[%d]", st.Ino))
 		}
 	}
@@ -198,16 +211,12 @@ func killInMountNSes(ctx context.Context, dir string) error {
 // made in it with it.
 func releaseMountNSes(dir string) error {
 	nsDir := filepath.Join(dir, mountNSDir)
-	entries, err := os.ReadDir(nsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	files, err := mountNSFiles(dir)
 	if err != nil {
-		return fmt.Errorf("list mount namespaces: %w", err)
+		return err
 	}
 	var errs []error
-	for _, e := range entries {
-		file := filepath.Join(nsDir, e.Name())
+	for _, file := range files {
 		if isMountPoint(file) {
 			if err := unix.Unmount(file, unix.MNT_DETACH); err != nil {
 				errs = append(errs, fmt.Errorf("unmount mount namespace %s: %w", file, err))

@@ -8,8 +8,4 @@ import (
 )
 
 // TestMain removes the binaries the tests built (testenv.Command) once they are done.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }

@@ -34,6 +34,14 @@ func RemoveBuilds() {
 	}
 }
 
+// BuildsMain runs a test package's tests and then removes what Command built: a
+// package whose tests build commands calls it from TestMain, as
+// os.Exit(testenv.BuildsMain(m)); KubeMain does the same.
+func BuildsMain(m *testing.M) int {
+	defer RemoveBuilds()
+	return m.Run()
+}
+
 // Command builds the project's command cmd/NAME once per test binary, statically, and
 // returns the path of the binary. Every command lands in one directory, so the directory can go on
 // PATH (kubectl finds kubectl-ovnk there). A failed build fails the test with the
