@@ -18,8 +18,16 @@ import (
 
 // churnPods is how many pods TestPodChurnLeavesNothing creates and deletes, spread over
 // the three nodes and three networks (blue's Layer3, green's Layer2, the default
-// network alone).
-const churnPods = 200
+// network alone), churnBatch at a time: two cores starting 200 pods at once slow the
+// API server past the leases of the tests running beside this one.
+const (
+	churnPods  = 200
+	churnBatch = 50
+)
+
+// churnSettle bounds the wait for a node to be back as it was: kubelet removes a
+// deleted pod's dead containers and sandboxes in its garbage collection, every minute.
+const churnSettle = 5 * time.Minute
 
 // TestPodChurnLeavesNothing creates pods through the API server until churnPods run on
 // the three nodes' kubelets, wired by ovnk-cni, then deletes them all: every node must be
@@ -51,8 +59,10 @@ func TestPodChurnLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		refs = append(refs, ns+"/"+name)
+		if len(refs)%churnBatch == 0 || len(refs) == churnPods {
+			r.waitRunning(ctx, refs, 10*time.Minute)
+		}
 	}
-	r.waitRunning(ctx, refs, 10*time.Minute)
 	t.Logf("%d pods running on %d nodes %s after the first create", len(refs), len(nodes), time.Since(begin).Round(100*time.Millisecond))
 	during := r.churnNode(ctx, nodes[0])
 	if len(during.ports) <= len(before[nodes[0]].ports) || len(during.veths) <= len(before[nodes[0]].veths) {
@@ -60,12 +70,14 @@ func TestPodChurnLeavesNothing(t *testing.T) {
 	}
 
 	begin = time.Now()
-	r.deletePods(ctx, refs)
+	for batch := range slices.Chunk(refs, churnBatch) {
+		r.deletePods(ctx, batch)
+	}
 	t.Logf("%d pods gone %s after the delete", len(refs), time.Since(begin).Round(100*time.Millisecond))
 	for _, n := range r.s.Nodes {
 		want := before[n.Name]
 		var got churnNode
-		err := testenv.Eventually(ctx, time.Minute, n.Name+" back as it was before the pods", func(ctx context.Context) error {
+		err := testenv.Eventually(ctx, churnSettle, n.Name+" back as it was before the pods", func(ctx context.Context) error {
 			got = r.churnNode(ctx, n.Name)
 			return got.diff(want)
 		})
