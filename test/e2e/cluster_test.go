@@ -136,10 +136,13 @@ func (ec *e2eCluster) flags(nodeName, nb, sb, ovs string) []string {
 		"--cluster-subnets", "10.244.0.0/16/24",
 		"--leader-election-namespace", leaseNamespace,
 		"--min-reconcile-interval", "50ms",
-		// A crashed leader's Lease expires in seconds rather than the default 15 s.
-		"--leader-election-lease-duration", "4s",
-		"--leader-election-renew-deadline", "3s",
-		"--leader-election-retry-period", "500ms",
+		// A crashed leader's Lease expires in 10 s rather than the default 15 s; the
+		// leader still has 8 s to renew, since the API server answers slowly while other
+		// test packages start hundreds of pods beside these tests (a leader that misses
+		// its renewal exits, and nothing restarts it here).
+		"--leader-election-lease-duration", "10s",
+		"--leader-election-renew-deadline", "8s",
+		"--leader-election-retry-period", "1s",
 	}
 }
 
