@@ -24,6 +24,9 @@ func main() {
 	// would be ignored: these handlers are what make it stop.
 	signals := make(chan os.Signal, 16)
 	signal.Notify(signals, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT)
+	// A child that exited before the handler was in sent its SIGCHLD to no one: collect
+	// those once, now that no later one can be missed.
+	reap()
 	for s := range signals {
 		if s != syscall.SIGCHLD {
 			os.Exit(0)
