@@ -26,6 +26,7 @@ func TestSyncLeavesForeignChassis(t *testing.T) {
 		"local host=host-local owner= remote= encaps=geneve/10.0.0.1/local/csum=true",
 		"taken-over host= owner=ovnk-agent remote= encaps=geneve/10.0.0.6/taken-over/csum=true")
 	z.checkDump(t, foreign)
+	z.awaitCache(t, true, "local", "by-hand", "taken-over")
 
 	// Only ours is wanted, and none of theirs is ours to delete.
 	res, err := z.syncOnce(t, []RemoteChassis{remote("node-f", "host-f", "10.0.0.7")})
@@ -96,6 +97,7 @@ func TestSyncLeavesForeignChassis(t *testing.T) {
 	z.sbctl(t, "chassis-del", "local")
 	z.sbctl(t, "chassis-del", "by-hand")
 	z.sbctl(t, "chassis-del", "taken-over")
+	z.awaitCache(t, false, "local", "by-hand", "taken-over")
 	res, err = z.syncOnce(t, desired)
 	if err != nil {
 		t.Fatalf("Sync after removing the foreign rows: %v", err)

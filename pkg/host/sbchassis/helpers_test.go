@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ovnk/ovnk/pkg/ovn/sbdb"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -110,6 +111,32 @@ func remote(name, hostname, ip string) RemoteChassis {
 		a = netip.MustParseAddr(ip)
 	}
 	return RemoteChassis{Name: name, Hostname: hostname, EncapIP: a}
+}
+
+// awaitCache waits until the Syncer's cache holds exactly the chassis named among its
+// rows (present) or none of them: rows another client (ovn-sbctl) changed reach it with
+// the monitor's next update, which may come after ovn-sbctl returns.
+func (z *zone) awaitCache(t *testing.T, present bool, names ...string) {
+	t.Helper()
+	err := testenv.Eventually(z.ctx, 10*time.Second, fmt.Sprintf("chassis %v present=%v in the Syncer's cache", names, present), func(ctx context.Context) error {
+		var chassis []sbdb.Chassis
+		if err := z.s.c.List(ctx, &chassis); err != nil {
+			return err
+		}
+		cached := 0
+		for _, ch := range chassis {
+			if slices.Contains(names, ch.Name) {
+				cached++
+			}
+		}
+		if want := map[bool]int{true: len(names), false: 0}[present]; cached != want {
+			return fmt.Errorf("%d of them cached", cached)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // syncOnce runs Sync and checks it sent exactly one transaction if it changed
