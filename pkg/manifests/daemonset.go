@@ -83,6 +83,17 @@ func (o AgentOptions) updateStrategy() appsv1.DaemonSetUpdateStrategy {
 	}
 }
 
+// hostDirVolume is the host's directory path as a volume, created if missing.
+func hostDirVolume(name, path string) corev1.Volume {
+	return corev1.Volume{
+		Name: name,
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: path,
+			Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+		}},
+	}
+}
+
 func (o AgentOptions) podSpec() corev1.PodSpec {
 	return corev1.PodSpec{
 		ServiceAccountName: AgentName,
@@ -95,45 +106,15 @@ func (o AgentOptions) podSpec() corev1.PodSpec {
 		// not-ready, unreachable).
 		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		Containers:  []corev1.Container{o.container()},
+		// The host's directories, created if missing, so the agent starts (and reports
+		// not ready, naming what is missing) before ovn-central or OVS has made its
+		// socket; the directories rather than the sockets, so a socket made later is seen.
 		Volumes: []corev1.Volume{
-			{
-				Name: nbSocketVolume,
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: o.NBSocketDir,
-					// Created if missing, so the agent starts (and reports not ready)
-					// before ovn-central has made its socket.
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-			},
-			{
-				Name: ovsRunVolume,
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: ovsRunDir,
-					// Likewise: the agent reports OVS missing rather than not starting.
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-			},
-			{
-				Name: cniBinVolume,
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: cniBinDir,
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-			},
-			{
-				Name: cniConfVolume,
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: cniConfDir,
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-			},
-			{
-				Name: cniSocketVolume,
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: cniSocketDir,
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-			},
+			hostDirVolume(nbSocketVolume, o.NBSocketDir),
+			hostDirVolume(ovsRunVolume, ovsRunDir),
+			hostDirVolume(cniBinVolume, cniBinDir),
+			hostDirVolume(cniConfVolume, cniConfDir),
+			hostDirVolume(cniSocketVolume, cniSocketDir),
 			{
 				Name: configVolume,
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
