@@ -280,3 +280,21 @@ func (s *Sandbox) client() (kubernetes.Interface, error) {
 	}
 	return client, nil
 }
+
+// AgentConfigFile is the agent's config file the sandbox installed (with Options.AgentArgs
+// and every RollOutAgent's settings), as `kubectl ovnk install --config` read it.
+func (s *Sandbox) AgentConfigFile() string { return filepath.Join(s.Dir, agentConfigFile) }
+
+// AgentLog returns the last lines of the log of node's agent, as `kubectl logs --tail`
+// does.
+func (s *Sandbox) AgentLog(ctx context.Context, node string, lines int64) (string, error) {
+	client, pod, err := s.agentPod(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	data, err := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{TailLines: &lines}).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("log of agent pod %s: %w", pod.Name, err)
+	}
+	return string(data), nil
+}

@@ -15,9 +15,9 @@ import (
 // source address a connection from the cluster arrives with.
 const (
 	underlayBridge = "br-underlay"
-	// underlayGateway is the underlay's own address on the bridge: every node's
+	// UnderlayGateway is the underlay's own address on the bridge: every node's
 	// default route.
-	underlayGateway = "172.18.0.1"
+	UnderlayGateway = "172.18.0.1"
 	underlayPrefix  = 16
 	// outsideGateway and outsideAddr are the two ends of the underlay's veth to the
 	// outside world.
@@ -65,7 +65,7 @@ func (s *Sandbox) createNetworks(ctx context.Context) error {
 	ul, out := s.Underlay, s.Outside
 	steps := [][]string{
 		{"ip", "-n", ul, "link", "add", underlayBridge, "type", "bridge"},
-		{"ip", "-n", ul, "addr", "add", underlayGateway + "/" + strconv.Itoa(underlayPrefix), "dev", underlayBridge},
+		{"ip", "-n", ul, "addr", "add", UnderlayGateway + "/" + strconv.Itoa(underlayPrefix), "dev", underlayBridge},
 		{"ip", "-n", ul, "link", "set", underlayBridge, "up"},
 		// The underlay's end is named after where it leads.
 		{"ip", "link", "add", "outside", "netns", ul, "type", "veth", "peer", "name", "eth0", "netns", out},
@@ -139,7 +139,7 @@ func (s *Sandbox) installHost(ctx context.Context, n Node, vsctl func(ctx contex
 		{"link", "set", GatewayBridge, "address", n.MAC},
 		{"addr", "add", n.Address, "dev", GatewayBridge},
 		{"link", "set", GatewayBridge, "up"},
-		{"route", "add", "default", "via", underlayGateway},
+		{"route", "add", "default", "via", UnderlayGateway},
 	} {
 		if _, err := run(ctx, nil, append([]string{"ip", "-n", n.Netns}, args...)...); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)

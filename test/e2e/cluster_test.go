@@ -1,182 +1,180 @@
-// Package e2e runs ovnk end to end on one machine: a real kube-apiserver, and for each
-// simulated node a real host — a network namespace with its own OVS, its own OVN zone
-// (NB, SB, northd, ovn-controller), exactly as each node of an OVN-Kubernetes
-// interconnect cluster is its own zone — and an ovnk-agent running inside it, which
-// programs the node and publishes the node's annotations itself.
+// Package e2e runs ovnk end to end on the real cluster of pkg/sandbox, one cluster per
+// test: etcd, kube-apiserver, the controller manager and the scheduler, and three nodes,
+// each a network namespace with its own OVS, its own OVN zone (NB, SB, northd,
+// ovn-controller) — as each node of an OVN-Kubernetes interconnect cluster is its own
+// zone — containerd and kubelet. The agents run as the DaemonSet's pods that `kubectl
+// ovnk install` created, publish their nodes' annotations themselves and wire the pods
+// the scheduler places with their CNI plugin.
 package e2e
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
-	"net/http"
+	"net/netip"
 	"os"
-	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/agent"
 	"github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/poll"
 	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/pkg/topology"
+	"github.com/ovnk/ovnk/test/sandboxtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
+// TestMain removes the binaries the tests built (testenv.Command) once they are done.
+func TestMain(m *testing.M) { os.Exit(testenv.BuildsMain(m)) }
 
-// leaseNamespace holds the agents' Lease.
-const leaseNamespace = "ovnk-system"
+// leaseNamespace holds the agents' Leases: the namespace they are installed in.
+const leaseNamespace = manifests.DefaultNamespace
 
-// agentBinary is cmd/ovnk-agent, built once per test binary.
-func agentBinary(t *testing.T) string { return testenv.Command(t, "ovnk-agent") }
-
-// node is a simulated node: its Node object, its host (namespace, OVS, zone) and its
-// agent.
+// node is a node of the test's cluster: its host in the sandbox, and its zone.
 type node struct {
-	name      string
-	hostOctet int
-	ns        *testenv.Netns
-	ovs       *testenv.OVS
-	nb        *testenv.NB
-	northd    *testenv.Northd
-	nbClient  client.Client
-	agent     *testenv.Process
-	// http is the agent's HTTP endpoint as the host reaches it, through the forwarder.
-	http string
-	// forwarder receives an error if the node's forwarder stops before the test ends.
-	forwarder chan error
-	restarts  int
+	name string
+	host sandbox.Node
+	// nb and northd are the zone's NB and the ovn-northd compiling it into the zone's
+	// SB, for ovn-nbctl and ovn-trace.
+	nb       *testenv.NB
+	northd   *testenv.Northd
+	nbClient client.Client
+	// stopped is set once stopNode has stopped the node.
+	stopped bool
 }
 
-// e2eCluster is the API server, the nodes and the agents' shared configuration.
+// e2eCluster is the test's sandbox, an admin client of its API server, its nodes and
+// the configuration every agent runs with.
 type e2eCluster struct {
-	t     *testing.T
-	kube  *testenv.Kube
-	c     ctrlclient.Client
-	nodes []*node
-	cfg   *config.Config // the configuration every agent runs with (but its node name)
-	// extraFlags are appended to the command line of agents started from now on.
-	extraFlags []string
-	// router is the underlay joining the nodes (underlay makes it).
-	router *testenv.Netns
-	// kubeconfig is the agents' kubeconfig (nodeKubeconfig writes it).
-	kubeconfig string
+	t       *testing.T
+	s       *sandbox.Sandbox
+	c       ctrlclient.Client
+	nodes   []*node
+	kubectl string
+	// cfg is the agents' configuration (but the node name), read from the config file
+	// the sandbox installed them with.
+	cfg *config.Config
 }
 
-func newCluster(t *testing.T, names ...string) *e2eCluster {
+// newCluster starts a sandbox for the test; agentArgs are agent settings beyond the
+// sandbox's, as --key=value. It returns once every node runs a ready agent pod and has
+// published what the test's expectations are compiled from.
+func newCluster(t *testing.T, agentArgs ...string) *e2eCluster {
 	t.Helper()
-	return newClusterWith(t, func(*e2eCluster) {}, names...)
-}
-
-// newClusterWith is newCluster with setup run before the nodes are added (to set
-// extraFlags).
-func newClusterWith(t *testing.T, setup func(*e2eCluster), names ...string) *e2eCluster {
-	t.Helper()
-	testenv.NeedRoot(t, "every node is a network namespace with its own OVS")
-	testenv.NeedBinaries(t, "go", "ip")
 	testenv.NeedOVN(t)
-	k := testenv.SharedKube(t)
+	ec := &e2eCluster{t: t, kubectl: testenv.KubeBinary(t, "kubectl")}
+	ec.s = sandboxtest.Start(t, agentArgs...)
+	rc, err := clientcmd.BuildConfigFromFlags("", ec.s.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
 	scheme, err := agent.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ctrlclient.New(k.RESTConfig, ctrlclient.Options{Scheme: scheme})
-	if err != nil {
+	if ec.c, err = ctrlclient.New(rc, ctrlclient.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-	ec := &e2eCluster{t: t, kube: k, c: c}
-	ctx := context.Background()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); ctrlclient.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
-	}
-	fs := pflag.NewFlagSet("e2e", pflag.ContinueOnError)
-	config.AddFlags(fs)
-	if err := fs.Parse(ec.flags("unused", "unix:/unused", "unix:/unused", "unix:/unused")); err != nil {
-		t.Fatal(err)
-	}
-	if ec.cfg, err = config.Load(fs, func(string) string { return "" }); err != nil {
-		t.Fatal(err)
-	}
-	setup(ec)
-	for i, name := range names {
-		ec.addNode(name, 2+i)
+	ec.loadConfig()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, h := range ec.s.Nodes {
+		zone := testenv.ZoneAt(t, h.NBEndpoint, h.SBEndpoint)
+		n := &node{name: h.Name, host: h, nb: zone.NB, northd: zone}
+		if n.nbClient, err = ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{h.NBEndpoint}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.nbClient.Close)
+		ec.nodes = append(ec.nodes, n)
+		ec.requirePublished(ctx, n)
 	}
 	return ec
 }
 
-// flags are the agent's command line inside its node; every agent shares all but
-// node and endpoints.
-func (ec *e2eCluster) flags(nodeName, nb, sb, ovs string) []string {
-	return []string{
-		"--config=", // no file: everything is on the command line
-		"--kubeconfig", ec.nodeKubeconfig(),
-		"--node-name", nodeName,
-		"--nb-address", nb,
-		"--sb-address", sb,
-		"--ovs-address", ovs,
-		"--gateway-bridge", gatewayBridge,
-		"--datapath-type", "netdev",
-		"--http-address", sandbox.NodeAgentHTTP,
-		// These nodes share the host's files (no kubelet, no mount namespace): the
-		// agent installs no CNI plugin on them, and serves its plans on a socket of its
-		// own.
-		"--cni-plugin=",
-		"--cni-socket", filepath.Join(filepath.Dir(ec.nodeKubeconfig()), "cni-"+nodeName+".sock"),
-		"--cluster-subnets", "10.244.0.0/16/24",
-		"--leader-election-namespace", leaseNamespace,
-		"--min-reconcile-interval", "50ms",
-		// A crashed leader's Lease expires in 10 s rather than the default 15 s; the
-		// leader still has 8 s to renew, since the API server answers slowly while other
-		// test packages start hundreds of pods beside these tests (a leader that misses
-		// its renewal exits, and nothing restarts it here).
-		"--leader-election-lease-duration", "10s",
-		"--leader-election-renew-deadline", "8s",
-		"--leader-election-retry-period", "1s",
+// loadConfig reads the agents' configuration from the sandbox's config file, as the
+// agents do, so the expectations are compiled with exactly their settings.
+func (ec *e2eCluster) loadConfig() {
+	fs := pflag.NewFlagSet("e2e", pflag.ContinueOnError)
+	config.AddFlags(fs)
+	if err := fs.Parse([]string{"--config", ec.s.AgentConfigFile(), "--node-name", "unused"}); err != nil {
+		ec.t.Fatal(err)
 	}
-}
-
-// addNode creates the bare Node object, makes the node's host (startHost) and starts
-// its agent, which publishes the node's chassis, gateway and interface addresses.
-func (ec *e2eCluster) addNode(name string, hostOctet int) *node {
-	t := ec.t
-	n := &node{name: name, hostOctet: hostOctet}
-	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := ec.c.Create(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ec.c.Delete(context.Background(), obj) })
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	ec.startHost(ctx, n)
 	var err error
-	if n.nbClient, err = ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{n.nb.Endpoint}}); err != nil {
-		t.Fatal(err)
+	if ec.cfg, err = config.Load(fs, func(string) string { return "" }); err != nil {
+		ec.t.Fatal(err)
 	}
-	t.Cleanup(n.nbClient.Close)
-	ec.nodes = append(ec.nodes, n)
-	ec.startAgent(n)
-	return n
 }
 
-// startAgent starts n's agent inside the node's namespace with the cluster's flags and
-// extraFlags; restarts keep the node's host and its HTTP address.
-func (ec *e2eCluster) startAgent(n *node) {
-	n.restarts++
-	argv := append([]string{"ip", "netns", "exec", n.ns.Name, agentBinary(ec.t), "run"},
-		ec.flags(n.name, n.nb.Endpoint, n.northd.SB.Endpoint, n.ovs.DB.Endpoint)...)
-	n.agent = testenv.StartProcess(ec.t, ec.t.TempDir(), fmt.Sprintf("agent-%s-%d", n.name, n.restarts), agentEnv(ec.t, n),
-		append(argv, ec.extraFlags...)...)
+// agentLog is the tail of n's agent log, for failure messages.
+func (ec *e2eCluster) agentLog(n *node) string {
+	if n.stopped {
+		return "(node " + n.name + " is stopped)"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := ec.s.AgentLog(ctx, n.name, 30)
+	if err != nil {
+		return fmt.Sprintf("(no agent log of %s: %v)", n.name, err)
+	}
+	return "--- agent log of " + n.name + ":\n" + out
+}
+
+// rollOut restarts n's agent with settings args added to the installed ones, as
+// docs/upgrade.md rolls a change out node by node; the other agents keep theirs.
+func (ec *e2eCluster) rollOut(ctx context.Context, n *node, args ...string) {
+	ec.t.Helper()
+	if err := ec.s.RollOutAgent(ctx, n.name, args...); err != nil {
+		ec.t.Fatalf("roll out %v to %s: %v\n%s", args, n.name, err, ec.agentLog(n))
+	}
+}
+
+// crashAgent kills n's agent with SIGKILL, as a crash would, and waits for kubelet to
+// have restarted it and for it to be ready.
+func (ec *e2eCluster) crashAgent(ctx context.Context, n *node) {
+	ec.t.Helper()
+	if err := ec.s.RestartAgent(ctx, n.name, syscall.SIGKILL); err != nil {
+		ec.t.Fatalf("crash the agent of %s: %v\n%s", n.name, err, ec.agentLog(n))
+	}
+}
+
+// stopNode stops n as a machine that fails: kubelet, its pods (its agent among them),
+// containerd, OVS and its zone. Its Node object stays.
+func (ec *e2eCluster) stopNode(ctx context.Context, n *node) {
+	ec.t.Helper()
+	if err := ec.s.StopNode(ctx, n.name); err != nil {
+		ec.t.Fatal(err)
+	}
+	n.stopped = true
+}
+
+// onNode runs argv on node n (sandbox.Sandbox.Command: OVS's and OVN's tools find the
+// node's servers) and returns its output.
+func (ec *e2eCluster) onNode(ctx context.Context, n *node, argv ...string) (string, error) {
+	cmd, err := ec.s.Command(ctx, sandbox.Target{Node: n.name}, argv...)
+	if err != nil {
+		return "", err
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("on %s: %s: %w\n%s", n.name, strings.Join(argv, " "), err, out)
+	}
+	return string(out), nil
 }
 
 func freeAddr(t *testing.T) string {
@@ -187,40 +185,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// waitReady waits until every agent answers /readyz and has published its node's
-// annotations as the test made the host.
-func (ec *e2eCluster) waitReady(ctx context.Context) {
-	ec.t.Helper()
-	for _, n := range ec.nodes {
-		err := testenv.Eventually(ctx, 60*time.Second, "agent "+n.name+" ready", func(ctx context.Context) error {
-			if done, err := n.agent.Exited(); done {
-				return fmt.Errorf("agent exited: %v\n%s", err, n.agent.LogTail(30))
-			}
-			select {
-			case err := <-n.forwarder:
-				n.forwarder <- err // for the next poll
-				return poll.Stop(err)
-			default:
-			}
-			resp, err := http.Get("http://" + n.http + "/readyz")
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				var b bytes.Buffer
-				_, _ = b.ReadFrom(resp.Body)
-				return fmt.Errorf("readyz: %s %s", resp.Status, b.String())
-			}
-			return nil
-		})
-		if err != nil {
-			ec.t.Fatalf("%v\n%s", err, n.agent.LogTail(30))
-		}
-		ec.requirePublished(ctx, n)
-	}
 }
 
 // expected compiles, from the objects in the API server, what each zone must hold.
@@ -253,11 +217,23 @@ func (n *node) actual(ctx context.Context) (string, error) {
 	return b.String(), err
 }
 
-// requireZonesMatch waits until every zone's NB holds exactly what the compiler says
-// for it, given the objects in the API server; check, when not nil, must hold too.
+// live are the nodes that have not been stopped.
+func (ec *e2eCluster) live() []*node {
+	var out []*node
+	for _, n := range ec.nodes {
+		if !n.stopped {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// requireZonesMatch waits until the zone of every node still running holds exactly
+// what the compiler says for it, given the objects in the API server; check, when not
+// nil, must hold too.
 func (ec *e2eCluster) requireZonesMatch(ctx context.Context, check func(node string, res *topology.Result) error) {
 	ec.t.Helper()
-	for _, n := range ec.nodes {
+	for _, n := range ec.live() {
 		var want, got string
 		err := testenv.Eventually(ctx, 60*time.Second, "zone "+n.name+" as compiled", func(ctx context.Context) error {
 			var res *topology.Result
@@ -279,7 +255,64 @@ func (ec *e2eCluster) requireZonesMatch(ctx context.Context, check func(node str
 			return nil
 		})
 		if err != nil {
-			ec.t.Fatalf("%v\n--- NB of %s:\n%s\n--- compiled:\n%s\n--- agent log:\n%s", err, n.name, got, want, n.agent.LogTail(30))
+			ec.t.Fatalf("%v\n--- NB of %s:\n%s\n--- compiled:\n%s\n%s", err, n.name, got, want, ec.agentLog(n))
 		}
+	}
+}
+
+// requirePublished waits until n's agent has published its chassis, gateway and
+// primary addresses, and fails unless they are what the sandbox's installer made the
+// host: the values the zones' expectations are compiled from.
+func (ec *e2eCluster) requirePublished(ctx context.Context, n *node) {
+	ec.t.Helper()
+	addr := netip.MustParsePrefix(n.host.Address)
+	want := cluster.Gateway{
+		Mode: cluster.GatewayModeShared, InterfaceID: sandbox.GatewayBridge + "_" + n.name,
+		MAC: n.host.MAC, IPs: []netip.Prefix{addr}, NextHops: []netip.Addr{netip.MustParseAddr(sandbox.UnderlayGateway)},
+		BridgeID: sandbox.GatewayBridge, NodePortEnable: true,
+	}
+	out, err := ec.onNode(ctx, n, "ovs-vsctl", "get", "Open_vSwitch", ".", "external_ids:system-id")
+	if err != nil {
+		ec.t.Fatal(err)
+	}
+	chassis := strings.Trim(strings.TrimSpace(out), `"`)
+	ref := cluster.ObjectRef{Kind: "Node", Name: n.name}
+	var last string
+	err = testenv.Eventually(ctx, 60*time.Second, "node "+n.name+"'s annotations", func(ctx context.Context) error {
+		var obj corev1.Node
+		if err := ec.c.Get(ctx, ctrlclient.ObjectKey{Name: n.name}, &obj); err != nil {
+			return err
+		}
+		a := obj.Annotations
+		last = fmt.Sprint(a)
+		for _, k := range []string{cluster.AnnotationNodeChassisID, cluster.AnnotationL3GatewayConfig, cluster.AnnotationNodePrimaryIfAddr} {
+			if a[k] == "" {
+				return fmt.Errorf("no %s yet", k)
+			}
+		}
+		var problems []string
+		if got := a[cluster.AnnotationNodeChassisID]; got != chassis {
+			problems = append(problems, fmt.Sprintf("chassis %q, want OVS's system-id %q", got, chassis))
+		}
+		gw, err := cluster.L3GatewayConfigCodec.Parse(ref, a[cluster.AnnotationL3GatewayConfig])
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else if !reflect.DeepEqual(gw, want) {
+			problems = append(problems, fmt.Sprintf("gateway %+v, want %+v", gw, want))
+		}
+		primary, err := cluster.PrimaryIfAddrCodec.Parse(ref, a[cluster.AnnotationNodePrimaryIfAddr])
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else if !reflect.DeepEqual(primary, want.IPs) {
+			problems = append(problems, fmt.Sprintf("primary addresses %v, want %v", primary, want.IPs))
+		}
+		if len(problems) > 0 {
+			// Published, and wrong: waiting will not fix it.
+			return poll.Stop(errors.New(strings.Join(problems, "; ")))
+		}
+		return nil
+	})
+	if err != nil {
+		ec.t.Fatalf("%v\nannotations: %s\n%s", err, last, ec.agentLog(n))
 	}
 }

@@ -62,10 +62,9 @@ func (ec *e2eCluster) nodeSlots(ctx context.Context) int {
 // transitive), every zone holds the same connect router, and disconnect removes it
 // everywhere.
 func TestConnectThroughKubectl(t *testing.T) {
-	ec := newCluster(t, "e2e-c1", "e2e-c2", "e2e-c3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	n1 := ec.nodes[0]
 	ec.create(ctx,
 		namespace("blue-c", map[string]string{"tenant": "blue-c"}),

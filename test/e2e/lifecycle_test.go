@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -25,10 +26,9 @@ import (
 // TestDeletingANetworkOrANode removes a network and then a node: exactly their rows
 // disappear from every remaining zone.
 func TestDeletingANetworkOrANode(t *testing.T) {
-	ec := newCluster(t, "e2e-d1", "e2e-d2", "e2e-d3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	blue := layer3CUDN("blue-d", "blue-d", "10.60.0.0/16")
 	green := layer2CUDN("green-d", "green-d", "10.61.0.0/16")
 	ec.create(ctx, namespace("blue-d", map[string]string{"tenant": "blue-d"}), namespace("green-d", map[string]string{"tenant": "green-d"}), blue, green)
@@ -56,11 +56,13 @@ func TestDeletingANetworkOrANode(t *testing.T) {
 		}
 	}
 
-	// A node leaves: its agent stops, its Node and pods go; the other zones drop its
-	// remote ports.
+	// A node leaves: the machine stops (kubelet, its pods and agent, OVS), its Node and
+	// pods are deleted; the other zones drop its remote ports.
 	leaving := ec.nodes[2]
-	leaving.agent.Stop()
-	if err := ec.c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "green-d", Name: "p-" + leaving.name}}); err != nil {
+	ec.stopNode(ctx, leaving)
+	// No kubelet is left to confirm a graceful deletion: delete at once, as the pod
+	// garbage collector does for a deleted node's pods.
+	if err := ec.c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "green-d", Name: "p-" + leaving.name}}, ctrlclient.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := ec.c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: leaving.name}}); err != nil {
@@ -100,20 +102,17 @@ func duplicateIdentities(ctx context.Context, n *node) (int, error) {
 	return dups, nil
 }
 
-// TestAgentKilledWhileApplyingConverges kills an agent with SIGKILL while it is writing a
-// large change, restarts it, and requires the zone to converge with no duplicate rows.
+// TestAgentKilledWhileApplyingConverges kills an agent's process with SIGKILL while it is
+// writing a large change; kubelet restarts its container, and the zone must converge
+// with no duplicate rows.
 func TestAgentKilledWhileApplyingConverges(t *testing.T) {
-	ec := newCluster(t, "e2e-k1", "e2e-k2")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	// The victim applies in transactions of at most 40 operations, so the change below
 	// takes many transactions and the kill lands between two of them.
 	victim := ec.nodes[0]
-	victim.agent.Stop()
-	ec.extraFlags = []string{"--nb-max-operations", "40"}
-	ec.startAgent(victim)
-	ec.waitReady(ctx)
+	ec.rollOut(ctx, victim, "--nb-max-operations=40")
 	for i := 0; i < 30; i++ {
 		ec.create(ctx, layer3CUDN(fmt.Sprintf("net-k%02d", i), fmt.Sprintf("none-%02d", i), fmt.Sprintf("10.%d.0.0/16", 100+i)))
 	}
@@ -131,12 +130,10 @@ func TestAgentKilledWhileApplyingConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	victim.agent.Kill()
 	if n := routers(ctx); n >= 62 {
-		t.Logf("the agent had finished (%d routers) before the kill landed", n)
+		t.Logf("the agent had finished (%d routers) before the kill", n)
 	}
-	ec.startAgent(victim)
-	ec.waitReady(ctx)
+	ec.crashAgent(ctx, victim)
 	ec.requireZonesMatch(ctx, nil)
 	for _, n := range ec.nodes {
 		dups, err := duplicateIdentities(ctx, n)
@@ -153,11 +150,8 @@ func TestAgentKilledWhileApplyingConverges(t *testing.T) {
 func (ec *e2eCluster) leaderOf(ctx context.Context) (*node, error) {
 	var leader *node
 	err := testenv.Eventually(ctx, 60*time.Second, "an elected agent", func(ctx context.Context) error {
-		for _, n := range ec.nodes {
-			if done, _ := n.agent.Exited(); done {
-				continue
-			}
-			resp, err := http.Get("http://" + n.http + "/metrics")
+		for _, n := range ec.live() {
+			resp, err := http.Get("http://" + n.host.HTTPAddress + "/metrics")
 			if err != nil {
 				continue
 			}
@@ -202,13 +196,12 @@ func (ec *e2eCluster) allocations(ctx context.Context) (map[string]string, error
 	return out, nil
 }
 
-// TestLeaderRestartKeepsEveryAllocation kills the elected agent: another takes over,
+// TestLeaderRestartKeepsEveryAllocation stops the elected agent's node: another takes over,
 // every allocation stays as it was, and new objects get fresh values.
 func TestLeaderRestartKeepsEveryAllocation(t *testing.T) {
-	ec := newCluster(t, "e2e-l1", "e2e-l2", "e2e-l3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	ec.create(ctx, namespace("green-l", map[string]string{"tenant": "green-l"}), layer2CUDN("green-l", "green-l", "10.70.0.0/16"))
 	for _, n := range ec.nodes {
 		ec.create(ctx, pod("green-l", "p-"+n.name, n.name))
@@ -225,8 +218,8 @@ func TestLeaderRestartKeepsEveryAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.agent.Kill() // a crash: the Lease is not released and must expire
-	ec.nodes = without(ec.nodes, old)
+	// Its machine fails: the Lease is not released and must expire.
+	ec.stopNode(ctx, old)
 	next, err := ec.leaderOf(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +227,7 @@ func TestLeaderRestartKeepsEveryAllocation(t *testing.T) {
 	if next == old {
 		t.Fatal("the killed agent is still the leader")
 	}
-	ec.create(ctx, pod("green-l", "late", ec.nodes[0].name))
+	ec.create(ctx, pod("green-l", "late", next.name))
 	late := ec.podIface(ctx, "green-l", "late", "green-l/green-l")
 	after, err := ec.allocations(ctx)
 	if err != nil {
@@ -250,24 +243,13 @@ func TestLeaderRestartKeepsEveryAllocation(t *testing.T) {
 	}
 }
 
-func without(nodes []*node, drop *node) []*node {
-	var out []*node
-	for _, n := range nodes {
-		if n != drop {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // TestBadNetworkIsReportedAndOthersWork creates a CUDN whose subnet overlaps the cluster
 // default network, then a good one: the bad one is refused in its status and a Warning
 // event, and the good one is programmed in every zone.
 func TestBadNetworkIsReportedAndOthersWork(t *testing.T) {
-	ec := newCluster(t, "e2e-b1", "e2e-b2")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	ec.create(ctx,
 		namespace("bad-b", map[string]string{"tenant": "bad-b"}),
 		namespace("good-b", map[string]string{"tenant": "good-b"}),

@@ -16,22 +16,20 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
 const primaryLabel = "k8s.ovn.org/primary-user-defined-network"
 
-// create creates objects and deletes them when the test ends: the tests share one API
-// server, and a network left behind would count in the next test's cluster-wide views
-// (`kubectl ovnk status` waits for every network).
+// create creates objects in the test's cluster (which goes away with the test).
 func (ec *e2eCluster) create(ctx context.Context, objs ...ctrlclient.Object) {
 	ec.t.Helper()
 	for _, o := range objs {
 		if err := ec.c.Create(ctx, o); err != nil {
 			ec.t.Fatalf("create %T %s: %v", o, o.GetName(), err)
 		}
-		ec.t.Cleanup(func() { _ = ctrlclient.IgnoreNotFound(ec.c.Delete(context.Background(), o)) })
 	}
 }
 
@@ -43,12 +41,8 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
 }
 
-func pod(ns, name, node string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}},
-	}
-}
+// pod is a pod of the test application the scheduler places on node.
+func pod(ns, name, node string) *corev1.Pod { return sandbox.TestPod(ns, name, node) }
 
 func layer3CUDN(name, selector, cidr string) *ovnkv1.ClusterUserDefinedNetwork {
 	return &ovnkv1.ClusterUserDefinedNetwork{
@@ -108,10 +102,9 @@ func allCompiled(networks ...string) func(string, *topology.Result) error {
 // what the compiler derives from the cluster's objects, keys to agree across zones, and
 // the allocations and status to be published.
 func TestNetworksProgrammedInEveryZone(t *testing.T) {
-	ec := newCluster(t, "e2e-a1", "e2e-a2", "e2e-a3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	ec.requireZonesMatch(ctx, allCompiled("default"))
 
 	ec.create(ctx,
@@ -212,10 +205,9 @@ func (ec *e2eCluster) podIface(ctx context.Context, ns, name, nad string) cluste
 // pod reaches its gateway and a pod of its network on the same node, and not a pod of
 // another network.
 func TestTraceOneZone(t *testing.T) {
-	ec := newCluster(t, "e2e-t1", "e2e-t2")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	n1 := ec.nodes[0]
 	ec.create(ctx,
 		namespace("blue-t", map[string]string{"tenant": "blue-t"}),

@@ -25,6 +25,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/sandbox"
+	"github.com/ovnk/ovnk/test/sandboxtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -38,24 +40,14 @@ type pluginRun struct {
 	err            error
 }
 
-// ovnk runs `kubectl ovnk args…` with the plugin on PATH, reading the zones' NBs through
-// a settings file, as the sandbox of `make demo` does. env adds to or overrides the
-// environment (e.g. another KUBECONFIG).
+// ovnk runs `kubectl ovnk args…` through the real kubectl, with the plugin on PATH,
+// reading the zones through the agent pods as on any cluster. env adds to or overrides
+// the environment (e.g. another KUBECONFIG). NO_COLOR is unset: output to a pipe must be
+// plain by itself.
 func (ec *e2eCluster) ovnk(ctx context.Context, env []string, args ...string) pluginRun {
 	ec.t.Helper()
-	settings := filepath.Join(ec.t.TempDir(), "ovnk.yaml")
-	var b strings.Builder
-	b.WriteString("nb-endpoints:\n")
-	for _, n := range ec.nodes {
-		fmt.Fprintf(&b, "  %s: %q\n", n.name, n.nb.Endpoint)
-	}
-	if err := os.WriteFile(settings, []byte(b.String()), 0o644); err != nil {
-		ec.t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, ec.kube.KubectlPath, append([]string{"ovnk"}, args...)...)
-	cmd.Env = append(append(append(os.Environ(), ec.kube.Env()...),
-		"PATH="+pluginBinDir(ec.t)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"OVNK_PLUGIN_CONFIG="+settings, "NO_COLOR="), env...)
+	cmd := exec.CommandContext(ctx, ec.kubectl, append([]string{"ovnk"}, args...)...)
+	cmd.Env = append(append(append(os.Environ(), sandboxtest.KubectlEnv(ec.t, ec.s)...), "NO_COLOR="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -128,10 +120,9 @@ func (ec *e2eCluster) connects(ctx context.Context) map[string]string {
 // created, listed in every output format, described and deleted; topology and routes show
 // what each zone's NB holds; and bad input is refused with one line, creating nothing.
 func TestPluginThroughKubectl(t *testing.T) {
-	ec := newCluster(t, "e2e-p1", "e2e-p2", "e2e-p3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	ec.create(ctx, namespace("plug-l3", nil), namespace("plug-l2", nil), namespace("plug-c3", nil), namespace("plug-c2", map[string]string{"plug": "c2"}))
 
 	networks := []struct {
@@ -206,10 +197,10 @@ func TestPluginThroughKubectl(t *testing.T) {
 		}{
 			{[]string{"net", ""}, []string{"create", "list", "describe", "delete"}},
 			{[]string{"network", "describe", "plug-"}, []string{"plug-c3", "plug-c2"}},
-			{[]string{"routes", "plug-c3", "--node", "e2e-p"}, []string{"e2e-p1", "e2e-p2", "e2e-p3"}},
+			{[]string{"routes", "plug-c3", "--node", "ovnk-node-"}, sandbox.NodeNames()},
 		} {
-			cmd := exec.CommandContext(ctx, ec.kube.KubectlPath, append([]string{"__complete", "ovnk"}, tc.words...)...)
-			cmd.Env = append(append(os.Environ(), ec.kube.Env()...), env...)
+			cmd := exec.CommandContext(ctx, ec.kubectl, append([]string{"__complete", "ovnk"}, tc.words...)...)
+			cmd.Env = append(append(os.Environ(), sandboxtest.KubectlEnv(t, ec.s)...), env...)
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("kubectl __complete ovnk %v: %v", tc.words, err)
@@ -231,7 +222,7 @@ func TestPluginThroughKubectl(t *testing.T) {
 	t.Run("describe", func(t *testing.T) {
 		for _, n := range networks {
 			out := ec.must(ctx, "network", "describe", n.name)
-			for _, want := range []string{n.ovnName, "3/3 ready", "e2e-p1", "e2e-p2", "e2e-p3"} {
+			for _, want := range append([]string{n.ovnName, "3/3 ready"}, sandbox.NodeNames()...) {
 				if !strings.Contains(out, want) {
 					t.Errorf("describe %s lacks %q:\n%s", n.name, want, out)
 				}
@@ -259,15 +250,16 @@ func TestPluginThroughKubectl(t *testing.T) {
 		ec.refused(ctx, nil, "10.141.0.0/24", "network", "create", "bad3", "--cluster", "--namespaces", "plug-c3", "--topology", "layer2", "--subnet", "10.141.0.0/16", "--subnet", "10.141.0.0/24")
 		ec.refused(ctx, nil, "no-such-ns", "network", "create", "bad4", "-n", "no-such-ns", "--topology", "layer2", "--subnet", "10.142.0.0/16")
 		ec.refused(ctx, nil, "nope", "network", "describe", "nope")
-		ec.refused(ctx, nil, "nope", "topology", "nope", "--node", "e2e-p1")
+		n1 := ec.nodes[0].name
+		ec.refused(ctx, nil, "nope", "topology", "nope", "--node", n1)
 		ec.refused(ctx, nil, "no-such-node", "routes", "plug-c3", "--node", "no-such-node")
-		// Without the NB endpoints the plugin reads zones through the agent pods; these
-		// agents run outside pods, which is what a node without the DaemonSet looks like.
-		noEndpoints := filepath.Join(t.TempDir(), "ovnk.yaml")
-		if err := os.WriteFile(noEndpoints, nil, 0o644); err != nil {
+		// Pointed at a namespace without agents, the plugin cannot reach the zones, and
+		// says where it looked.
+		noAgents := filepath.Join(t.TempDir(), "ovnk.yaml")
+		if err := os.WriteFile(noAgents, []byte("agent-namespace: no-agents\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ec.refused(ctx, []string{"OVNK_PLUGIN_CONFIG=" + noEndpoints}, "no ovnk agent pod on node e2e-p1", "topology", "--node", "e2e-p1")
+		ec.refused(ctx, []string{"OVNK_PLUGIN_CONFIG=" + noAgents}, "no ovnk agent pod on node "+n1+" in namespace no-agents", "topology", "--node", n1)
 		closed := filepath.Join(t.TempDir(), "kubeconfig")
 		kubeconfig := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://%s\"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: x}}]\ncurrent-context: c\n", freeAddr(t))
 		if err := os.WriteFile(closed, []byte(kubeconfig), 0o600); err != nil {
@@ -333,7 +325,7 @@ func TestPluginThroughKubectl(t *testing.T) {
 				return nil
 			})
 			if err != nil {
-				t.Errorf("%v\n%s", err, n.agent.LogTail(20))
+				t.Errorf("%v\n%s", err, ec.agentLog(n))
 			}
 		}
 	})

@@ -46,10 +46,9 @@ func zonesOf(p *trace.Path) []string {
 // verdict says why, a packet to the internet leaves through its node's gateway
 // router, and a saved trace replays without the cluster.
 func TestTraceAcrossZonesThroughKubectl(t *testing.T) {
-	ec := newCluster(t, "e2e-r1", "e2e-r2", "e2e-r3")
+	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	n1, n2, n3 := ec.nodes[0].name, ec.nodes[1].name, ec.nodes[2].name
 	ec.create(ctx,
 		namespace("l3-r", map[string]string{"tenant": "l3-r"}),

@@ -12,10 +12,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -47,12 +49,9 @@ const (
 // runs is never converted, and an agent killed halfway through a conversion converges.
 // At the end no zone holds an upgrade artifact, and reconciling again changes nothing.
 func TestLayer2RollingUpgrade(t *testing.T) {
-	ec := newClusterWith(t, func(ec *e2eCluster) {
-		ec.extraFlags = []string{"--layer2-topology", "v1"}
-	}, "e2e-u1", "e2e-u2", "e2e-u3")
+	ec := newCluster(t, "--layer2-topology="+config.Layer2TopologyV1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	ec.waitReady(ctx)
 	n1, n2, n3 := ec.nodes[0], ec.nodes[1], ec.nodes[2]
 	ec.create(ctx,
 		namespace(upgradeNS, map[string]string{"tenant": upgradeNS}),
@@ -62,7 +61,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 	u := &upgradeRun{ec: ec, pods: map[string]string{"a": n1.name, "b": n2.name, "c": n3.name}}
 	for name := range u.pods {
 		ec.podIface(ctx, upgradeNS, name, upgradeNAD)
-		u.markRunning(ctx, name)
+		u.waitRunning(ctx, name)
 	}
 	ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
 	u.check(ctx, "all legacy")
@@ -76,7 +75,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		u.waitUpgraded(ctx, n1)
 		// A pod started after the conversion is wired into the new topology.
 		u.addPod(ctx, "a2", n1)
-		u.check(ctx, "e2e-u1 upgraded")
+		u.check(ctx, n1.name+" upgraded")
 	}
 
 	{ // a node with a running Layer2 pod is not converted
@@ -104,13 +103,13 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		u.deletePod(ctx, "b")
 		u.waitUpgraded(ctx, n2)
 		u.addPod(ctx, "b2", n2)
-		u.check(ctx, "e2e-u1 and e2e-u2 upgraded")
+		u.check(ctx, n1.name+" and "+n2.name+" upgraded")
 	}
 
 	{ // an agent killed halfway through a conversion converges
 		u.deletePod(ctx, "c")
 		// Even with transactions this small, a conversion is one transaction.
-		u.restartOnV2(ctx, n3, []string{"--nb-max-operations", "4"})
+		u.restartOnV2(ctx, n3, []string{"--nb-max-operations=4"})
 		err := testenv.Eventually(ctx, 60*time.Second, "the conversion under way", func(ctx context.Context) error {
 			out, err := n3.nb.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router", "name="+upgradePrefix+"transit_router")
 			if err != nil || strings.TrimSpace(out) == "" {
@@ -121,7 +120,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n3.agent.Kill()
+		ec.crashAgent(ctx, n3)
 		ports, err := n3.nb.NBCtl(ctx, "--bare", "--columns=name", "list", "Logical_Router_Port")
 		if err != nil {
 			t.Fatal(err)
@@ -130,10 +129,10 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 			t.Errorf("the zone holds the legacy gateway port beside the transit router: the conversion was not one transaction:\n%s", ports)
 		}
 		if u.annotated(ctx, n3) {
-			// The kill landed after the last write: take the annotation back, which
-			// leaves the zone converted and the node not saying so, as a kill between
-			// the NB transaction and the annotation would.
-			t.Logf("the agent had finished the conversion before the kill landed; removing its annotation")
+			// The agent annotated the node (before the kill, or restarted since): take
+			// the annotation back, which leaves the zone converted and the node not
+			// saying so, as a kill between the NB transaction and the annotation would.
+			t.Logf("the node is annotated 2.0 already; removing its annotation")
 			patch := []byte(`{"metadata":{"annotations":{"` + cluster.AnnotationLayer2TopologyVersion + `":null}}}`)
 			if err := ec.c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n3.name}}, ctrlclient.RawPatch(types.MergePatchType, patch)); err != nil {
 				t.Fatal(err)
@@ -142,12 +141,9 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		// A pod that arrives meanwhile waits for the conversion to finish, then is wired.
 		ec.create(ctx, pod(upgradeNS, "c2", n3.name))
 		u.pods["c2"] = n3.name
-		ec.extraFlags = nil
-		ec.startAgent(n3)
-		ec.waitReady(ctx)
 		u.waitUpgraded(ctx, n3)
 		ec.podIface(ctx, upgradeNS, "c2", upgradeNAD)
-		u.markRunning(ctx, "c2")
+		u.waitRunning(ctx, "c2")
 		u.check(ctx, "all upgraded")
 	}
 
@@ -187,12 +183,26 @@ type upgradeRun struct {
 	pods map[string]string // pod name → node
 }
 
+// deletePod deletes a pod of the network and waits until its kubelet has stopped it
+// and it is gone, as `kubectl drain` waits for the node's pods.
 func (u *upgradeRun) deletePod(ctx context.Context, name string) {
 	u.ec.t.Helper()
 	p := pod(upgradeNS, name, u.pods[name])
-	// No kubelet confirms a graceful deletion here: delete at once, as a drain ends.
-	if err := u.ec.c.Delete(ctx, p, ctrlclient.GracePeriodSeconds(0)); err != nil {
+	if err := u.ec.c.Delete(ctx, p); err != nil {
 		u.ec.t.Fatalf("delete pod %s: %v", name, err)
+	}
+	err := testenv.Eventually(ctx, 2*time.Minute, "pod "+name+" gone", func(ctx context.Context) error {
+		err := u.ec.c.Get(ctx, ctrlclient.ObjectKeyFromObject(p), &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("still there")
+	})
+	if err != nil {
+		u.ec.t.Fatal(err)
 	}
 	delete(u.pods, name)
 }
@@ -202,31 +212,34 @@ func (u *upgradeRun) addPod(ctx context.Context, name string, n *node) {
 	u.ec.create(ctx, pod(upgradeNS, name, n.name))
 	u.pods[name] = n.name
 	u.ec.podIface(ctx, upgradeNS, name, upgradeNAD)
-	u.markRunning(ctx, name)
+	u.waitRunning(ctx, name)
 	u.ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
 }
 
-// markRunning sets a pod's phase to Running, as its kubelet would once it started: only
-// running pods hold a node on the legacy topology.
-func (u *upgradeRun) markRunning(ctx context.Context, name string) {
+// waitRunning waits until kubelet reports the pod Running: only running pods hold a
+// node on the legacy topology.
+func (u *upgradeRun) waitRunning(ctx context.Context, name string) {
 	u.ec.t.Helper()
-	var p corev1.Pod
-	if err := u.ec.c.Get(ctx, types.NamespacedName{Namespace: upgradeNS, Name: name}, &p); err != nil {
+	err := testenv.Eventually(ctx, 2*time.Minute, "pod "+name+" running", func(ctx context.Context) error {
+		var p corev1.Pod
+		if err := u.ec.c.Get(ctx, types.NamespacedName{Namespace: upgradeNS, Name: name}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	if err != nil {
 		u.ec.t.Fatal(err)
-	}
-	p.Status.Phase = corev1.PodRunning
-	if err := u.ec.c.Status().Update(ctx, &p); err != nil {
-		u.ec.t.Fatalf("mark pod %s running: %v", name, err)
 	}
 }
 
-// restartOnV2 replaces a node's agent by one running the transit-router topology.
+// restartOnV2 rolls the transit-router topology out to a node's agent, with flags
+// besides.
 func (u *upgradeRun) restartOnV2(ctx context.Context, n *node, flags []string) {
 	u.ec.t.Helper()
-	n.agent.Stop()
-	u.ec.extraFlags = flags
-	u.ec.startAgent(n)
-	u.ec.waitReady(ctx)
+	u.ec.rollOut(ctx, n, append([]string{"--layer2-topology=" + config.Layer2TopologyV2}, flags...)...)
 }
 
 func (u *upgradeRun) annotated(ctx context.Context, n *node) bool {
@@ -246,7 +259,7 @@ func (u *upgradeRun) waitUpgraded(ctx context.Context, n *node) {
 		return nil
 	})
 	if err != nil {
-		u.ec.t.Fatalf("%v\n%s", err, n.agent.LogTail(30))
+		u.ec.t.Fatalf("%v\n%s", err, u.ec.agentLog(n))
 	}
 	u.ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
 }
@@ -269,7 +282,7 @@ func (u *upgradeRun) waitPhase(ctx context.Context, n *node, want l2upgrade.Phas
 		return nil
 	})
 	if err != nil {
-		u.ec.t.Fatalf("%v\n%s", err, n.agent.LogTail(30))
+		u.ec.t.Fatalf("%v\n%s", err, u.ec.agentLog(n))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/sandbox"
+	"github.com/ovnk/ovnk/test/sandboxtest"
 )
 
 // The benchmarks here time what a user waits for on real hosts, each run once per
@@ -24,11 +25,11 @@ import (
 // checks it and changes nothing: the warm start of a second `make demo`. Tearing down
 // is not timed.
 func BenchmarkSandboxUp(b *testing.B) {
-	opts := sandboxOptions(b)
+	opts := sandboxtest.Options(b)
 	var total, again time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		opts.Dir = sandboxDir(b)
+		opts.Dir = sandboxtest.Dir(b)
 		var progress bytes.Buffer
 		opts.Progress = &progress
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -43,7 +44,7 @@ func BenchmarkSandboxUp(b *testing.B) {
 			again += time.Since(begin)
 		}
 		cancel()
-		downSandbox(b, opts.Dir)
+		sandboxtest.Down(b, opts.Dir)
 		if err != nil {
 			b.Fatalf("sandbox up: %v\n%s", err, progress.String())
 		}

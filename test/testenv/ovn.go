@@ -102,10 +102,24 @@ func (nb *NB) NBCtl(ctx context.Context, args ...string) (string, error) {
 
 // Northd is ovn-northd compiling a Northbound database into its own Southbound one.
 type Northd struct {
-	NB      *NB
-	SB      *DB
+	NB *NB
+	SB *DB
+	// Process is the ovn-northd the test started; nil for ZoneAt's.
 	Process *Process
 	dir     string
+}
+
+// ZoneAt is a zone whose servers the test did not start (a sandbox node's): its NB and
+// SB at their endpoints, and the ovn-northd already running between them. The tools
+// run against it keep their files in a directory of the test's.
+func ZoneAt(t testing.TB, nbEndpoint, sbEndpoint string) *Northd {
+	t.Helper()
+	root := NeedOVN(t)
+	dir := t.TempDir()
+	db := func(endpoint string) *DB {
+		return &DB{Dir: dir, Socket: strings.TrimPrefix(endpoint, "unix:"), Endpoint: endpoint, root: root}
+	}
+	return &Northd{NB: &NB{db(nbEndpoint)}, SB: db(sbEndpoint), dir: dir}
 }
 
 // StartNorthd starts a Southbound ovsdb-server and ovn-northd between it and nb.
@@ -138,8 +152,10 @@ func StartNorthd(t testing.TB, nb *NB) *Northd {
 
 // Sync waits until northd has compiled everything written to the NB so far into the SB.
 func (n *Northd) Sync(ctx context.Context) error {
-	if done, err := n.Process.Exited(); done {
-		return fmt.Errorf("ovn-northd exited: %v", err)
+	if n.Process != nil {
+		if done, err := n.Process.Exited(); done {
+			return fmt.Errorf("ovn-northd exited: %v", err)
+		}
 	}
 	_, err := n.NB.NBCtl(ctx, "--wait=sb", "--timeout="+deadlineSeconds(ctx), "sync")
 	return err
