@@ -37,7 +37,7 @@ const agentConfigFile = "agent.conf"
 func agentConfig(args []string) (string, error) {
 	keys := []string{"api-server", "datapath-type", "gateway-bridge", "cluster-subnets"}
 	values := map[string]string{
-		"api-server":      "https://" + NodeAPIServer,
+		"api-server":      "https://" + nodeAPIServer,
 		"datapath-type":   "netdev",
 		"gateway-bridge":  GatewayBridge,
 		"cluster-subnets": clusterSubnets(),

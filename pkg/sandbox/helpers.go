@@ -42,8 +42,8 @@ func (s *Sandbox) forwards() []Forward {
 	var out []Forward
 	for _, n := range s.Nodes {
 		out = append(out,
-			Forward{ListenNetns: n.Netns, Listen: NodeAPIServer, Dial: api},
-			Forward{Listen: n.HTTPAddress, DialNetns: n.Netns, Dial: NodeAgentHTTP})
+			Forward{ListenNetns: n.Netns, Listen: nodeAPIServer, Dial: api},
+			Forward{Listen: n.HTTPAddress, DialNetns: n.Netns, Dial: nodeAgentHTTP})
 	}
 	return out
 }

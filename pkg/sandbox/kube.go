@@ -105,7 +105,7 @@ func (s *Sandbox) startAPIServer(ctx context.Context, path string) error {
 		if err := os.MkdirAll(s.nodeDir(n), 0o755); err != nil {
 			return fmt.Errorf("create directory of node %s: %w", n.Name, err)
 		}
-		if err := certs.WriteKubeconfig(n.Kubeconfig, "https://"+NodeAPIServer, controlPlaneName); err != nil {
+		if err := certs.WriteKubeconfig(n.Kubeconfig, "https://"+nodeAPIServer, controlPlaneName); err != nil {
 			return err
 		}
 	}

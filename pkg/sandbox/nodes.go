@@ -19,11 +19,10 @@ func clusterSubnets() string {
 
 // Inside a node's namespace, the API server and the agent's HTTP endpoint are on the
 // node's own loopback, at the addresses a node of a real cluster would use; the
-// forwarder joins them to the host's loopback (tests that build nodes of their own
-// use the same).
+// forwarder joins them to the host's loopback.
 const (
-	NodeAPIServer  = "127.0.0.1:6443"
-	NodeAgentHTTP  = "127.0.0.1:9476"
+	nodeAPIServer  = "127.0.0.1:6443"
+	nodeAgentHTTP  = "127.0.0.1:9476"
 	nodeKubeconfig = "kubeconfig"
 )
 
