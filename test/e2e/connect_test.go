@@ -13,6 +13,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -77,7 +78,7 @@ func TestConnectThroughKubectl(t *testing.T) {
 		pod("blue-c", "a2", ec.nodes[1].name), pod("green-c", "b2", ec.nodes[2].name),
 	)
 	nets := []string{"cluster_udn_blue-c", "cluster_udn_green-c", "cluster_udn_red-c"}
-	ec.requireZonesMatch(ctx, allCompiled(nets...))
+	ec.requireZonesMatch(ctx, ec.allCompiled(nets...))
 	a := ec.podIface(ctx, "blue-c", "a", "blue-c/blue-c")
 	b := ec.podIface(ctx, "green-c", "b", "green-c/green-c")
 	r := ec.podIface(ctx, "red-c", "r", "red-c/red-c")
@@ -86,9 +87,13 @@ func TestConnectThroughKubectl(t *testing.T) {
 	northd := n1.northd
 
 	sw := "cluster_udn_blue.c_" + n1.name
-	portA, portB, portR := "blue.c.blue.c_blue-c_a", "green.c.green.c_green-c_b", "red.c.red.c_red-c_r"
+	portA, portB := "blue.c.blue.c_blue-c_a", "green.c.green.c_green-c_b"
 	gwMAC := macOf(a.Gateways[0].String())
-	reaches := func(dst, port string) (bool, string) {
+	// A packet blue's routers have no route for leaves the cluster through the node's
+	// gateway, as to any address outside blue.
+	uplink := "cluster_udn_blue.c_" + sandbox.GatewayBridge + "_" + n1.name
+	// lands says which port a ping from blue's pod a to dst leaves through last.
+	lands := func(dst string) (string, string) {
 		t.Helper()
 		flow := fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && ip4.src == %s && ip4.dst == %s && ip.ttl == 64 && icmp4.type == 8`,
 			portA, a.MAC, gwMAC, a.IPs[0].Addr(), dst)
@@ -96,14 +101,14 @@ func TestConnectThroughKubectl(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res.FinalPort() == port, res.Output
+		return res.FinalPort(), res.Output
 	}
-	if ok, out := reaches(b.IPs[0].Addr().String(), portB); ok {
-		t.Fatalf("blue reached green before any connect:\n%s", out)
+	if port, out := lands(b.IPs[0].Addr().String()); port != uplink {
+		t.Fatalf("blue's packet to green before any connect left through %q, want %s:\n%s", port, uplink, out)
 	}
 
 	ec.must(ctx, "connect", "blue-c", "green-c", "--name", "bg", "--subnet", "192.168.0.0/16", "--network-prefix", "24")
-	ec.requireZonesMatch(ctx, allCompiled(nets...))
+	ec.requireZonesMatch(ctx, ec.allCompiled(nets...))
 	var first map[string]string
 	for _, n := range ec.nodes {
 		err := testenv.Eventually(ctx, 60*time.Second, "connect router in zone "+n.name, func(ctx context.Context) error {
@@ -129,11 +134,11 @@ func TestConnectThroughKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ok, out := reaches(b.IPs[0].Addr().String(), portB); !ok {
-		t.Errorf("blue does not reach green after connect:\n%s", out)
+	if port, out := lands(b.IPs[0].Addr().String()); port != portB {
+		t.Errorf("blue's packet to green after connect left through %q, want %s:\n%s", port, portB, out)
 	}
-	if ok, out := reaches(r.IPs[0].Addr().String(), portR); ok {
-		t.Errorf("blue reached red, which is in no connect with it:\n%s", out)
+	if port, out := lands(r.IPs[0].Addr().String()); port != uplink {
+		t.Errorf("blue's packet to red, which is in no connect with it, left through %q, want %s:\n%s", port, uplink, out)
 	}
 	listed := ec.must(ctx, "connections")
 	if !strings.Contains(listed, "bg") {
@@ -142,9 +147,9 @@ func TestConnectThroughKubectl(t *testing.T) {
 
 	// A second connect of green with red: blue still does not reach red through green.
 	ec.must(ctx, "connect", "green-c", "red-c", "--name", "gr", "--subnet", "192.169.0.0/16", "--network-prefix", "24")
-	ec.requireZonesMatch(ctx, allCompiled(nets...))
-	if ok, out := reaches(r.IPs[0].Addr().String(), portR); ok {
-		t.Errorf("blue reached red through green (connectivity must not be transitive):\n%s", out)
+	ec.requireZonesMatch(ctx, ec.allCompiled(nets...))
+	if port, out := lands(r.IPs[0].Addr().String()); port != uplink {
+		t.Errorf("blue's packet to red left through %q, want %s (connectivity must not be transitive):\n%s", port, uplink, out)
 	}
 	describe := ec.must(ctx, "connections", "describe", "gr")
 	if !strings.Contains(describe, "green-c") || !strings.Contains(describe, "red-c") {
@@ -185,7 +190,7 @@ func TestConnectThroughKubectl(t *testing.T) {
 	}
 
 	ec.must(ctx, "disconnect", "bg")
-	ec.requireZonesMatch(ctx, allCompiled(nets...))
+	ec.requireZonesMatch(ctx, ec.allCompiled(nets...))
 	for _, n := range ec.nodes {
 		err := testenv.Eventually(ctx, 60*time.Second, "connect router gone from zone "+n.name, func(ctx context.Context) error {
 			if _, ok, err := connectRouterKeys(ctx, n, "bg"); err != nil || ok {
@@ -197,7 +202,7 @@ func TestConnectThroughKubectl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ok, out := reaches(b.IPs[0].Addr().String(), portB); ok {
-		t.Errorf("blue still reaches green after disconnect:\n%s", out)
+	if port, out := lands(b.IPs[0].Addr().String()); port != uplink {
+		t.Errorf("blue's packet to green after disconnect left through %q, want %s:\n%s", port, uplink, out)
 	}
 }

@@ -35,7 +35,7 @@ func TestDeletingANetworkOrANode(t *testing.T) {
 	for _, n := range ec.nodes {
 		ec.create(ctx, pod("green-d", "p-"+n.name, n.name))
 	}
-	ec.requireZonesMatch(ctx, allCompiled("cluster_udn_blue-d", "cluster_udn_green-d"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("cluster_udn_blue-d", "cluster_udn_green-d"))
 
 	if err := ec.c.Delete(ctx, blue); err != nil {
 		t.Fatal(err)
@@ -113,9 +113,19 @@ func TestAgentKilledWhileApplyingConverges(t *testing.T) {
 	// takes many transactions and the kill lands between two of them.
 	victim := ec.nodes[0]
 	ec.rollOut(ctx, victim, "--nb-max-operations=40")
-	for i := 0; i < 30; i++ {
-		ec.create(ctx, layer3CUDN(fmt.Sprintf("net-k%02d", i), fmt.Sprintf("none-%02d", i), fmt.Sprintf("10.%d.0.0/16", 100+i)))
-	}
+	// The networks are created while the test watches the victim's NB, so the kill
+	// lands while the change is still arriving.
+	created := make(chan error, 1)
+	go func() {
+		for i := 0; i < 30; i++ {
+			cudn := layer3CUDN(fmt.Sprintf("net-k%02d", i), fmt.Sprintf("none-%02d", i), fmt.Sprintf("10.%d.0.0/16", 100+i))
+			if err := ec.c.Create(ctx, cudn); err != nil {
+				created <- fmt.Errorf("create %s: %w", cudn.Name, err)
+				return
+			}
+		}
+		created <- nil
+	}()
 	routers := func(ctx context.Context) int {
 		out, _ := victim.nb.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router")
 		return len(strings.Fields(out))
@@ -130,10 +140,14 @@ func TestAgentKilledWhileApplyingConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := routers(ctx); n >= 62 {
-		t.Logf("the agent had finished (%d routers) before the kill", n)
-	}
+	before := routers(ctx)
 	ec.crashAgent(ctx, victim)
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if before >= 62 {
+		t.Fatalf("the agent had written all %d routers before the kill: nothing was cut short", before)
+	}
 	ec.requireZonesMatch(ctx, nil)
 	for _, n := range ec.nodes {
 		dups, err := duplicateIdentities(ctx, n)
@@ -209,7 +223,7 @@ func TestLeaderRestartKeepsEveryAllocation(t *testing.T) {
 	for _, n := range ec.nodes {
 		ec.podIface(ctx, "green-l", "p-"+n.name, "green-l/green-l")
 	}
-	ec.requireZonesMatch(ctx, allCompiled("cluster_udn_green-l"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("cluster_udn_green-l"))
 	before, err := ec.allocations(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +270,7 @@ func TestBadNetworkIsReportedAndOthersWork(t *testing.T) {
 		layer3CUDN("bad-b", "bad-b", "10.244.128.0/17"),
 	)
 	ec.create(ctx, layer3CUDN("good-b", "good-b", "10.80.0.0/16"), pod("good-b", "p", ec.nodes[0].name))
-	ec.requireZonesMatch(ctx, allCompiled("cluster_udn_good-b"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("cluster_udn_good-b"))
 
 	err := testenv.Eventually(ctx, 60*time.Second, "the bad network's status and event", func(ctx context.Context) error {
 		var cudn ovnkv1.ClusterUserDefinedNetwork

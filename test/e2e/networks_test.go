@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -77,12 +79,15 @@ func layer2UDN(ns, name, cidr string) *ovnkv1.UserDefinedNetwork {
 	}
 }
 
-// allCompiled requires every network to compile in the zone and every pod of it to have
-// its port.
-func allCompiled(networks ...string) func(string, *topology.Result) error {
+// allCompiled requires every network to compile in the zone, and every pod running on
+// the zone's node to have its addresses and, for each network it is on, its port.
+func (ec *e2eCluster) allCompiled(networks ...string) func(string, *topology.Result) error {
 	return func(node string, res *topology.Result) error {
 		for name, err := range res.NotCompiled {
 			return fmt.Errorf("zone %s: network %s not compiled: %v", node, name, err)
+		}
+		for ref, err := range res.Pods {
+			return fmt.Errorf("zone %s: pod %s has no port: %v", node, ref, err)
 		}
 		have := map[string]bool{}
 		for _, r := range res.Rows.Routers {
@@ -93,8 +98,43 @@ func allCompiled(networks ...string) func(string, *topology.Result) error {
 				return fmt.Errorf("zone %s: network %s has no rows yet", node, n)
 			}
 		}
-		return nil
+		return ec.podsHavePorts(node, res)
 	}
+}
+
+// podsHavePorts requires every pod the scheduler placed on node, but those in the
+// host's network, to have been allocated its addresses and to have a port in the
+// compiled rows for each network the allocation names (PodPortName's names, from the
+// attachment names it is keyed by).
+func (ec *e2eCluster) podsHavePorts(node string, res *topology.Result) error {
+	var pods corev1.PodList
+	if err := ec.c.List(context.Background(), &pods); err != nil {
+		return err
+	}
+	ports := map[string]bool{}
+	for _, p := range res.Rows.SwitchPorts {
+		ports[p.Name] = true
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != node || p.Spec.HostNetwork || p.DeletionTimestamp != nil {
+			continue
+		}
+		ref := p.Namespace + "/" + p.Name
+		nets, ok, err := cluster.PodNetworksCodec.Lookup(cluster.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, p.Annotations)
+		if err != nil || !ok {
+			return fmt.Errorf("pod %s: no addresses yet (%v)", ref, err)
+		}
+		for nad := range nets {
+			name := p.Namespace + "_" + p.Name
+			if nad != cluster.DefaultNetworkName {
+				name = cluster.OVNPrefix(nad) + name
+			}
+			if !ports[name] {
+				return fmt.Errorf("zone %s: pod %s has no port %s on %s", node, ref, name, nad)
+			}
+		}
+	}
+	return nil
 }
 
 // TestNetworksProgrammedInEveryZone creates a Layer3 CUDN, a Layer2 CUDN and a
@@ -105,7 +145,7 @@ func TestNetworksProgrammedInEveryZone(t *testing.T) {
 	ec := newCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ec.requireZonesMatch(ctx, allCompiled("default"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("default"))
 
 	ec.create(ctx,
 		namespace("blue-a", map[string]string{"tenant": "blue-a"}),
@@ -118,26 +158,28 @@ func TestNetworksProgrammedInEveryZone(t *testing.T) {
 	for _, n := range ec.nodes {
 		ec.create(ctx, pod("blue-a", "web-"+n.name, n.name), pod("green-a", "db-"+n.name, n.name), pod("solo-a", "app-"+n.name, n.name))
 	}
-	ec.requireZonesMatch(ctx, allCompiled("default", "cluster_udn_blue-a", "cluster_udn_green-a", "solo-a_net"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("default", "cluster_udn_blue-a", "cluster_udn_green-a", "solo-a_net"))
 
-	// Every zone gives the Layer2 networks' transit routers the same keys.
+	// Every zone has the Layer2 networks' transit routers, with the same keys.
 	for _, tr := range []string{"cluster_udn_green.a_transit_router", "solo.a_net_transit_router"} {
-		key := ""
+		keys := map[string]string{} // node → the router's key there
 		for _, n := range ec.nodes {
 			s, err := ovn.OwnedSnapshot(ctx, n.nbClient)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range s.Routers {
-				if r.Name != tr {
-					continue
-				}
-				if key == "" {
-					key = r.Options["requested-tnl-key"]
-				}
-				if r.Options["requested-tnl-key"] != key || key == "" {
-					t.Errorf("zone %s: %s key %q, other zones %q", n.name, tr, r.Options["requested-tnl-key"], key)
-				}
+			i := slices.IndexFunc(s.Routers, func(r *nbdb.LogicalRouter) bool { return r.Name == tr })
+			if i < 0 {
+				t.Errorf("zone %s has no %s", n.name, tr)
+				continue
+			}
+			keys[n.name] = s.Routers[i].Options["requested-tnl-key"]
+		}
+		first := keys[ec.nodes[0].name]
+		for node, key := range keys {
+			if key == "" || key != first {
+				t.Errorf("%s's key in each zone: %v; want one key, the same everywhere (zone %s)", tr, keys, node)
+				break
 			}
 		}
 	}
@@ -216,7 +258,7 @@ func TestTraceOneZone(t *testing.T) {
 		layer3CUDN("green-t", "green-t", "10.41.0.0/16"),
 		pod("blue-t", "a", n1.name), pod("blue-t", "b", n1.name), pod("green-t", "c", n1.name),
 	)
-	ec.requireZonesMatch(ctx, allCompiled("cluster_udn_blue-t", "cluster_udn_green-t"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("cluster_udn_blue-t", "cluster_udn_green-t"))
 	a := ec.podIface(ctx, "blue-t", "a", "blue-t/blue-t")
 	b := ec.podIface(ctx, "blue-t", "b", "blue-t/blue-t")
 	c := ec.podIface(ctx, "green-t", "c", "green-t/green-t")
@@ -246,6 +288,9 @@ func TestTraceOneZone(t *testing.T) {
 	if res.FinalPort() != "blue.t.blue.t_blue-t_b" {
 		t.Errorf("pod a did not reach pod b of its network on the same node (final port %q):\n%s", res.FinalPort(), res.Output)
 	}
+	// Blue's routers know no route to green's subnet: the packet leaves the cluster
+	// through the node's gateway, as any address outside blue would, and never enters
+	// green.
 	res, err = northd.Trace(ctx, sw, ping(c.IPs[0].Addr().String()))
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +299,9 @@ func TestTraceOneZone(t *testing.T) {
 		if strings.Contains(p, "green") {
 			t.Errorf("pod a reached the other network's port %s:\n%s", p, res.Output)
 		}
+	}
+	if uplink := "cluster_udn_blue.t_" + sandbox.GatewayBridge + "_" + n1.name; res.FinalPort() != uplink {
+		t.Errorf("pod a's packet to green's pod c left through %q, want the node's gateway %s:\n%s", res.FinalPort(), uplink, res.Output)
 	}
 }
 

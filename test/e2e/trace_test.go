@@ -66,7 +66,7 @@ func TestTraceAcrossZonesThroughKubectl(t *testing.T) {
 	ec.podIface(ctx, "l2-r", "a", "l2-r/l2-r")
 	ec.podIface(ctx, "l2-r", "b", "l2-r/l2-r")
 	c := ec.podIface(ctx, "iso-r", "c", "iso-r/iso-r")
-	ec.requireZonesMatch(ctx, allCompiled("cluster_udn_l3-r", "cluster_udn_l2-r", "cluster_udn_iso-r"))
+	ec.requireZonesMatch(ctx, ec.allCompiled("cluster_udn_l3-r", "cluster_udn_l2-r", "cluster_udn_iso-r"))
 
 	t.Run("layer3 pod to a remote pod and back", func(t *testing.T) {
 		res := ec.traceJSON(ctx, "l3-r/a", "l3-r/b")

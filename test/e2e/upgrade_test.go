@@ -63,7 +63,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		ec.podIface(ctx, upgradeNS, name, upgradeNAD)
 		u.waitRunning(ctx, name)
 	}
-	ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
+	ec.requireZonesMatch(ctx, ec.allCompiled(upgradeNetwork))
 	u.check(ctx, "all legacy")
 	if r := u.status(ctx); r.Upgraded != 0 || !strings.Contains(strings.Join(r.Next, "\n"), "roll out the new agent on node "+n1.name) {
 		t.Errorf("upgrade-status before the upgrade: %+v", r)
@@ -88,7 +88,7 @@ func TestLayer2RollingUpgrade(t *testing.T) {
 		if v, ok := node.Annotations[cluster.AnnotationLayer2TopologyVersion]; ok {
 			t.Errorf("node %s was annotated %q while pod %s/b runs on it", n2.name, v, upgradeNS)
 		}
-		ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork)) // still the legacy zone
+		ec.requireZonesMatch(ctx, ec.allCompiled(upgradeNetwork)) // still the legacy zone
 		r := u.status(ctx)
 		if got := r.Nodes[1]; got.Phase != l2upgrade.PhaseBlocked || !slices.Equal(got.Blocking, []string{upgradeNS + "/b"}) {
 			t.Errorf("upgrade-status shows %s as %+v, want blocked by %s/b", n2.name, got, upgradeNS)
@@ -213,7 +213,7 @@ func (u *upgradeRun) addPod(ctx context.Context, name string, n *node) {
 	u.pods[name] = n.name
 	u.ec.podIface(ctx, upgradeNS, name, upgradeNAD)
 	u.waitRunning(ctx, name)
-	u.ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
+	u.ec.requireZonesMatch(ctx, u.ec.allCompiled(upgradeNetwork))
 }
 
 // waitRunning waits until kubelet reports the pod Running: only running pods hold a
@@ -261,7 +261,7 @@ func (u *upgradeRun) waitUpgraded(ctx context.Context, n *node) {
 	if err != nil {
 		u.ec.t.Fatalf("%v\n%s", err, u.ec.agentLog(n))
 	}
-	u.ec.requireZonesMatch(ctx, allCompiled(upgradeNetwork))
+	u.ec.requireZonesMatch(ctx, u.ec.allCompiled(upgradeNetwork))
 }
 
 // waitPhase waits until the node's agent reports the phase in its heartbeat.
