@@ -1,7 +1,8 @@
 // Package packets holds kubectl ovnk and the agents to what real packets do, on the
-// sandbox of `make demo` (pkg/sandbox): three nodes, each a network namespace with its
-// own OVS (userspace datapath), NB, SB, northd, ovn-controller and agent, an underlay
-// router and an outside host; pods are network namespaces the sandbox wires to br-int.
+// cluster of `make demo` (pkg/sandbox): three kubelet nodes, each a network namespace
+// with its own OVS (userspace datapath), NB, SB, northd, ovn-controller, containerd and
+// the agent's DaemonSet pod, an underlay router and an outside host; pods are real pods
+// of the test application, wired by ovnk-cni.
 package packets_test
 
 import (
