@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,9 +9,8 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli"
 	"github.com/ovnk/ovnk/pkg/cli/docgen"
+	"github.com/ovnk/ovnk/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/reference from the command tree")
 
 const referenceDir = "../../docs/reference"
 
@@ -24,7 +22,7 @@ func TestReferenceIsCurrent(t *testing.T) {
 	t.Setenv("KUBECACHEDIR", "")
 	t.Setenv("HOME", "/home/reference")
 	root := cli.NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
-	if *update {
+	if golden.Updating() {
 		if err := docgen.Write(root, referenceDir); err != nil {
 			t.Fatal(err)
 		}

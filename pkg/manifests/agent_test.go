@@ -2,9 +2,7 @@ package manifests_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -19,9 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ovnk/ovnk/pkg/manifests"
+	"github.com/ovnk/ovnk/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/agent.yaml from the current output (review the diff before committing)")
 
 // goldenOptions are the defaults with the version pinned: an untagged build's.
 var goldenOptions = manifests.AgentOptions{Version: "(devel)"}
@@ -338,19 +335,7 @@ func TestAgentYAML(t *testing.T) {
 	if !bytes.Equal(got, again) {
 		t.Errorf("two renderings of the same options differ")
 	}
-	path := filepath.Join("testdata", "agent.yaml")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./pkg/manifests -run '^TestAgentYAML$' -update creates it; review it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("rendering differs from %s (go test ./pkg/manifests -run '^TestAgentYAML$' -update rewrites it; review the diff):\n%s", path, firstDifference(string(want), string(got)))
-	}
+	golden.File(t, filepath.Join("testdata", "agent.yaml"), string(got))
 
 	docs := strings.Split(string(got), "\n---\n")[1:] // the header comes first
 	objs := agentObjects(t, goldenOptions)
@@ -368,26 +353,4 @@ func TestAgentYAML(t *testing.T) {
 			t.Errorf("document %d decodes into %+v, want %+v", i, decoded, objs[i])
 		}
 	}
-}
-
-// firstDifference shows where two texts first differ, with the line before.
-func firstDifference(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			prev := ""
-			if i > 0 {
-				prev = w[i-1]
-			}
-			return fmt.Sprintf("line %d, after %q:\n- %s\n+ %s", i+1, prev, wl, gl)
-		}
-	}
-	return "(no difference)"
 }

@@ -2,9 +2,6 @@ package topology
 
 import (
 	"bytes"
-	"flag"
-	"github.com/ovnk/ovnk/pkg/topology/topologytest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,9 +9,9 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+	"github.com/ovnk/ovnk/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files from the current output (review the diff before committing)")
 
 // compileDump compiles a zone and prints it as ovn-nbctl would.
 func compileDump(t *testing.T, st *cluster.State, node string) (string, *Result) {
@@ -39,53 +36,18 @@ func compileDump(t *testing.T, st *cluster.State, node string) (string, *Result)
 // port groups and meters, which the show output leaves out).
 func goldenZone(t *testing.T, name, dump string, res *Result) {
 	t.Helper()
-	golden(t, name, dump)
+	goldenText(t, name, dump)
 	var b bytes.Buffer
 	if err := ovn.WriteRows(&b, res.Rows); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, name+".rows", b.String())
+	goldenText(t, name+".rows", b.String())
 }
 
-func golden(t *testing.T, name, got string) {
+// goldenText compares got with testdata/name.golden.
+func goldenText(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/topology -update to create it, then review it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("zone differs from %s (go test ./pkg/topology -update rewrites it; review the diff):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	in := func(s string) map[string]int {
-		m := map[string]int{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l]++
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if g[l] == 0 {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if w[l] == 0 {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
+	golden.File(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 // requireLines checks that each expected line, with runs of spaces collapsed, appears in

@@ -17,6 +17,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/test/golden"
 )
 
 // Fixtures for the planner's tests: objects as the cache would hold them, and a tiny
@@ -200,25 +201,10 @@ func conditionsDump(s *snapshot) string {
 	return strings.Join(lines, "\n")
 }
 
-// diffLines compares two dumps line by line, for readable failures.
+// diffLines fails t when two dumps differ, with their line diff and got in full.
 func diffLines(t *testing.T, what, got, want string) {
 	t.Helper()
-	if got == want {
-		return
+	if d := golden.Diff(want, got); d != "" {
+		t.Fatalf("%s differ:\n%s\nfull output:\n%s", what, d, got)
 	}
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	var b strings.Builder
-	for i := range max(len(g), len(w)) {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			fmt.Fprintf(&b, "line %d:\n  got:  %s\n  want: %s\n", i+1, gl, wl)
-		}
-	}
-	t.Fatalf("%s differ:\n%s\nfull output:\n%s", what, b.String(), got)
 }

@@ -7,9 +7,7 @@ package clitest
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,10 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/test/golden"
 	"github.com/ovnk/ovnk/test/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output (review the diff before committing)")
 
 // Terminal is what a command's output goes to: a terminal (coloured) or not, of some
 // width (0 when unknown).
@@ -65,37 +62,7 @@ func NewClient(t testing.TB, k *testenv.Kube) client.Client {
 // Golden compares got with testdata/NAME.golden; with -update it rewrites the file.
 func Golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it, then review it)", err)
-	}
-	if string(want) == got {
-		return
-	}
-	wantLines, gotLines := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-	for i := range max(len(wantLines), len(gotLines)) {
-		var w, g string
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if w != g {
-			t.Errorf("%s differs from line %d (run with -update and review the diff):\nwant: %q\ngot:  %q\nwhole output:\n%s", path, i+1, w, g, got)
-			return
-		}
-	}
+	golden.File(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 // FitsTerminal checks output drawn for term: no line wider than the terminal, and

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ovnk/ovnk/pkg/host/netconf"
+	"github.com/ovnk/ovnk/test/golden"
 )
 
 // The world every case starts from: an uplink with the node's addresses, three
@@ -143,28 +144,12 @@ var (
 
 func concat(lists ...[]string) []string { return slices.Concat(lists...) }
 
-// diffLines compares two dumps line by line: "-" lines are only in want, "+" lines
-// only in got; "" when they are equal.
+// diffLines compares two dumps: golden.Diff's listing and got in full; "" when they
+// are equal.
 func diffLines(want, got string) string {
-	if want == got {
+	d := golden.Diff(want, got)
+	if d == "" {
 		return ""
 	}
-	count := map[string]int{}
-	for _, l := range strings.Split(want, "\n") {
-		count[l]++
-	}
-	for _, l := range strings.Split(got, "\n") {
-		count[l]--
-	}
-	var out []string
-	for l, n := range count {
-		for ; n > 0; n-- {
-			out = append(out, "- "+l)
-		}
-		for ; n < 0; n++ {
-			out = append(out, "+ "+l)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(a[2:], b[2:]) })
-	return strings.Join(out, "\n") + "\n(got, in full:)\n" + got
+	return d + "(got, in full:)\n" + got
 }

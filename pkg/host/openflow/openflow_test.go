@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ovnk/ovnk/test/golden"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -196,7 +196,7 @@ func checkFlows(ctx context.Context, t *testing.T, be backend, step string, want
 	if err != nil {
 		t.Fatalf("%s: %v", step, err)
 	}
-	if d := diffLines(want, got); d != "" {
+	if d := golden.Lines(want, got); d != "" {
 		t.Errorf("%s: flows of cookie %#x (-want +got):\n%s", step, ours, d)
 	}
 	other, err := be.b.Flows(ctx, "br0", foreign)
@@ -206,26 +206,4 @@ func checkFlows(ctx context.Context, t *testing.T, be backend, step string, want
 	if want := []string{"priority=5,arp actions=drop"}; !slices.Equal(other, want) {
 		t.Errorf("%s: foreign flows %q, want %q", step, other, want)
 	}
-}
-
-// diffLines lists the lines only in want (-) and only in got (+); "" when equal.
-func diffLines(want, got []string) string {
-	if slices.Equal(want, got) {
-		return ""
-	}
-	var b strings.Builder
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			b.WriteString("- " + w + "\n")
-		}
-	}
-	for _, g := range got {
-		if !slices.Contains(want, g) {
-			b.WriteString("+ " + g + "\n")
-		}
-	}
-	if b.Len() == 0 {
-		b.WriteString(fmt.Sprintf("same lines, other order:\n  want %q\n  got  %q\n", want, got))
-	}
-	return b.String()
 }

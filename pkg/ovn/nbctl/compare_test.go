@@ -13,6 +13,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/test/golden"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -113,7 +114,7 @@ func requireSameShow(t *testing.T, ctx context.Context, nb *testenv.NB, p *nbctl
 		t.Fatal(err)
 	}
 	if g, w := normaliseShow(withoutOurExtras(got.String())), normaliseShow(want); g != w {
-		t.Fatalf("show differs from ovn-nbctl show beyond our extra lines:\n%s", lineDiff(w, g))
+		t.Fatalf("show differs from ovn-nbctl show beyond our extra lines:\n%s", golden.Diff(w, g))
 	}
 }
 
@@ -167,28 +168,4 @@ func normaliseShow(s string) string {
 	flushEntity()
 	sort.Strings(entities)
 	return strings.Join(entities, "\n")
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
-		m := map[string]int{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l]++
-		}
-		return m
-	}
-	w, g := count(want), count(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if g[l] < w[l] {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if w[l] < g[l] {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
 }
