@@ -114,6 +114,7 @@ func TestConnectPortTunnelKeysNeverCollide(t *testing.T) {
 	}
 
 	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0 // links that got a key, each compared with those before it
 	for round := 0; round < 200; round++ {
 		v6 := round%2 == 1
 		bits := 32
@@ -152,6 +153,13 @@ func TestConnectPortTunnelKeysNeverCollide(t *testing.T) {
 				t.Fatalf("%s and %s in %s /%d share key %d", other, link, subnet, prefix, key)
 			}
 			keys[key] = link
+			checked++
 		}
 	}
+	// Most draws fall past their subnet or their block; the fixed seed gives this many
+	// keyed links, and a change that skipped them all would pass the loop unseen.
+	if checked < 5000 {
+		t.Errorf("only %d random links got a key: the property was hardly checked", checked)
+	}
+	t.Logf("%d random links checked", checked)
 }
