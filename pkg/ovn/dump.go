@@ -31,8 +31,8 @@ type Dump struct {
 // every table of a row set, and the address sets ACL matches name.
 var dumpTables = func() map[string]any {
 	out := map[string]any{"Address_Set": []*nbdb.AddressSet{}}
-	for _, t := range setTables(&rows.Set{}) {
-		out[t.name] = reflect.ValueOf(t.rows).Elem().Interface()
+	for _, t := range rows.Tables {
+		out[t.Name()] = reflect.ValueOf(t.Slice(&rows.Set{})).Elem().Interface()
 	}
 	return out
 }()
@@ -83,9 +83,9 @@ func (d *Dump) Rows() (*rows.Set, error) {
 		return nil, fmt.Errorf("dump format %q is not %q: use a kubectl ovnk of the agent's release", d.SchemaVersion, DumpSchemaVersion)
 	}
 	s := &rows.Set{}
-	for _, t := range setTables(s) {
-		if err := decodeRows(d.Tables[t.name], t.rows); err != nil {
-			return nil, fmt.Errorf("dump table %s: %w", t.name, err)
+	for _, t := range rows.Tables {
+		if err := decodeRows(d.Tables[t.Name()], t.Slice(s)); err != nil {
+			return nil, fmt.Errorf("dump table %s: %w", t.Name(), err)
 		}
 	}
 	return s, nil

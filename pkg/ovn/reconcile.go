@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -118,17 +117,16 @@ func pack(units [][]ovsdb.Operation, max int) [][]ovsdb.Operation {
 // client's cache and without copying: the rows are shared and must never be modified
 // (the plan copies a row before changing it). ctx is unused: reading the cache waits on
 // nothing.
-func ownedRows(_ context.Context, c client.Client) ([]model.Model, error) {
-	var out []model.Model
-	for _, t := range setTables(&rows.Set{}) {
-		table := t.name
-		rc := c.Cache().Table(table)
+func ownedRows(_ context.Context, c client.Client) ([]entry, error) {
+	var out []entry
+	for _, t := range rows.Tables {
+		rc := c.Cache().Table(t.Name())
 		if rc == nil {
-			return nil, fmt.Errorf("the NB client does not cache table %s", table)
+			return nil, fmt.Errorf("the NB client does not cache table %s", t.Name())
 		}
 		for _, m := range rc.RowsShallow() {
 			if rows.Owned(externalIDsOf(m)) {
-				out = append(out, m)
+				out = append(out, entry{m, t})
 			}
 		}
 	}
@@ -168,11 +166,11 @@ func (r *Reconciler) HasLocalPort(want *nbdb.LogicalSwitchPort) bool {
 type plan struct {
 	c       client.Client
 	keep    func(map[string]string) bool
-	desired map[string]model.Model // by identity
-	roots   []model.Model          // desired switches and routers, in set order
-	current map[string]model.Model // by identity; the lowest UUID when duplicated
-	byUUID  map[string]model.Model // every owned row
-	extra   []model.Model          // owned duplicates of a current row's identity
+	desired map[string]entry // by identity
+	roots   []entry          // desired root rows, in set order
+	current map[string]entry // by identity; the lowest UUID when duplicated
+	byUUID  map[string]entry // every owned row
+	extra   []entry          // owned duplicates of a current row's identity
 	named   int
 	stats   Stats
 	// planned maps the identity of a desired row that is a weak reference's target to
@@ -192,23 +190,22 @@ type plannedRef struct {
 	new  bool
 }
 
-func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(map[string]string) bool) *plan {
-	p := &plan{c: c, keep: keep, desired: map[string]model.Model{}, current: map[string]model.Model{}, byUUID: map[string]model.Model{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
+func newPlan(c client.Client, desired *rows.Set, cur []entry, keep func(map[string]string) bool) *plan {
+	p := &plan{c: c, keep: keep, desired: map[string]entry{}, current: map[string]entry{}, byUUID: map[string]entry{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
 	// Roots in set order: switches before port groups, whose ports they own.
-	for _, t := range setTables(desired) {
-		list := reflect.ValueOf(t.rows).Elem()
-		for i := 0; i < list.Len(); i++ {
-			m := list.Index(i).Interface().(model.Model)
-			p.desired[uuidOf(m)] = m
-			if metaOf(m).root {
-				p.roots = append(p.roots, m)
+	for _, t := range rows.Tables {
+		for _, m := range t.Models(desired) {
+			e := entry{m, t}
+			p.desired[e.uuid()] = e
+			if t.Root() {
+				p.roots = append(p.roots, e)
 			}
 		}
 	}
 	// Duplicates resolve the same way every time: the lowest UUID is the one kept.
 	uuids := make([]string, len(cur))
-	for i, m := range cur {
-		uuids[i] = uuidOf(m)
+	for i, e := range cur {
+		uuids[i] = e.uuid()
 	}
 	order := make([]int, len(cur))
 	for i := range order {
@@ -216,20 +213,20 @@ func newPlan(c client.Client, desired *rows.Set, cur []model.Model, keep func(ma
 	}
 	sort.Slice(order, func(i, j int) bool { return uuids[order[i]] < uuids[order[j]] })
 	for _, i := range order {
-		m := cur[i]
-		p.byUUID[uuids[i]] = m
-		id := identityOf(m)
+		e := cur[i]
+		p.byUUID[uuids[i]] = e
+		id := e.identity()
 		if _, dup := p.current[id]; dup || id == "" {
-			p.extra = append(p.extra, m)
+			p.extra = append(p.extra, e)
 			continue
 		}
-		p.current[id] = m
+		p.current[id] = e
 	}
 	p.stats.Owned = len(cur)
 	return p
 }
 
-func (p *plan) kept(m model.Model) bool { return p.keep != nil && p.keep(externalIDsOf(m)) }
+func (p *plan) kept(e entry) bool { return p.keep != nil && p.keep(externalIDsOf(e.m)) }
 
 // build returns the operations grouped in units: one per desired root with everything
 // below it, and one per owned root to delete.
@@ -249,12 +246,12 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 		if holder != nil {
 			// An older row of ovnk's holds the name under another identity: it goes in
 			// the same transaction, before the new one takes the name.
-			del, err := p.c.Where(holder).Delete()
+			del, err := p.c.Where(holder.m).Delete()
 			if err != nil {
-				return nil, fmt.Errorf("build delete of %s: %w", describe(holder), err)
+				return nil, fmt.Errorf("build delete of %s: %w", holder.describe(), err)
 			}
 			p.count(&p.stats.Deletes, del)
-			p.replaced[uuidOf(holder)] = true
+			p.replaced[holder.uuid()] = true
 			ops = append(del, ops...)
 		}
 		if len(ops) == 0 {
@@ -271,22 +268,22 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 		units = append(units, append(joined, ops...))
 	}
 	units = slices.DeleteFunc(units, func(u []ovsdb.Operation) bool { return u == nil })
-	var stale []model.Model
-	for id, m := range p.current {
-		if _, want := p.desired[id]; !want && metaOf(m).root && !p.kept(m) && !p.replaced[uuidOf(m)] {
-			stale = append(stale, m)
+	var stale []entry
+	for id, e := range p.current {
+		if _, want := p.desired[id]; !want && e.t.Root() && !p.kept(e) && !p.replaced[e.uuid()] {
+			stale = append(stale, e)
 		}
 	}
-	for _, m := range p.extra {
-		if metaOf(m).root && !p.replaced[uuidOf(m)] {
-			stale = append(stale, m)
+	for _, e := range p.extra {
+		if e.t.Root() && !p.replaced[e.uuid()] {
+			stale = append(stale, e)
 		}
 	}
-	sort.Slice(stale, func(i, j int) bool { return uuidOf(stale[i]) < uuidOf(stale[j]) })
-	for _, m := range stale {
-		ops, err := p.c.Where(m).Delete()
+	sort.Slice(stale, func(i, j int) bool { return stale[i].uuid() < stale[j].uuid() })
+	for _, e := range stale {
+		ops, err := p.c.Where(e.m).Delete()
 		if err != nil {
-			return nil, fmt.Errorf("build delete of %s: %w", describe(m), err)
+			return nil, fmt.Errorf("build delete of %s: %w", e.describe(), err)
 		}
 		p.count(&p.stats.Deletes, ops)
 		units = append(units, ops)
@@ -302,88 +299,81 @@ func (p *plan) count(counter *int, ops []ovsdb.Operation) {
 // row plans a desired row and its children, children first so every named UUID is
 // defined before it is used. It returns the reference to the row: its real UUID if it
 // exists, or the named UUID it is inserted under.
-func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
-	meta := metaOf(want)
+func (p *plan) row(want entry) (string, []ovsdb.Operation, error) {
+	t := want.t
+	refCols := t.Refs()
 	var ops []ovsdb.Operation
-	childRefs := map[int][]string{}
-	for field := range meta.children {
-		for _, key := range refsOf(want, field) {
+	childRefs := make([][]string, len(refCols))
+	for i, rc := range refCols {
+		if rc.Weak {
+			continue
+		}
+		for _, key := range want.refs(i) {
 			child, ok := p.desired[key]
 			if !ok {
-				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set", describe(want), key)
+				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set", want.describe(), key)
 			}
 			ref, childOps, err := p.row(child)
 			if err != nil {
 				return "", nil, err
 			}
-			childRefs[field] = append(childRefs[field], ref)
+			childRefs[i] = append(childRefs[i], ref)
 			ops = append(ops, childOps...)
 		}
 	}
-
-	for field := range meta.weak {
-		for _, key := range refsOf(want, field) {
+	for i, rc := range refCols {
+		if !rc.Weak {
+			continue
+		}
+		for _, key := range want.refs(i) {
 			pr, ok := p.planned[key]
 			if !ok {
-				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", describe(want), key)
+				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", want.describe(), key)
 			}
-			childRefs[field] = append(childRefs[field], pr.ref)
+			childRefs[i] = append(childRefs[i], pr.ref)
 		}
 	}
 
-	cur, exists := p.current[uuidOf(want)]
+	cur, exists := p.current[want.uuid()]
 	if !exists {
-		ins := reflect.New(reflect.TypeOf(want).Elem())
-		ins.Elem().Set(reflect.ValueOf(want).Elem())
-		m := ins.Interface().(model.Model)
+		m := t.Clone(want.m)
 		p.named++
 		name := fmt.Sprintf("new%d", p.named)
-		ins.Elem().FieldByName("UUID").SetString(name)
-		for field, refs := range childRefs {
-			ins.Elem().Field(field).Set(reflect.ValueOf(refs))
-		}
-		for _, refFields := range []map[int]string{meta.children, meta.weak} {
-			for field := range refFields {
-				if _, has := childRefs[field]; !has {
-					ins.Elem().Field(field).Set(reflect.Zero(ins.Elem().Field(field).Type()))
-				}
-			}
+		t.SetUUID(m, name)
+		for i := range refCols {
+			*t.RefField(m, i) = childRefs[i]
 		}
 		insOps, err := p.c.Create(m)
 		if err != nil {
-			return "", nil, fmt.Errorf("build insert of %s: %w", describe(want), err)
+			return "", nil, fmt.Errorf("build insert of %s: %w", want.describe(), err)
 		}
 		p.count(&p.stats.Inserts, insOps)
-		if meta.weakTarget {
-			p.planned[uuidOf(want)] = plannedRef{ref: name, unit: p.unit, new: true}
+		if weakTargets[t.Name()] {
+			p.planned[want.uuid()] = plannedRef{ref: name, unit: p.unit, new: true}
 		}
 		return name, append(ops, insOps...), nil
 	}
 
-	uuid := uuidOf(cur)
-	if meta.weakTarget {
-		p.planned[uuidOf(want)] = plannedRef{ref: uuid, unit: p.unit}
+	uuid := cur.uuid()
+	if weakTargets[t.Name()] {
+		p.planned[want.uuid()] = plannedRef{ref: uuid, unit: p.unit}
 	}
 	// Work on a copy: cached rows are shared and must never be modified.
-	upd := reflect.New(reflect.TypeOf(cur).Elem())
-	upd.Elem().Set(reflect.ValueOf(cur).Elem())
-	m := upd.Interface().(model.Model)
-	if fields := changedFields(m, want); len(fields) > 0 {
-		updOps, err := p.c.Where(m).Update(m, fields...)
+	upd := entry{t.Clone(cur.m), t}
+	if fields := t.Changed(upd.m, want.m); len(fields) > 0 {
+		updOps, err := p.c.Where(upd.m).Update(upd.m, fields...)
 		if err != nil {
-			return "", nil, fmt.Errorf("build update of %s: %w", describe(want), err)
+			return "", nil, fmt.Errorf("build update of %s: %w", want.describe(), err)
 		}
 		p.count(&p.stats.Updates, updOps)
 		ops = append(ops, updOps...)
 	}
-	for _, refFields := range []map[int]string{meta.children, meta.weak} {
-		for field := range refFields {
-			mutOps, err := p.references(m, field, childRefs[field])
-			if err != nil {
-				return "", nil, err
-			}
-			ops = append(ops, mutOps...)
+	for i := range refCols {
+		mutOps, err := p.references(upd, i, childRefs[i])
+		if err != nil {
+			return "", nil, err
 		}
+		ops = append(ops, mutOps...)
 	}
 	return uuid, ops, nil
 }
@@ -392,38 +382,40 @@ func (p *plan) row(want model.Model) (string, []ovsdb.Operation, error) {
 // holds its indexed name (a port group's, a meter's): inserting it would fail the whole
 // transaction. A row of ovnk's under another identity is returned to be replaced; a row
 // of another owner is left alone, and the root with it, as a *NameTakenError.
-func (p *plan) nameHolder(root model.Model) (model.Model, error) {
-	meta := metaOf(root)
-	if !meta.indexed {
+func (p *plan) nameHolder(root entry) (*entry, error) {
+	if !root.t.Indexed() {
 		return nil, nil
 	}
-	if _, exists := p.current[uuidOf(root)]; exists {
+	if _, exists := p.current[root.uuid()]; exists {
 		return nil, nil
 	}
-	rc := p.c.Cache().Table(meta.name)
+	rc := p.c.Cache().Table(root.t.Name())
 	if rc == nil {
 		return nil, nil
 	}
-	uuid, holder, err := rc.RowByModel(root)
+	uuid, holder, err := rc.RowByModel(root.m)
 	if err != nil || holder == nil {
 		return nil, nil
 	}
 	if ids := externalIDsOf(holder); !rows.Owned(ids) {
 		name := ""
-		if n, ok := root.(interface{ GetName() string }); ok {
+		if n, ok := root.m.(interface{ GetName() string }); ok {
 			name = n.GetName()
 		}
-		return nil, &NameTakenError{Table: meta.name, Name: name, Network: externalIDsOf(root)[rows.NetworkKey],
+		return nil, &NameTakenError{Table: root.t.Name(), Name: name, Network: externalIDsOf(root.m)[rows.NetworkKey],
 			Holder: uuid, Owner: ids[rows.OwnerControllerKey]}
 	}
-	return holder, nil
+	return &entry{holder, root.t}, nil
 }
 
 // weakUnits lists the earlier units that insert a row root refers to weakly, in order.
-func (p *plan) weakUnits(root model.Model) []int {
+func (p *plan) weakUnits(root entry) []int {
 	var out []int
-	for field := range metaOf(root).weak {
-		for _, key := range refsOf(root, field) {
+	for i, rc := range root.t.Refs() {
+		if !rc.Weak {
+			continue
+		}
+		for _, key := range root.refs(i) {
 			pr := p.planned[key]
 			if !pr.new {
 				continue
@@ -450,8 +442,9 @@ func (p *plan) weakUnits(root model.Model) []int {
 // removed: OVSDB checks a column's minimum size (a meter's one band) after each
 // mutation. References to rows ovnk does not own, and to
 // kept rows, are left as they are.
-func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Operation, error) {
-	have := refsOf(m, field)
+func (p *plan) references(e entry, ref int, want []string) ([]ovsdb.Operation, error) {
+	field := e.t.RefField(e.m, ref)
+	have := *field
 	haveSet := make(map[string]bool, len(have))
 	for _, ref := range have {
 		haveSet[ref] = true
@@ -473,7 +466,6 @@ func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Oper
 		}
 	}
 	var ops []ovsdb.Operation
-	ptr := reflect.ValueOf(m).Elem().Field(field).Addr().Interface()
 	for _, change := range []struct {
 		refs    []string
 		mutator ovsdb.Mutator
@@ -482,9 +474,9 @@ func (p *plan) references(m model.Model, field int, want []string) ([]ovsdb.Oper
 			continue
 		}
 		sort.Strings(change.refs)
-		mut, err := p.c.Where(m).Mutate(m, model.Mutation{Field: ptr, Mutator: change.mutator, Value: change.refs})
+		mut, err := p.c.Where(e.m).Mutate(e.m, model.Mutation{Field: field, Mutator: change.mutator, Value: change.refs})
 		if err != nil {
-			return nil, fmt.Errorf("build reference change of %s: %w", describe(m), err)
+			return nil, fmt.Errorf("build reference change of %s: %w", e.describe(), err)
 		}
 		p.count(&p.stats.Mutations, mut)
 		ops = append(ops, mut...)

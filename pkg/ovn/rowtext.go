@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ovn-kubernetes/libovsdb/model"
+
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -18,29 +20,18 @@ import (
 // references ovnk leaves to others are not printed.
 func WriteRows(w io.Writer, s *rows.Set) error {
 	var b strings.Builder
-	for _, t := range setTables(s) {
-		list := reflect.ValueOf(t.rows).Elem()
-		keyed := make([]reflect.Value, list.Len())
-		for i := range keyed {
-			keyed[i] = list.Index(i).Elem()
-		}
-		slices.SortFunc(keyed, func(a, b reflect.Value) int {
-			return strings.Compare(a.FieldByName("UUID").String(), b.FieldByName("UUID").String())
-		})
-		for _, v := range keyed {
-			meta := tableByType[v.Type()]
-			fmt.Fprintf(&b, "%s %s\n", t.name, v.FieldByName("UUID").String())
-			var fields []int
-			fields = append(fields, meta.plain...)
-			for f := range meta.children {
-				fields = append(fields, f)
+	for _, t := range rows.Tables {
+		models := t.Models(s)
+		slices.SortFunc(models, func(a, b model.Model) int { return strings.Compare(uuidOf(a), uuidOf(b)) })
+		names, refCols := t.Columns(), t.Refs()
+		for _, m := range models {
+			fmt.Fprintf(&b, "%s %s\n", t.Name(), uuidOf(m))
+			cols := make([]string, 0, len(names)+len(refCols))
+			for i, v := range t.Values(m) {
+				cols = append(cols, fmt.Sprintf("    %s: %s", names[i], columnText(reflect.ValueOf(v))))
 			}
-			for f := range meta.weak {
-				fields = append(fields, f)
-			}
-			cols := make([]string, 0, len(fields))
-			for _, f := range fields {
-				cols = append(cols, fmt.Sprintf("    %s: %s", v.Type().Field(f).Tag.Get("ovsdb"), columnText(v.Field(f))))
+			for i, rc := range refCols {
+				cols = append(cols, fmt.Sprintf("    %s: %s", rc.Name, columnText(reflect.ValueOf(*t.RefField(m, i)))))
 			}
 			slices.Sort(cols)
 			for _, c := range cols {

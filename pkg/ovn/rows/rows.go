@@ -8,8 +8,6 @@
 package rows
 
 import (
-	"cmp"
-	"slices"
 
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
@@ -32,29 +30,18 @@ type Set struct {
 
 // Len is the number of rows in the set.
 func (s *Set) Len() int {
-	return len(s.Switches) + len(s.SwitchPorts) + len(s.Routers) + len(s.RouterPorts) +
-		len(s.Routes) + len(s.Policies) + len(s.NATs) + len(s.GatewayChassis) +
-		len(s.ACLs) + len(s.PortGroups) + len(s.Meters) + len(s.MeterBands)
+	n := 0
+	for _, t := range Tables {
+		n += t.len(s)
+	}
+	return n
 }
 
 // Sort orders every table by key, so equal sets compare and print equally.
 func (s *Set) Sort() {
-	sortByUUID(s.Switches, func(r *nbdb.LogicalSwitch) string { return r.UUID })
-	sortByUUID(s.SwitchPorts, func(r *nbdb.LogicalSwitchPort) string { return r.UUID })
-	sortByUUID(s.Routers, func(r *nbdb.LogicalRouter) string { return r.UUID })
-	sortByUUID(s.RouterPorts, func(r *nbdb.LogicalRouterPort) string { return r.UUID })
-	sortByUUID(s.Routes, func(r *nbdb.LogicalRouterStaticRoute) string { return r.UUID })
-	sortByUUID(s.Policies, func(r *nbdb.LogicalRouterPolicy) string { return r.UUID })
-	sortByUUID(s.NATs, func(r *nbdb.NAT) string { return r.UUID })
-	sortByUUID(s.GatewayChassis, func(r *nbdb.GatewayChassis) string { return r.UUID })
-	sortByUUID(s.ACLs, func(r *nbdb.ACL) string { return r.UUID })
-	sortByUUID(s.PortGroups, func(r *nbdb.PortGroup) string { return r.UUID })
-	sortByUUID(s.Meters, func(r *nbdb.Meter) string { return r.UUID })
-	sortByUUID(s.MeterBands, func(r *nbdb.MeterBand) string { return r.UUID })
-}
-
-func sortByUUID[T any](rows []T, key func(T) string) {
-	slices.SortFunc(rows, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	for _, t := range Tables {
+		t.sort(s)
+	}
 }
 
 // Index resolves keys and names to rows. Build it once per set with NewIndex; it does
@@ -106,16 +93,7 @@ func (ix *Index) Router(name string) *nbdb.LogicalRouter { return ix.routerByNam
 
 // Append adds o's rows to s, table by table.
 func (s *Set) Append(o *Set) {
-	s.Switches = append(s.Switches, o.Switches...)
-	s.SwitchPorts = append(s.SwitchPorts, o.SwitchPorts...)
-	s.Routers = append(s.Routers, o.Routers...)
-	s.RouterPorts = append(s.RouterPorts, o.RouterPorts...)
-	s.Routes = append(s.Routes, o.Routes...)
-	s.Policies = append(s.Policies, o.Policies...)
-	s.NATs = append(s.NATs, o.NATs...)
-	s.GatewayChassis = append(s.GatewayChassis, o.GatewayChassis...)
-	s.ACLs = append(s.ACLs, o.ACLs...)
-	s.PortGroups = append(s.PortGroups, o.PortGroups...)
-	s.Meters = append(s.Meters, o.Meters...)
-	s.MeterBands = append(s.MeterBands, o.MeterBands...)
+	for _, t := range Tables {
+		t.appendAll(s, o)
+	}
 }
