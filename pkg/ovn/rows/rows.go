@@ -7,10 +7,7 @@
 // In a compiled set the keys are stable identities; in a snapshot they are real UUIDs.
 package rows
 
-import (
-
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
-)
+import "github.com/ovnk/ovnk/pkg/ovn/nbdb"
 
 // Set is a collection of NB rows whose references resolve within the set.
 type Set struct {

@@ -177,7 +177,7 @@ func TestColumnsReachTheirFields(t *testing.T) {
 // set, map or optional value equals a nil one.
 func TestSetsAndEmptiness(t *testing.T) {
 	for _, tc := range []struct {
-		a, b []string
+		a, b  []string
 		equal bool
 	}{
 		{nil, []string{}, true},
