@@ -34,8 +34,8 @@ type Table interface {
 	// Values returns a row's values of them, in the same order.
 	Columns() []string
 	Values(m model.Model) []any
-	// Refs are the reference columns ovnk manages; RefField points at one of them in m,
-	// a *[]string.
+	// Refs are the reference columns ovnk manages (shared: never modify the slice);
+	// RefField points at one of them in m, a *[]string.
 	Refs() []RefColumn
 	RefField(m model.Model, ref int) *[]string
 	// Changed copies into cur the plain columns whose values differ in want, and returns
@@ -55,6 +55,9 @@ type Table interface {
 	ignored() (leftToOthers, writtenByOVN []string)
 }
 
+// schema is the NB schema the models were generated from, parsed once.
+var schema = nbdb.Schema()
+
 // Row is what every modelled row offers, through its generated getters.
 type row[T any] interface {
 	*T
@@ -72,6 +75,8 @@ type tableOf[T any, P row[T]] struct {
 	uuid    func(*T) *string
 	columns []column[T]
 	refs    []ref[T]
+	// refCols are refs' descriptions, for Refs.
+	refCols []RefColumn
 	// leftToOthers are reference columns ovnk neither writes nor compares (load
 	// balancers, QoS, …: other controllers' rows); writtenByOVN are columns northd or
 	// ovn-controller write.
@@ -82,7 +87,7 @@ type tableOf[T any, P row[T]] struct {
 // newTable describes table name, whose rows s keeps in *field(s); uuid points at a
 // row's _uuid.
 func newTable[T any, P row[T]](name string, field func(*Set) *[]P, uuid func(*T) *string) tableOf[T, P] {
-	ts := nbdb.Schema().Tables[name]
+	ts := schema.Tables[name]
 	return tableOf[T, P]{name: name, field: field, uuid: uuid, root: ts.IsRoot, indexed: len(ts.Indexes) > 0}
 }
 
@@ -95,6 +100,10 @@ func (t tableOf[T, P]) With(cols ...column[T]) tableOf[T, P] {
 // References adds reference columns ovnk manages.
 func (t tableOf[T, P]) References(refs ...ref[T]) tableOf[T, P] {
 	t.refs = append(slices.Clip(t.refs), refs...)
+	t.refCols = slices.Clip(t.refCols)
+	for _, r := range refs {
+		t.refCols = append(t.refCols, r.RefColumn)
+	}
 	return t
 }
 
@@ -147,13 +156,7 @@ func (t tableOf[T, P]) Values(m model.Model) []any {
 	return out
 }
 
-func (t tableOf[T, P]) Refs() []RefColumn {
-	out := make([]RefColumn, len(t.refs))
-	for i, r := range t.refs {
-		out[i] = r.RefColumn
-	}
-	return out
-}
+func (t tableOf[T, P]) Refs() []RefColumn { return t.refCols }
 
 func (t tableOf[T, P]) RefField(m model.Model, ref int) *[]string {
 	return t.refs[ref].field((*T)(m.(P)))
