@@ -11,12 +11,12 @@ type column[T any] struct {
 	value func(*T) any
 }
 
-// scalar is a column of one required value: a string, an integer, a boolean, an enum.
-func scalar[T any, V comparable](name string, field func(*T) *V) column[T] {
+// compared is the column whose field is field, its values equal when equal says so.
+func compared[T, V any](name string, field func(*T) *V, equal func(a, b V) bool) column[T] {
 	return column[T]{Name: name,
 		sync: func(cur, want *T) any {
 			c, w := field(cur), field(want)
-			if *c == *w {
+			if equal(*c, *w) {
 				return nil
 			}
 			*c = *w
@@ -24,51 +24,26 @@ func scalar[T any, V comparable](name string, field func(*T) *V) column[T] {
 		},
 		value: func(r *T) any { return *field(r) },
 	}
+}
+
+// scalar is a column of one required value: a string, an integer, a boolean, an enum.
+func scalar[T any, V comparable](name string, field func(*T) *V) column[T] {
+	return compared(name, field, func(a, b V) bool { return a == b })
 }
 
 // optional is a column of zero or one value, a pointer in the model; nil is empty.
 func optional[T any, V comparable](name string, field func(*T) **V) column[T] {
-	return column[T]{Name: name,
-		sync: func(cur, want *T) any {
-			c, w := field(cur), field(want)
-			if *c == nil && *w == nil || *c != nil && *w != nil && **c == **w {
-				return nil
-			}
-			*c = *w
-			return c
-		},
-		value: func(r *T) any { return *field(r) },
-	}
+	return compared(name, field, func(a, b *V) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b })
 }
 
 // setOf is a set column: order does not count, and nil is the empty set.
 func setOf[T any, V comparable](name string, field func(*T) *[]V) column[T] {
-	return column[T]{Name: name,
-		sync: func(cur, want *T) any {
-			c, w := field(cur), field(want)
-			if equalSets(*c, *w) {
-				return nil
-			}
-			*c = *w
-			return c
-		},
-		value: func(r *T) any { return *field(r) },
-	}
+	return compared(name, field, equalSets[V])
 }
 
 // mapOf is a map column; nil is the empty map.
 func mapOf[T any](name string, field func(*T) *map[string]string) column[T] {
-	return column[T]{Name: name,
-		sync: func(cur, want *T) any {
-			c, w := field(cur), field(want)
-			if equalMaps(*c, *w) {
-				return nil
-			}
-			*c = *w
-			return c
-		},
-		value: func(r *T) any { return *field(r) },
-	}
+	return compared(name, field, equalMaps)
 }
 
 // equalSets compares two set columns as OVSDB does: with no order.
