@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
@@ -21,10 +23,42 @@ import (
 const DefaultMaxOperations = 20000
 
 // Reconciler makes the rows ovnk owns in one NB equal a desired set.
+//
+// It keeps an index of the rows ovnk owns, current from the client cache's events, and
+// remembers the rows it last applied: a reconcile compares only rows that are new to
+// the desired set or that changed in the NB since.
 type Reconciler struct {
 	Client client.Client
 	// MaxOperations per transaction; DefaultMaxOperations when zero.
 	MaxOperations int
+
+	start sync.Once
+	index *ownedIndex
+	mu    sync.Mutex // one reconcile at a time
+	// last is the desired set the last successful reconcile applied, indexed; nil when
+	// nothing may be taken as applied.
+	last *indexedSet
+}
+
+// indexedSet is a desired set's rows by identity, and its roots in set order.
+type indexedSet struct {
+	byID  map[string]entry
+	roots []entry
+}
+
+func indexSet(s *rows.Set) *indexedSet {
+	x := &indexedSet{byID: make(map[string]entry, s.Len())}
+	// Roots in set order: switches before port groups, whose ports they own.
+	for _, t := range rows.Tables {
+		for _, m := range t.Models(s) {
+			e := entry{m, t}
+			x.byID[e.uuid()] = e
+			if t.Root() {
+				x.roots = append(x.roots, e)
+			}
+		}
+	}
+	return x
 }
 
 // Stats counts what one reconcile did.
@@ -35,6 +69,9 @@ type Stats struct {
 	Transactions int
 	// Owned is how many rows ovnk owned before the reconcile.
 	Owned int
+	// Compared is how many desired rows were compared with the NB: 0 when neither the
+	// set nor the NB changed since the last reconcile.
+	Compared int
 }
 
 // Reconcile writes the difference between desired and the rows ovnk owns: it inserts
@@ -43,28 +80,51 @@ type Stats struct {
 // controllers added to ovnk's rows are kept. keep, when not nil, protects owned rows
 // that are not desired but must stay (a network that could not be compiled this time).
 //
-// desired is keyed by identity (rows.IDKey), as the topology compiler produces it.
-// Nothing is written when the NB already matches.
+// desired is keyed by identity (rows.IDKey), as the topology compiler produces it. The
+// reconciler remembers its rows, to pass over those it applied before: a row must not
+// change after the call (put a changed copy in the set instead). Nothing is written
+// when the NB already matches.
 func (r *Reconciler) Reconcile(ctx context.Context, desired *rows.Set, keep func(externalIDs map[string]string) bool) (Stats, error) {
-	cur, err := ownedRows(ctx, r.Client)
-	if err != nil {
-		return Stats{}, err
-	}
-	p := newPlan(r.Client, desired, cur, keep)
-	units, err := p.build()
-	if err != nil {
-		return p.stats, err
-	}
 	max := r.MaxOperations
 	if max <= 0 {
 		max = DefaultMaxOperations
 	}
+	return r.reconcile(ctx, desired, keep, max)
+}
+
+// ReconcileWhole is Reconcile with the whole difference in one transaction, whatever
+// MaxOperations says: interrupted, it leaves the NB as it was or as desired, never a mix.
+func (r *Reconciler) ReconcileWhole(ctx context.Context, desired *rows.Set, keep func(externalIDs map[string]string) bool) (Stats, error) {
+	return r.reconcile(ctx, desired, keep, math.MaxInt)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func(externalIDs map[string]string) bool, max int) (Stats, error) {
+	r.start.Do(func() { r.index = newOwnedIndex(r.Client) })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want, last := indexSet(desired), r.last
+	r.last = nil // until this reconcile succeeds
+	if err := r.index.lock(); err != nil {
+		return Stats{}, err
+	}
+	p := newPlan(r.Client, r.index, want, last, keep)
+	units, err := p.build()
+	r.index.unlock()
+	if err != nil {
+		r.index.invalidate()
+		return p.stats, err
+	}
 	for _, txn := range pack(units, max) {
-		if _, err := Transact(ctx, r.Client, txn); err != nil {
+		results, err := Transact(ctx, r.Client, txn)
+		if err != nil {
+			r.index.invalidate()
 			return p.stats, fmt.Errorf("apply %d of %d operations: %w", len(txn), p.stats.Operations, err)
 		}
+		r.index.wrote(txn, results, nil)
 		p.stats.Transactions++
 	}
+	r.index.wrote(nil, nil, p.deleted)
+	r.last = want
 	return p.stats, errors.Join(p.taken...)
 }
 
@@ -115,9 +175,8 @@ func pack(units [][]ovsdb.Operation, max int) [][]ovsdb.Operation {
 
 // ownedRows returns every row of the managed tables that ovnk owns, straight from the
 // client's cache and without copying: the rows are shared and must never be modified
-// (the plan copies a row before changing it). ctx is unused: reading the cache waits on
-// nothing.
-func ownedRows(_ context.Context, c client.Client) ([]entry, error) {
+// (the plan copies a row before changing it).
+func ownedRows(c client.Client) ([]entry, error) {
 	var out []entry
 	for _, t := range rows.Tables {
 		rc := c.Cache().Table(t.Name())
@@ -165,68 +224,56 @@ func (r *Reconciler) HasLocalPort(want *nbdb.LogicalSwitchPort) bool {
 // plan computes the operations of one reconcile.
 type plan struct {
 	c       client.Client
+	ix      *ownedIndex // locked for the plan's life
 	keep    func(map[string]string) bool
 	desired map[string]entry // by identity
 	roots   []entry          // desired root rows, in set order
-	current map[string]entry // by identity; the lowest UUID when duplicated
-	byUUID  map[string]entry // every owned row
-	extra   []entry          // owned duplicates of a current row's identity
-	named   int
-	stats   Stats
-	// planned maps the identity of a desired row that is a weak reference's target to
-	// the reference planned for it (its UUID, or the named UUID it is inserted under)
-	// and the unit that inserts it.
-	planned map[string]plannedRef
-	unit    int         // the unit being planned
-	movedTo map[int]int // a unit joined into a later one
-	taken   []error     // desired roots left out: their unique name is another's
+	// last is what the previous reconcile applied (nil: nothing), dirty the identities
+	// the NB changed since: a row of last, unchanged and not dirty, is not compared.
+	last *indexedSet
+	// dirty is nil when every identity counts as changed.
+	dirty map[string]bool
+	named int
+	stats Stats
+	// inserted maps the identity of a desired row this plan inserts to the named UUID
+	// it is inserted under and its unit.
+	inserted map[string]plannedRef
+	unit     int         // the unit being planned
+	movedTo  map[int]int // a unit joined into a later one
+	taken    []error     // desired roots left out: their unique name is another's
 	// replaced holds owned rows deleted in the unit of the row that takes their name.
 	replaced map[string]bool
+	// deleted are the rows the plan deletes.
+	deleted []entry
 }
 
 type plannedRef struct {
 	ref  string
 	unit int
-	new  bool
 }
 
-func newPlan(c client.Client, desired *rows.Set, cur []entry, keep func(map[string]string) bool) *plan {
-	p := &plan{c: c, keep: keep, desired: map[string]entry{}, current: map[string]entry{}, byUUID: map[string]entry{}, planned: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
-	// Roots in set order: switches before port groups, whose ports they own.
-	for _, t := range rows.Tables {
-		for _, m := range t.Models(desired) {
-			e := entry{m, t}
-			p.desired[e.uuid()] = e
-			if t.Root() {
-				p.roots = append(p.roots, e)
-			}
-		}
+func newPlan(c client.Client, ix *ownedIndex, want, last *indexedSet, keep func(map[string]string) bool) *plan {
+	dirty, all := ix.takeDirty()
+	p := &plan{c: c, ix: ix, keep: keep, desired: want.byID, roots: want.roots, last: last, dirty: dirty,
+		inserted: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
+	if all {
+		p.last, p.dirty = nil, nil
 	}
-	// Duplicates resolve the same way every time: the lowest UUID is the one kept.
-	uuids := make([]string, len(cur))
-	for i, e := range cur {
-		uuids[i] = e.uuid()
-	}
-	order := make([]int, len(cur))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(i, j int) bool { return uuids[order[i]] < uuids[order[j]] })
-	for _, i := range order {
-		e := cur[i]
-		p.byUUID[uuids[i]] = e
-		id := e.identity()
-		if _, dup := p.current[id]; dup || id == "" {
-			p.extra = append(p.extra, e)
-			continue
-		}
-		p.current[id] = e
-	}
-	p.stats.Owned = len(cur)
+	p.stats.Owned = len(ix.byUUID)
 	return p
 }
 
 func (p *plan) kept(e entry) bool { return p.keep != nil && p.keep(externalIDsOf(e.m)) }
+
+// unchanged reports whether want is the very row the last reconcile applied under its
+// identity and the NB has not changed that identity since.
+func (p *plan) unchanged(want entry) bool {
+	if p.last == nil || p.dirty[want.uuid()] {
+		return false
+	}
+	prev, ok := p.last.byID[want.uuid()]
+	return ok && prev.m == want.m
+}
 
 // build returns the operations grouped in units: one per desired root with everything
 // below it, and one per owned root to delete.
@@ -239,7 +286,7 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 			continue
 		}
 		p.unit = len(units)
-		_, ops, err := p.row(root)
+		_, _, ops, err := p.row(root)
 		if err != nil {
 			return nil, err
 		}
@@ -252,6 +299,7 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 			}
 			p.count(&p.stats.Deletes, del)
 			p.replaced[holder.uuid()] = true
+			p.deleted = append(p.deleted, *holder)
 			ops = append(del, ops...)
 		}
 		if len(ops) == 0 {
@@ -269,13 +317,15 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 	}
 	units = slices.DeleteFunc(units, func(u []ovsdb.Operation) bool { return u == nil })
 	var stale []entry
-	for id, e := range p.current {
-		if _, want := p.desired[id]; !want && e.t.Root() && !p.kept(e) && !p.replaced[e.uuid()] {
-			stale = append(stale, e)
+	for _, e := range p.ix.roots {
+		if p.replaced[e.uuid()] {
+			continue
 		}
-	}
-	for _, e := range p.extra {
-		if e.t.Root() && !p.replaced[e.uuid()] {
+		if p.ix.duplicate(e) {
+			stale = append(stale, e)
+			continue
+		}
+		if _, want := p.desired[e.identity()]; !want && !p.kept(e) {
 			stale = append(stale, e)
 		}
 	}
@@ -286,6 +336,7 @@ func (p *plan) build() ([][]ovsdb.Operation, error) {
 			return nil, fmt.Errorf("build delete of %s: %w", e.describe(), err)
 		}
 		p.count(&p.stats.Deletes, ops)
+		p.deleted = append(p.deleted, e)
 		units = append(units, ops)
 	}
 	return units, nil
@@ -297,85 +348,108 @@ func (p *plan) count(counter *int, ops []ovsdb.Operation) {
 }
 
 // row plans a desired row and its children, children first so every named UUID is
-// defined before it is used. It returns the reference to the row: its real UUID if it
-// exists, or the named UUID it is inserted under.
-func (p *plan) row(want entry) (string, []ovsdb.Operation, error) {
+// defined before it is used. It returns the reference to the row (its real UUID if it
+// exists, or the named UUID it is inserted under) and whether it is inserted. A row
+// the last reconcile applied, that the NB has not changed since and whose children
+// keep their UUIDs, is passed over without a comparison.
+func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation, err error) {
 	t := want.t
 	refCols := t.Refs()
-	var ops []ovsdb.Operation
-	childRefs := make([][]string, len(refCols))
+	newChild := false
 	for i, rc := range refCols {
-		if rc.Weak {
-			continue
-		}
 		for _, key := range want.refs(i) {
+			if rc.Weak {
+				_, isNew := p.inserted[key]
+				newChild = newChild || isNew
+				continue
+			}
 			child, ok := p.desired[key]
 			if !ok {
-				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set", want.describe(), key)
+				return "", false, nil, fmt.Errorf("%s refers to %s, which is not in the desired set", want.describe(), key)
 			}
-			ref, childOps, err := p.row(child)
+			_, isNew, childOps, err := p.row(child)
 			if err != nil {
-				return "", nil, err
+				return "", false, nil, err
 			}
-			childRefs[i] = append(childRefs[i], ref)
+			newChild = newChild || isNew
 			ops = append(ops, childOps...)
 		}
 	}
-	for i, rc := range refCols {
-		if !rc.Weak {
-			continue
-		}
-		for _, key := range want.refs(i) {
-			pr, ok := p.planned[key]
-			if !ok {
-				return "", nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", want.describe(), key)
-			}
-			childRefs[i] = append(childRefs[i], pr.ref)
-		}
-	}
 
-	cur, exists := p.current[want.uuid()]
+	cur, exists := p.ix.current(want.uuid())
+	if exists && !newChild && p.unchanged(want) {
+		return cur.uuid(), false, ops, nil
+	}
+	p.stats.Compared++
+	refs, err := p.resolve(want)
+	if err != nil {
+		return "", false, nil, err
+	}
 	if !exists {
 		m := t.Clone(want.m)
 		p.named++
 		name := fmt.Sprintf("new%d", p.named)
 		t.SetUUID(m, name)
 		for i := range refCols {
-			*t.RefField(m, i) = childRefs[i]
+			*t.RefField(m, i) = refs[i]
 		}
 		insOps, err := p.c.Create(m)
 		if err != nil {
-			return "", nil, fmt.Errorf("build insert of %s: %w", want.describe(), err)
+			return "", false, nil, fmt.Errorf("build insert of %s: %w", want.describe(), err)
 		}
 		p.count(&p.stats.Inserts, insOps)
-		if weakTargets[t.Name()] {
-			p.planned[want.uuid()] = plannedRef{ref: name, unit: p.unit, new: true}
-		}
-		return name, append(ops, insOps...), nil
+		p.inserted[want.uuid()] = plannedRef{ref: name, unit: p.unit}
+		return name, true, append(ops, insOps...), nil
 	}
 
-	uuid := cur.uuid()
-	if weakTargets[t.Name()] {
-		p.planned[want.uuid()] = plannedRef{ref: uuid, unit: p.unit}
-	}
-	// Work on a copy: cached rows are shared and must never be modified.
-	upd := entry{t.Clone(cur.m), t}
-	if fields := t.Changed(upd.m, want.m); len(fields) > 0 {
-		updOps, err := p.c.Where(upd.m).Update(upd.m, fields...)
+	if !t.Same(cur.m, want.m) {
+		// Work on a copy: cached rows are shared and must never be modified.
+		upd := t.Clone(cur.m)
+		updOps, err := p.c.Where(upd).Update(upd, t.Changed(upd, want.m)...)
 		if err != nil {
-			return "", nil, fmt.Errorf("build update of %s: %w", want.describe(), err)
+			return "", false, nil, fmt.Errorf("build update of %s: %w", want.describe(), err)
 		}
 		p.count(&p.stats.Updates, updOps)
 		ops = append(ops, updOps...)
 	}
 	for i := range refCols {
-		mutOps, err := p.references(upd, i, childRefs[i])
+		mutOps, err := p.references(cur, i, refs[i])
 		if err != nil {
-			return "", nil, err
+			return "", false, nil, err
 		}
 		ops = append(ops, mutOps...)
 	}
-	return uuid, ops, nil
+	return cur.uuid(), false, ops, nil
+}
+
+// resolve turns want's references, identities, into what the NB knows them by: the
+// named UUID of a row this plan inserts, or the UUID of the row that holds it. A weak
+// reference must name a desired row planned before want.
+func (p *plan) resolve(want entry) ([][]string, error) {
+	refCols := want.t.Refs()
+	out := make([][]string, len(refCols))
+	for i, rc := range refCols {
+		keys := want.refs(i)
+		if len(keys) == 0 {
+			continue
+		}
+		out[i] = make([]string, 0, len(keys))
+		for _, key := range keys {
+			if pr, ok := p.inserted[key]; ok {
+				out[i] = append(out[i], pr.ref)
+				continue
+			}
+			cur, exists := p.ix.current(key)
+			if _, desired := p.desired[key]; !exists || !desired {
+				if rc.Weak {
+					return nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", want.describe(), key)
+				}
+				return nil, fmt.Errorf("%s refers to %s, which is not planned", want.describe(), key)
+			}
+			out[i] = append(out[i], cur.uuid())
+		}
+	}
+	return out, nil
 }
 
 // nameHolder looks, for a desired root not in the NB yet, for the row that already
@@ -386,7 +460,7 @@ func (p *plan) nameHolder(root entry) (*entry, error) {
 	if !root.t.Indexed() {
 		return nil, nil
 	}
-	if _, exists := p.current[root.uuid()]; exists {
+	if _, exists := p.ix.current(root.uuid()); exists {
 		return nil, nil
 	}
 	rc := p.c.Cache().Table(root.t.Name())
@@ -416,8 +490,8 @@ func (p *plan) weakUnits(root entry) []int {
 			continue
 		}
 		for _, key := range root.refs(i) {
-			pr := p.planned[key]
-			if !pr.new {
+			pr, isNew := p.inserted[key]
+			if !isNew {
 				continue
 			}
 			u := pr.unit
@@ -445,6 +519,9 @@ func (p *plan) weakUnits(root entry) []int {
 func (p *plan) references(e entry, ref int, want []string) ([]ovsdb.Operation, error) {
 	field := e.t.RefField(e.m, ref)
 	have := *field
+	if rows.SameSet(have, want) {
+		return nil, nil
+	}
 	haveSet := make(map[string]bool, len(have))
 	for _, ref := range have {
 		haveSet[ref] = true
@@ -460,7 +537,7 @@ func (p *plan) references(e entry, ref int, want []string) ([]ovsdb.Operation, e
 		}
 	}
 	for _, ref := range have {
-		owned, ours := p.byUUID[ref]
+		owned, ours := p.ix.byUUID[ref]
 		if ours && !wantSet[ref] && !p.kept(owned) {
 			remove = append(remove, ref)
 		}

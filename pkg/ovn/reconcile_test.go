@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -290,7 +291,10 @@ func TestReconcileReplacesAMetersOnlyBand(t *testing.T) {
 	band.ExternalIDs = maps.Clone(band.ExternalIDs)
 	band.ExternalIDs[rows.IDKey] = band.UUID
 	desired.MeterBands = []*nbdb.MeterBand{&band}
-	desired.Meters[0].Bands = []string{band.UUID}
+	// A changed row is a copy: the reconciler passes over the rows it applied.
+	meter := *desired.Meters[0]
+	meter.Bands = []string{band.UUID}
+	desired.Meters = []*nbdb.Meter{&meter}
 	stats := requireConverged(ctx, t, r, desired, nil)
 	if stats.Inserts != 1 || stats.Mutations != 2 {
 		t.Errorf("replacing the band: %+v", stats)
@@ -386,4 +390,79 @@ func TestReconcileRenamesItsOwnRowInOneTransaction(t *testing.T) {
 	if stats.Deletes != 1 || stats.Inserts != 1 || stats.Transactions != 1 {
 		t.Errorf("renaming the meter: %+v", stats)
 	}
+}
+
+// TestReconcilePassesOverWhatNobodyChanged: a reconcile compares only the rows the NB
+// changed since the last one, and those that are new to the desired set; what was
+// changed behind ovnk's back is put back all the same.
+func TestReconcilePassesOverWhatNobodyChanged(t *testing.T) {
+	nb, c, ctx := startNB(t)
+	r := &ovn.Reconciler{Client: c}
+	st := topologytest.Layer3()
+	desired := compile(t, st, "node1").Rows
+	requireConverged(ctx, t, r, desired, nil)
+	stats, err := r.Reconcile(ctx, desired, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Compared != 0 || stats.Operations != 0 {
+		t.Errorf("a reconcile of the set it just applied compared %d rows and sent %d operations, want none", stats.Compared, stats.Operations)
+	}
+
+	// Behind ovnk's back: a route's next hop, a switch's config, and a port removed.
+	route := desired.Routes[0]
+	behind := [][]string{
+		{"set", "Logical_Router_Static_Route", uuidOf(ctx, t, nb, "Logical_Router_Static_Route", route.UUID), "nexthop=192.0.2.99"},
+		{"set", "Logical_Switch", "node1", "other_config:subnet=192.0.2.0/24"},
+		{"lsp-del", "k8s-node1"},
+	}
+	for _, args := range behind {
+		if _, err := nb.NBCtl(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := dump(t, desired)
+	var compared int
+	err = testenv.Eventually(ctx, 10*time.Second, "the changes put back", func(ctx context.Context) error {
+		stats, err := r.Reconcile(ctx, desired, nil)
+		if err != nil {
+			return err
+		}
+		compared += stats.Compared
+		s, err := ovn.OwnedSnapshot(ctx, c)
+		if err != nil {
+			return err
+		}
+		if dump(t, s) != want {
+			return errNotYet
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The route, the switch, the port, and the switch's parents at most.
+	if compared == 0 || compared > 10 {
+		t.Errorf("putting back three changes compared %d of %d rows", compared, desired.Len())
+	}
+
+	// A changed row is compared, the others are not.
+	next := compile(t, st, "node1").Rows
+	stats, err = r.Reconcile(ctx, next, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Compared != next.Len() || stats.Operations != 0 {
+		t.Errorf("a freshly compiled set of %d rows: compared %d, sent %d operations; want all compared, none sent", next.Len(), stats.Compared, stats.Operations)
+	}
+}
+
+// uuidOf finds the UUID of the row of table whose identity is id.
+func uuidOf(ctx context.Context, t *testing.T, nb *testenv.NB, table, id string) string {
+	t.Helper()
+	out, err := nb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", table, fmt.Sprintf("external_ids:%s=%q", rows.IDKey, id))
+	if err != nil || strings.TrimSpace(out) == "" {
+		t.Fatalf("no %s %s: %v", table, id, err)
+	}
+	return strings.TrimSpace(out)
 }

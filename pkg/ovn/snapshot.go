@@ -29,7 +29,7 @@ func Snapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
 // text exactly when the NB holds what the compiler wants. References to rows ovnk does
 // not own are left out.
 func OwnedSnapshot(ctx context.Context, c client.Client) (*rows.Set, error) {
-	owned, err := ownedRows(ctx, c)
+	owned, err := ownedRows(c)
 	if err != nil {
 		return nil, err
 	}

@@ -38,17 +38,3 @@ func (e entry) refs(ref int) []string { return *e.t.RefField(e.m, ref) }
 func (e entry) describe() string {
 	return strings.TrimSpace(e.t.Name() + " " + e.identity())
 }
-
-// weakTargets are the tables whose rows some table refers to weakly: the plan records
-// where each of their rows is planned.
-var weakTargets = func() map[string]bool {
-	out := map[string]bool{}
-	for _, t := range rows.Tables {
-		for _, r := range t.Refs() {
-			if r.Weak {
-				out[r.Table] = true
-			}
-		}
-	}
-	return out
-}()

@@ -2,12 +2,10 @@ package ovn_test
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/topology"
 )
 
@@ -42,7 +40,6 @@ func BenchmarkLayer2Conversion(b *testing.B) {
 	}
 	st.Pods = kept
 	r := applied(b, legacy.Rows)
-	whole := &ovn.Reconciler{Client: r.Client, MaxOperations: math.MaxInt}
 	ctx := context.Background()
 	var ops, txns, rowsAfter int
 	var total time.Duration
@@ -53,7 +50,7 @@ func BenchmarkLayer2Conversion(b *testing.B) {
 		if err != nil || len(res.NotCompiled) > 0 {
 			b.Fatalf("%v %v", err, res.NotCompiled)
 		}
-		stats, err := whole.Reconcile(ctx, res.Rows, nil)
+		stats, err := r.ReconcileWhole(ctx, res.Rows, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +69,9 @@ type Controller struct {
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
 	layer2Phase atomic.Pointer[l2upgrade.Phase]
 	ready       atomic.Bool
+	// compiled is the zone the last successful reconcile applied: the next one reuses
+	// it when its inputs are the same (inputsKey).
+	compiled *compiledZone
 	// snapshot is what the last applied zone was compiled from, for the CNI endpoint.
 	snapshot atomic.Pointer[Snapshot]
 	// wirable says the last reconcile that applied the zone found the node's own part
@@ -232,46 +234,36 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	if err != nil {
 		return ovn.Stats{}, nil, err
 	}
-	st, buildErrs := cluster.Build(in)
-	local := st.Node(c.NodeName)
-	if local == nil {
-		if err := errors.Join(nodeErrs...); err != nil {
-			// The node could not publish itself: that is why it is not ready.
+	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
+	key := inputsKey(in, fp)
+	cz := c.compiled
+	c.compiled = nil // until this reconcile succeeds
+	if cz == nil || cz.key != key {
+		if cz, err = c.compile(ctx, in, fp, key); err != nil {
+			if errors.Is(err, topology.ErrNodeNotReady) {
+				if err := errors.Join(nodeErrs...); err != nil {
+					// The node could not publish itself: that is why it is not ready.
+					return ovn.Stats{}, nil, err
+				}
+			}
 			return ovn.Stats{}, nil, err
 		}
-		// This node is not ready for OVN yet (no id or chassis): nothing to program.
-		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
 	}
+	st, buildErrs, res, step := cz.state, cz.buildErrs, cz.res, cz.step
 	if c.Node != nil {
 		nodeErrs = append(nodeErrs, c.withNodeTimeout(ctx, func(ctx context.Context) error {
 			return c.Node.BeforeZone(ctx, st)
 		}))
 	}
-	fp := l2upgrade.FootprintOf(c.NB.OwnedRouterPorts())
-	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
-	if step.ClearVersion {
-		// Before the legacy rows go in: no zone may take this node for upgraded then.
-		if err := c.patchNode(ctx, map[string]any{cluster.AnnotationLayer2TopologyVersion: nil}); err != nil {
-			return ovn.Stats{}, nil, err
-		}
-	}
-	step.Options.Wired = c.NB.HasLocalPort
-	res, err := topology.CompileWith(st, c.NodeName, step.Options)
-	if err != nil {
-		return ovn.Stats{}, nil, fmt.Errorf("compile zone: %w", err)
-	}
-	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
-	nb := c.NB
+	apply := c.NB.Reconcile
 	if step.Options.Layer2 == topology.Layer2TransitRouter && len(fp.TransitRouter) == 0 && len(fp.Legacy) > 0 {
 		// The conversion goes in one transaction: interrupted, it leaves the legacy zone
 		// or the converted one, never a mix that a restart would take for a legacy zone
 		// (and keep, should a pod have arrived meanwhile).
-		whole := *c.NB
-		whole.MaxOperations = math.MaxInt
-		nb = &whole
+		apply = c.NB.ReconcileWhole
 	}
 	keep := Keep(buildErrs, res.NotCompiled)
-	stats, err := nb.Reconcile(ctx, res.Rows, keep)
+	stats, err := apply(ctx, res.Rows, keep)
 	z := &reconciled{state: st, buildErrs: buildErrs, res: res, step: step}
 	var nbErr error
 	if err != nil {
@@ -298,7 +290,45 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 	if nbErr != nil {
 		return stats, nil, errors.Join(nbErr, z.node)
 	}
+	if !step.Options.HoldLocalLayer2Pods {
+		// Held pods wait on ports the Northbound holds, which the key does not name.
+		c.compiled = cz
+	}
 	return stats, z, nil
+}
+
+// compiledZone is a zone compiled from one set of inputs, named by their inputsKey.
+type compiledZone struct {
+	key       string
+	state     *cluster.State
+	buildErrs []error
+	res       *topology.Result
+	step      l2upgrade.Step
+}
+
+// compile builds the cluster state from the inputs, decides the node's Layer2 step
+// and compiles the zone.
+func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrade.Footprint, key string) (*compiledZone, error) {
+	st, buildErrs := cluster.Build(in)
+	local := st.Node(c.NodeName)
+	if local == nil {
+		// This node is not ready for OVN yet (no id or chassis): nothing to program.
+		return nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
+	}
+	step := l2upgrade.Decide(c.layer2Mode(), st, local, fp)
+	if step.ClearVersion {
+		// Before the legacy rows go in: no zone may take this node for upgraded then.
+		if err := c.patchNode(ctx, map[string]any{cluster.AnnotationLayer2TopologyVersion: nil}); err != nil {
+			return nil, err
+		}
+	}
+	step.Options.Wired = c.NB.HasLocalPort
+	res, err := topology.CompileWith(st, c.NodeName, step.Options)
+	if err != nil {
+		return nil, fmt.Errorf("compile zone: %w", err)
+	}
+	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
+	return &compiledZone{key: key, state: st, buildErrs: buildErrs, res: res, step: step}, nil
 }
 
 // reportPods records a Warning event on each local pod whose port the zone could not

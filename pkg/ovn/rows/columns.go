@@ -7,6 +7,8 @@ type column[T any] struct {
 	// sync copies want's value into cur when the two differ and returns the field's
 	// pointer in cur, for an update of exactly that column; nil when they are equal.
 	sync func(cur, want *T) any
+	// same reports whether cur and want hold equal values, without copying anything.
+	same func(cur, want *T) bool
 	// value is the field's value, for printers.
 	value func(*T) any
 }
@@ -22,6 +24,7 @@ func compared[T, V any](name string, field func(*T) *V, equal func(a, b V) bool)
 			*c = *w
 			return c
 		},
+		same:  func(cur, want *T) bool { return equal(*field(cur), *field(want)) },
 		value: func(r *T) any { return *field(r) },
 	}
 }
@@ -38,7 +41,7 @@ func optional[T any, V comparable](name string, field func(*T) **V) column[T] {
 
 // setOf is a set column: order does not count, and nil is the empty set.
 func setOf[T any, V comparable](name string, field func(*T) *[]V) column[T] {
-	return compared(name, field, equalSets[V])
+	return compared(name, field, SameSet[V])
 }
 
 // mapOf is a map column; nil is the empty map.
@@ -46,13 +49,20 @@ func mapOf[T any](name string, field func(*T) *map[string]string) column[T] {
 	return compared(name, field, equalMaps)
 }
 
-// equalSets compares two set columns as OVSDB does: with no order.
-func equalSets[V comparable](a, b []V) bool {
+// SameSet compares two sets (a set column, a reference column) as OVSDB does: with
+// no order. Small sets, nearly all of them, are compared without allocating: the
+// reconciler compares every row it cannot pass over.
+func SameSet[V comparable](a, b []V) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	if len(a) == 1 {
-		return a[0] == b[0]
+	if len(a) <= 8 {
+		for _, v := range a {
+			if count(a, v) != count(b, v) {
+				return false
+			}
+		}
+		return true
 	}
 	seen := make(map[V]int, len(a))
 	for _, v := range a {
@@ -65,6 +75,16 @@ func equalSets[V comparable](a, b []V) bool {
 		seen[v]--
 	}
 	return true
+}
+
+func count[V comparable](s []V, v V) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }
 
 func equalMaps(a, b map[string]string) bool {

@@ -42,6 +42,9 @@ type Table interface {
 	// pointers to those fields of cur: an update of exactly them. Empty and nil are
 	// equal; sets compare without order.
 	Changed(cur, want model.Model) []any
+	// Same reports whether cur and want hold equal values in every plain column:
+	// Changed would find nothing. It copies nothing, so it is safe on shared rows.
+	Same(cur, want model.Model) bool
 	// Clone returns a shallow copy of m, to change without touching m.
 	Clone(m model.Model) model.Model
 	// SetUUID sets m's _uuid (a real one, a named one, or an identity in a Set).
@@ -171,6 +174,16 @@ func (t tableOf[T, P]) Changed(cur, want model.Model) []any {
 		}
 	}
 	return fields
+}
+
+func (t tableOf[T, P]) Same(cur, want model.Model) bool {
+	c, w := (*T)(cur.(P)), (*T)(want.(P))
+	for _, col := range t.columns {
+		if !col.same(c, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t tableOf[T, P]) Clone(m model.Model) model.Model {

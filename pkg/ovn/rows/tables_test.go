@@ -210,8 +210,8 @@ func TestSetsAndEmptiness(t *testing.T) {
 		{[]string{"a"}, []string{"b"}, false},
 		{[]string{"a"}, nil, false},
 	} {
-		if got := equalSets(tc.a, tc.b); got != tc.equal {
-			t.Errorf("equalSets(%q, %q) = %t", tc.a, tc.b, got)
+		if got := SameSet(tc.a, tc.b); got != tc.equal {
+			t.Errorf("SameSet(%q, %q) = %t", tc.a, tc.b, got)
 		}
 	}
 	if !equalMaps(nil, map[string]string{}) || equalMaps(map[string]string{"a": "1"}, map[string]string{"a": "2"}) {

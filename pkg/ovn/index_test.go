@@ -1,0 +1,82 @@
+package ovn
+
+import (
+	"testing"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
+
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+func ownedSwitch(uuid, id string) *nbdb.LogicalSwitch {
+	return &nbdb.LogicalSwitch{UUID: uuid, Name: id, ExternalIDs: map[string]string{
+		rows.OwnerControllerKey: rows.OwnerController, rows.IDKey: id}}
+}
+
+// modelOf keeps a missing row nil as an interface, as the cache hands it over.
+func modelOf(s *nbdb.LogicalSwitch) model.Model {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+// currentUUID is the UUID the index says holds id, "" for none.
+func currentUUID(x *ownedIndex, id string) string {
+	e, ok := x.current(id)
+	if !ok {
+		return ""
+	}
+	return e.uuid()
+}
+
+// TestIndexFollowsTheCachesEvents replays the cache's events as libovsdb hands them
+// over, including those queued before a rebuild that read their rows already.
+func TestIndexFollowsTheCachesEvents(t *testing.T) {
+	const table = "Logical_Switch"
+	x := emptyIndex()
+	steps := []struct {
+		what      string
+		old, m    *nbdb.LogicalSwitch
+		wantID    string // identity to look up
+		wantUUID  string // "" when no row holds it
+		wantDirty bool
+		wantRoots int
+	}{
+		{"insert", nil, ownedSwitch("u2", "LS:a"), "LS:a", "u2", true, 1},
+		{"a duplicate of lower UUID takes over", nil, ownedSwitch("u1", "LS:a"), "LS:a", "u1", true, 2},
+		{"the lower one goes: the other holds it again", ownedSwitch("u1", "LS:a"), nil, "LS:a", "u2", true, 1},
+		{"another owner takes the row over", ownedSwitch("u2", "LS:a"), &nbdb.LogicalSwitch{UUID: "u2", Name: "LS:a"}, "LS:a", "", true, 0},
+		{"a foreign row changes", &nbdb.LogicalSwitch{UUID: "u2", Name: "LS:a"}, &nbdb.LogicalSwitch{UUID: "u2", Name: "x"}, "LS:a", "", false, 0},
+		{"identity changes", nil, ownedSwitch("u3", "LS:b"), "LS:b", "u3", true, 1},
+		{"… to another", ownedSwitch("u3", "LS:b"), ownedSwitch("u3", "LS:c"), "LS:b", "", true, 1},
+		{"an update of a row never seen is one gone before a rebuild", ownedSwitch("u9", "LS:z"), ownedSwitch("u9", "LS:z"), "LS:z", "", false, 1},
+		{"so is its delete", ownedSwitch("u9", "LS:z"), nil, "LS:z", "", false, 1},
+	}
+	for _, s := range steps {
+		x.dirty = map[string]bool{}
+		x.event(table, modelOf(s.old), modelOf(s.m))
+		if got := currentUUID(x, s.wantID); got != s.wantUUID {
+			t.Errorf("%s: %s is held by %q, want %q", s.what, s.wantID, got, s.wantUUID)
+		}
+		if x.dirty[s.wantID] != s.wantDirty {
+			t.Errorf("%s: %s dirty = %t, want %t", s.what, s.wantID, x.dirty[s.wantID], s.wantDirty)
+		}
+		if len(x.roots) != s.wantRoots {
+			t.Errorf("%s: %d owned roots, want %d", s.what, len(x.roots), s.wantRoots)
+		}
+	}
+	if got := len(x.seen[table]); got != 2 {
+		t.Errorf("the index counts %d rows of %s, want 2 (u2, u3)", got, table)
+	}
+
+	// An insert queued before a rebuild that already read the row counts it once.
+	x.event(table, nil, ownedSwitch("u3", "LS:c"))
+	if got := len(x.seen[table]); got != 2 {
+		t.Errorf("a replayed insert: the index counts %d rows, want 2", got)
+	}
+	if x.duplicate(x.byUUID["u3"]) {
+		t.Error("a replayed insert made its own row a duplicate")
+	}
+}
