@@ -264,19 +264,8 @@ func networkStatus(network, kind, name string, nodes []corev1.Node) NetworkStatu
 	return s
 }
 
-// zoneReason is why node's zone has not programmed network, "" if it has; the leader's
-// NetworkReady condition uses the same reasons.
+// zoneReason is why node's zone has not programmed network, "" if it has: the
+// leader's NetworkReady condition gives the same reasons.
 func zoneReason(node *corev1.Node, network string) string {
-	report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("its %s annotation is unreadable", cluster.AnnotationZoneStatus)
-	case !ok:
-		return "no zone report yet"
-	}
-	why, reported := report[network]
-	if !reported {
-		return "the zone has not reported on the network yet"
-	}
-	return why
+	return cluster.ReadZoneReport(node).Readiness(network, "network").Reason
 }
