@@ -151,14 +151,11 @@ func (r *request) connectSubnets(nets []usernet.Network) ([]connectSubnet, error
 		case r.subnets == nil && len(users) == 0:
 			continue
 		case r.subnets == nil:
-			s.cidr = defaultSubnetIPv4
-			if !v4 {
-				s.cidr = defaultSubnetIPv6
-			}
+			s.cidr = defaultConnectSubnet(v4).CIDR
 			s.origin = "the default connect subnet " + s.cidr.String()
 		case idx < 0 && len(users) > 0:
 			return nil, fmt.Errorf("--subnet %s: network%s %s %s %s, so give an %s connect subnet too, e.g. --subnet %s,%s",
-				joinPrefixes(r.subnets), plural(len(users)), andList(users), haveS(len(users)), family, family, joinPrefixes(r.subnets), defaultFor(v4))
+				joinPrefixes(r.subnets), plural(len(users)), andList(users), haveS(len(users)), family, family, joinPrefixes(r.subnets), defaultConnectSubnet(v4).CIDR)
 		case idx < 0:
 			continue
 		case len(users) == 0:
@@ -182,19 +179,14 @@ func haveS(n int) string {
 	return "have"
 }
 
-func defaultFor(v4 bool) netip.Prefix {
-	if v4 {
-		return defaultSubnetIPv4
-	}
-	return defaultSubnetIPv6
-}
+func joinPrefixes(ps []netip.Prefix) string { return strings.Join(prefixStrings(ps), ",") }
 
-func joinPrefixes(ps []netip.Prefix) string {
+func prefixStrings(ps []netip.Prefix) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.String()
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // otherConnects refuses connecting networks that a connect already connects exactly, and
