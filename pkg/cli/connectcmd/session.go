@@ -25,7 +25,7 @@ type snapshot struct {
 	networks []usernet.Network // sorted by ref
 	nsLabels map[string]map[string]string
 	// model is the networks as the leader reads them, for selection.
-	model *usernet.Model
+	model    *usernet.Model
 	nodes    []corev1.Node // sorted by name
 	connects []ovnkv1.ClusterNetworkConnect
 }

@@ -1,6 +1,8 @@
 // Package usernet is how the plugin's commands see a user-defined network: a
-// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show,
-// check and select of either.
+// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show of
+// either. The rules the leader applies (selection by connects, connectability, the
+// checks between networks) are pkg/cluster's; Model reads the networks into
+// pkg/cluster's types so that the commands apply those rules, not a copy of them.
 package usernet
 
 import (
