@@ -30,6 +30,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/agent/leader"
 	"github.com/ovnk/ovnk/pkg/agent/zone"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/host/netconf"
 	"github.com/ovnk/ovnk/pkg/host/openflow"
 	"github.com/ovnk/ovnk/pkg/host/sbchassis"
@@ -97,7 +98,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	defer nb.Close()
 
 	le := cfg.LeaderElection
-	if name := heartbeat.LeaseName(cfg.NodeName); le.Enabled && name == le.LeaseName {
+	if name := cluster.HeartbeatLeaseName(cfg.NodeName); le.Enabled && name == le.LeaseName {
 		return fmt.Errorf("leader-election.lease-name %q is node %s's heartbeat Lease: choose another name", le.LeaseName, cfg.NodeName)
 	}
 	mgr, err := ctrl.NewManager(restConfig, manager.Options{

@@ -222,15 +222,23 @@ func (b *builder) connect(cnc *ovnkv1.ClusterNetworkConnect, namespaces []*corev
 // from networks (invalid, or not built) is left out. It is the leader's view, which
 // allocates before Build can read any allocation.
 func ConnectSpec(cnc *ovnkv1.ClusterNetworkConnect, networks []*Network, namespaces []corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) (*Connect, error) {
+	return connectSpec(cnc, indexNetworks(networks), namespacePtrs(namespaces), cudns)
+}
+
+func indexNetworks(networks []*Network) map[string]*Network {
 	byName := make(map[string]*Network, len(networks))
 	for _, n := range networks {
 		byName[n.Name] = n
 	}
-	nsPtrs := make([]*corev1.Namespace, len(namespaces))
+	return byName
+}
+
+func namespacePtrs(namespaces []corev1.Namespace) []*corev1.Namespace {
+	out := make([]*corev1.Namespace, len(namespaces))
 	for i := range namespaces {
-		nsPtrs[i] = &namespaces[i]
+		out[i] = &namespaces[i]
 	}
-	return connectSpec(cnc, byName, nsPtrs, cudns)
+	return out
 }
 
 func connectSpec(cnc *ovnkv1.ClusterNetworkConnect, networks map[string]*Network, namespaces []*corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) (*Connect, error) {
@@ -255,17 +263,46 @@ func connectSpec(cnc *ovnkv1.ClusterNetworkConnect, networks map[string]*Network
 		return nil, err
 	}
 	for _, name := range selected {
-		n := networks[name]
-		switch {
-		case n.Role != Primary:
-			c.Refused[name] = "a secondary network cannot be connected; only primary networks can"
-		case n.Transport == NoOverlay:
-			c.Refused[name] = "a no-overlay network cannot be connected: connect routers need the Geneve overlay"
-		default:
+		if why := Connectability(networks[name]); why != Connectable {
+			c.Refused[name] = string(why)
+		} else {
 			c.Networks = append(c.Networks, name)
 		}
 	}
 	return c, nil
+}
+
+// ConnectRefusal says why a network cannot be connected, in the words of the
+// connect's status; Connectable when it can.
+type ConnectRefusal string
+
+const (
+	Connectable ConnectRefusal = ""
+	// RefusedSecondary: only primary networks have a router to connect.
+	RefusedSecondary ConnectRefusal = "a secondary network cannot be connected; only primary networks can"
+	// RefusedNoOverlay: connect routers reach each other through the Geneve overlay.
+	RefusedNoOverlay ConnectRefusal = "a no-overlay network cannot be connected: connect routers need the Geneve overlay"
+)
+
+// Connectability says whether a network a connect selects can be connected.
+func Connectability(n *Network) ConnectRefusal {
+	switch {
+	case n.Role != Primary:
+		return RefusedSecondary
+	case n.Transport == NoOverlay:
+		return RefusedNoOverlay
+	}
+	return Connectable
+}
+
+// SelectNetworks names the networks the selectors pick among networks (SpecNetworks'
+// or Build's), sorted: ClusterUserDefinedNetworks by the labels of their objects
+// (cudns), and the primary UserDefinedNetworks of the namespaces whose labels match. A
+// network missing from networks (its spec is invalid) is never picked, connectable or
+// not. A selector that does not parse is an error: the leader connects nothing then.
+func SelectNetworks(selectors ovnkv1.NetworkSelectors, networks []*Network, namespaces []corev1.Namespace, cudns []*ovnkv1.ClusterUserDefinedNetwork) ([]string, error) {
+	byName, nsPtrs := indexNetworks(networks), namespacePtrs(namespaces)
+	return selectNetworks(selectors, byName, nsPtrs, cudns)
 }
 
 // selectNetworks names the networks the selectors pick among networks, sorted and

@@ -16,30 +16,6 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
-// DefaultMTU is the pods' MTU on a network that does not set one.
-const DefaultMTU = 1400
-
-// Default prefix lengths of a node's block of a Layer3 subnet.
-const (
-	DefaultHostSubnetIPv4 = 24
-	DefaultHostSubnetIPv6 = 64
-)
-
-// Defaults of OVN-Kubernetes, each IPv4 then IPv6; a network gets those of its families.
-var (
-	defaultJoinSubnets    = mustPrefixes("100.64.0.0/16", "fd98::/64")
-	udnJoinSubnets        = mustPrefixes("100.65.0.0/16", "fd99::/64")
-	defaultTransitSubnets = mustPrefixes("100.88.0.0/16", "fd97::/64")
-)
-
-func mustPrefixes(ss ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParsePrefix(s)
-	}
-	return out
-}
-
 // CUDNNetworkName is the network name of the ClusterUserDefinedNetwork name:
 // "cluster_udn_<name>".
 func CUDNNetworkName(name string) string { return "cluster_udn_" + name }
@@ -131,11 +107,11 @@ func defaultNetwork(cfg DefaultNetworkConfig, join []netip.Prefix, namespaces []
 	}
 	n.JoinSubnets = slices.Clone(join)
 	if len(join) == 0 {
-		n.JoinSubnets = ofFamilies(defaultJoinSubnets, n.Subnets)
+		n.JoinSubnets = ofFamilies(DefaultJoinSubnets(), n.Subnets)
 	}
 	n.TransitSubnets = slices.Clone(cfg.TransitSubnets)
 	if len(cfg.TransitSubnets) == 0 {
-		n.TransitSubnets = ofFamilies(defaultTransitSubnets, n.Subnets)
+		n.TransitSubnets = ofFamilies(DefaultTransitSubnets(), n.Subnets)
 	}
 	for _, ns := range namespaces {
 		n.Namespaces = append(n.Namespaces, ns.Name)
@@ -307,7 +283,7 @@ func (src networkSource) fromSpec() (*Network, error) {
 		return nil, fmt.Errorf("%s.transport %q is not Geneve or NoOverlay", path, spec.Transport)
 	}
 	if n.Role == Primary {
-		joins := udnJoinSubnets
+		joins := UDNJoinSubnets()
 		if len(join) > 0 {
 			joins = nil
 			for _, c := range join {
@@ -320,7 +296,7 @@ func (src networkSource) fromSpec() (*Network, error) {
 		}
 		n.JoinSubnets = ofFamilies(joins, n.Subnets)
 	}
-	n.TransitSubnets = ofFamilies(defaultTransitSubnets, n.Subnets)
+	n.TransitSubnets = ofFamilies(DefaultTransitSubnets(), n.Subnets)
 	if n.Topology == Layer2 && len(n.TransitSubnets) > 0 {
 		// The transit router's peer pairs must not overlap the network (OKEP-5094
 		// option 4): every zone picks the same replacement, as it is a pure function.

@@ -72,12 +72,17 @@ type ZoneReport struct {
 // ReadZoneReports reads every node's report, sorted by node name.
 func ReadZoneReports(nodes []corev1.Node) []ZoneReport {
 	out := make([]ZoneReport, 0, len(nodes))
-	for _, n := range nodes {
-		report, ok, err := ZoneStatusCodec.Lookup(ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-		out = append(out, ZoneReport{Node: n.Name, Report: report, Reported: ok, Err: err})
+	for i := range nodes {
+		out = append(out, ReadZoneReport(&nodes[i]))
 	}
 	slices.SortFunc(out, func(a, b ZoneReport) int { return strings.Compare(a.Node, b.Node) })
 	return out
+}
+
+// ReadZoneReport reads one node's report.
+func ReadZoneReport(node *corev1.Node) ZoneReport {
+	report, ok, err := ZoneStatusCodec.Lookup(ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
+	return ZoneReport{Node: node.Name, Report: report, Reported: ok, Err: err}
 }
 
 // NodeReadiness says whether a node's zone programmed something, and why not.
@@ -87,14 +92,17 @@ type NodeReadiness struct {
 	Reason string
 }
 
-// Readiness reads the report's entry key (a network name, or ConnectZoneStatusKey)
-// with the leader's wording; what ("network", "connect") names the thing in reasons.
+// Readiness reads the report's entry key (a network name, or ConnectZoneStatusKey);
+// what ("network", "connect") names the thing in reasons. The reasons are those of the
+// leader's NetworkReady and Ready conditions, which the plugin shows too. An unreadable
+// report's reason does not repeat the parse error, which Err keeps: a condition
+// message names no annotation value.
 func (z ZoneReport) Readiness(key, what string) NodeReadiness {
 	r := NodeReadiness{Node: z.Node}
 	why, named := z.Report[key]
 	switch {
 	case z.Err != nil:
-		r.Reason = fmt.Sprintf("its %s annotation is unreadable: %v", AnnotationZoneStatus, z.Err)
+		r.Reason = fmt.Sprintf("its %s annotation is unreadable", AnnotationZoneStatus)
 	case !z.Reported:
 		r.Reason = "no zone report yet"
 	case !named:

@@ -1,6 +1,11 @@
 package cluster
 
-import "testing"
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestZoneStatusCodec(t *testing.T) {
 	runCodecCases(t, ZoneStatusCodec, testNodeRef, []codecCase[map[string]string]{
@@ -23,3 +28,31 @@ func TestZoneStatusCodec(t *testing.T) {
 }
 
 func FuzzZoneStatus(f *testing.F) { fuzzCodec(f, ZoneStatusCodec) }
+
+func TestZoneReportReadiness(t *testing.T) {
+	node := func(annotations map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1", Annotations: annotations}}
+	}
+	for _, tc := range []struct {
+		name       string
+		node       *corev1.Node
+		ready      bool
+		wantReason string
+	}{
+		{name: "programmed", node: node(map[string]string{AnnotationZoneStatus: `{"ns1_red":""}`}), ready: true},
+		{name: "not programmed: the zone's reason", node: node(map[string]string{AnnotationZoneStatus: `{"ns1_red":"no chassis id yet"}`}),
+			wantReason: "no chassis id yet"},
+		{name: "no report", node: node(nil), wantReason: "no zone report yet"},
+		{name: "not reported on", node: node(map[string]string{AnnotationZoneStatus: `{}`}),
+			wantReason: "the zone has not reported on the network yet"},
+		{name: "unreadable: the leader's words, without the value", node: node(map[string]string{AnnotationZoneStatus: `{"ns1_red":5}`}),
+			wantReason: "its ovnk.io/zone-status annotation is unreadable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ReadZoneReport(tc.node).Readiness("ns1_red", "network")
+			if got != (NodeReadiness{Node: "w1", Ready: tc.ready, Reason: tc.wantReason}) {
+				t.Errorf("Readiness = %+v, want ready %t, reason %q", got, tc.ready, tc.wantReason)
+			}
+		})
+	}
+}

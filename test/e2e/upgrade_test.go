@@ -18,7 +18,6 @@ import (
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/agent/config"
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
@@ -269,10 +268,10 @@ func (u *upgradeRun) waitPhase(ctx context.Context, n *node, want l2upgrade.Phas
 	u.ec.t.Helper()
 	err := testenv.Eventually(ctx, 60*time.Second, "node "+n.name+" "+string(want), func(ctx context.Context) error {
 		var lease coordinationv1.Lease
-		if err := u.ec.c.Get(ctx, types.NamespacedName{Namespace: leaseNamespace, Name: heartbeat.LeaseName(n.name)}, &lease); err != nil {
+		if err := u.ec.c.Get(ctx, types.NamespacedName{Namespace: leaseNamespace, Name: cluster.HeartbeatLeaseName(n.name)}, &lease); err != nil {
 			return err
 		}
-		s, err := heartbeat.Parse(&lease)
+		s, err := cluster.ParseHeartbeat(&lease)
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,13 @@
+// Package heartbeat is the agent's side of its heartbeat Lease: it renews the Lease
+// of its node every few seconds, the way the kubelet renews node leases, and publishes
+// its state in it. The Lease's format, which `kubectl ovnk status` reads too, is
+// pkg/cluster's (HeartbeatLeaseName, AgentReport, ParseHeartbeat).
 package heartbeat
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -14,6 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // Defaults of Heartbeat's periods, the kubelet's for its node leases.
@@ -41,7 +46,8 @@ type Heartbeat struct {
 	Client client.Client
 	// Namespace holds the Lease: the agent's namespace.
 	Namespace string
-	// NodeName is the agent's node: the Lease's holder, and its name (LeaseName).
+	// NodeName is the agent's node: the Lease's holder, and its name
+	// (cluster.HeartbeatLeaseName).
 	NodeName string
 	// Version is the agent's build version.
 	Version string
@@ -80,7 +86,7 @@ func (h *Heartbeat) NeedLeaderElection() bool { return false }
 // Start syncs the Lease at once and then every second until ctx ends. A failed sync is
 // logged and retried at the next check; it never stops the agent.
 func (h *Heartbeat) Start(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithValues("lease", h.Namespace+"/"+LeaseName(h.NodeName))
+	logger := log.FromContext(ctx).WithValues("lease", h.Namespace+"/"+cluster.HeartbeatLeaseName(h.NodeName))
 	ticker := time.NewTicker(checkInterval)
 	defer ticker.Stop()
 	for {
@@ -104,7 +110,7 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 // Sync writes the Lease if it is due for renewal or what it reports changed, and
 // reports whether it wrote.
 func (h *Heartbeat) Sync(ctx context.Context) (bool, error) {
-	name := LeaseName(h.NodeName)
+	name := cluster.HeartbeatLeaseName(h.NodeName)
 	if h.lease == nil {
 		var lease coordinationv1.Lease
 		err := h.Client.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: name}, &lease)
@@ -123,7 +129,7 @@ func (h *Heartbeat) Sync(ctx context.Context) (bool, error) {
 	}
 	next := h.lease.DeepCopy()
 	next.Annotations = annotations
-	next.Labels = h.labels(next.Labels)
+	next.Labels = cluster.HeartbeatLabels(next.Labels)
 	h.fillSpec(next, now)
 	if err := h.Client.Update(ctx, next); err != nil {
 		// Someone else changed or deleted the Lease: read it again at the next check.
@@ -139,7 +145,7 @@ func (h *Heartbeat) create(ctx context.Context, name string) error {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
 		Namespace:   h.Namespace,
 		Name:        name,
-		Labels:      h.labels(nil),
+		Labels:      cluster.HeartbeatLabels(nil),
 		Annotations: h.annotations(ctx, nil),
 	}}
 	h.fillSpec(lease, h.now())
@@ -175,63 +181,40 @@ func (h *Heartbeat) due(now time.Time) bool {
 // annotations returns current with this heartbeat's annotations set from the sources;
 // annotations others put on the Lease stay.
 func (h *Heartbeat) annotations(ctx context.Context, current map[string]string) map[string]string {
-	out := maps.Clone(current)
-	if out == nil {
-		out = map[string]string{}
-	}
 	succeeded, lastErr := h.Zone()
+	r := cluster.AgentReport{
+		Version:       h.Version,
+		LastReconcile: succeeded,
+		Leader:        h.Leader(),
+		NBConnected:   h.NBConnected(),
+		Layer2Phase:   h.layer2Phase(),
+	}
 	if h.OVSDown != nil {
 		// The zone controller only finds out at its next reconcile, and even then
 		// only as timeouts: OVSDB clients wait through a reconnect.
 		down := h.OVSDown(ctx)
-		out[AnnotationOVSReachable] = formatBool(down == nil)
+		r.OVSReported, r.OVSReachable = true, down == nil
 		lastErr = errors.Join(down, lastErr)
-	} else {
-		delete(out, AnnotationOVSReachable)
-	}
-	out[AnnotationVersion] = h.Version
-	out[AnnotationLeader] = formatBool(h.Leader())
-	out[AnnotationNBConnected] = formatBool(h.NBConnected())
-	if !succeeded.IsZero() {
-		out[AnnotationLastReconcile] = succeeded.UTC().Format(time.RFC3339)
 	}
 	if lastErr != nil {
-		out[AnnotationLastError] = lastErr.Error()
-	} else {
-		delete(out, AnnotationLastError)
+		r.LastError = lastErr.Error()
 	}
-	if phase := h.layer2Phase(); phase != "" {
-		out[AnnotationLayer2Phase] = phase
-	} else {
-		delete(out, AnnotationLayer2Phase)
-	}
-	return out
+	return r.Annotate(current)
 }
 
 // changed reports whether want says something have does not: any annotation but the
 // last reconcile's time, which only matters once it first appears.
 func changed(have, want map[string]string) bool {
-	for _, key := range []string{AnnotationVersion, AnnotationLeader, AnnotationNBConnected, AnnotationOVSReachable, AnnotationLastError, AnnotationLayer2Phase} {
+	for _, key := range []string{cluster.AnnotationAgentVersion, cluster.AnnotationAgentLeader, cluster.AnnotationNBConnected, cluster.AnnotationOVSReachable, cluster.AnnotationLastError, cluster.AnnotationLayer2Phase} {
 		h, hok := have[key]
 		w, wok := want[key]
 		if h != w || hok != wok {
 			return true
 		}
 	}
-	_, had := have[AnnotationLastReconcile]
-	_, has := want[AnnotationLastReconcile]
+	_, had := have[cluster.AnnotationLastReconcile]
+	_, has := want[cluster.AnnotationLastReconcile]
 	return had != has
-}
-
-// labels returns current with the heartbeat's labels set.
-func (h *Heartbeat) labels(current map[string]string) map[string]string {
-	out := maps.Clone(current)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[LabelName] = NameAgent
-	out[LabelComponent] = ComponentHeartbeat
-	return out
 }
 
 func (h *Heartbeat) renewInterval() time.Duration {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -65,7 +66,7 @@ func newHeartbeat(c client.Client, ns, node string, src *sources) *heartbeat.Hea
 func getLease(ctx context.Context, t *testing.T, c client.Client, ns, node string) *coordinationv1.Lease {
 	t.Helper()
 	var lease coordinationv1.Lease
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: heartbeat.LeaseName(node)}, &lease); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster.HeartbeatLeaseName(node)}, &lease); err != nil {
 		t.Fatalf("get the heartbeat lease: %v", err)
 	}
 	return &lease
@@ -95,9 +96,9 @@ func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
 		}
 		return getLease(ctx, t, c, ns, "worker1")
 	}
-	status := func(lease *coordinationv1.Lease) heartbeat.Status {
+	status := func(lease *coordinationv1.Lease) cluster.HeartbeatStatus {
 		t.Helper()
-		s, err := heartbeat.Parse(lease)
+		s, err := cluster.ParseHeartbeat(lease)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,15 +112,15 @@ func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
 	if got := ptr.Deref(lease.Spec.LeaseDurationSeconds, 0); got != 40 {
 		t.Errorf("leaseDurationSeconds %d, want 40 (four renew intervals of 10s)", got)
 	}
-	if lease.Labels[heartbeat.LabelComponent] != heartbeat.ComponentHeartbeat || lease.Labels[heartbeat.LabelName] != heartbeat.NameAgent {
+	if lease.Labels[cluster.LabelAppComponent] != cluster.HeartbeatComponent || lease.Labels[cluster.LabelAppName] != cluster.AgentAppName {
 		t.Errorf("labels %v", lease.Labels)
 	}
 	s := status(lease)
 	if s.Version != "v9.9.9" || s.Leader || !s.NBConnected || !s.LastReconcile.IsZero() || s.LastError != "" || !s.RenewTime.Equal(start) {
 		t.Errorf("first heartbeat %+v, want version v9.9.9, not leader, NB connected, never reconciled, renewed at %v", s, start)
 	}
-	if _, ok := lease.Annotations[heartbeat.AnnotationLastReconcile]; ok {
-		t.Errorf("a zone never reconciled has annotation %s", heartbeat.AnnotationLastReconcile)
+	if _, ok := lease.Annotations[cluster.AnnotationLastReconcile]; ok {
+		t.Errorf("a zone never reconciled has annotation %s", cluster.AnnotationLastReconcile)
 	}
 	rv := lease.ResourceVersion
 
@@ -155,8 +156,8 @@ func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
 		s.now, s.err, s.succeeded = renewal.Add(2*time.Second), nil, renewal.Add(2*time.Second)
 	})
 	lease = sync(true, "reconcile recovered")
-	if _, ok := lease.Annotations[heartbeat.AnnotationLastError]; ok {
-		t.Errorf("annotation %s stays after a successful reconcile", heartbeat.AnnotationLastError)
+	if _, ok := lease.Annotations[cluster.AnnotationLastError]; ok {
+		t.Errorf("annotation %s stays after a successful reconcile", cluster.AnnotationLastError)
 	}
 	src.set(func(s *sources) { s.now, s.leader, s.nb = renewal.Add(3*time.Second), true, false })
 	if s = status(sync(true, "elected, NB lost")); !s.Leader || s.NBConnected {
@@ -191,7 +192,7 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 		return errors.New(why)
 	}
 
-	step := func(wantWrite bool, what string) (*coordinationv1.Lease, heartbeat.Status) {
+	step := func(wantWrite bool, what string) (*coordinationv1.Lease, cluster.HeartbeatStatus) {
 		t.Helper()
 		wrote, err := hb.Sync(ctx)
 		if err != nil {
@@ -201,14 +202,14 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 			t.Errorf("%s: Sync wrote %t, want %t", what, wrote, wantWrite)
 		}
 		lease := getLease(ctx, t, c, ns, "worker1")
-		s, err := heartbeat.Parse(lease)
+		s, err := cluster.ParseHeartbeat(lease)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return lease, s
 	}
-	if lease, s := step(true, "first sync"); lease.Annotations[heartbeat.AnnotationOVSReachable] != "true" || s.OVSUnreachable {
-		t.Errorf("first sync with OVS up: annotation %q, unreachable %t", lease.Annotations[heartbeat.AnnotationOVSReachable], s.OVSUnreachable)
+	if lease, s := step(true, "first sync"); lease.Annotations[cluster.AnnotationOVSReachable] != "true" || s.OVSUnreachable() {
+		t.Errorf("first sync with OVS up: annotation %q, unreachable %t", lease.Annotations[cluster.AnnotationOVSReachable], s.OVSUnreachable())
 	}
 	src.set(func(s *sources) { s.now = start.Add(time.Second) })
 	step(false, "nothing changed")
@@ -217,18 +218,18 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 	reachable = false
 	mu.Unlock()
 	src.set(func(s *sources) { s.now = start.Add(2 * time.Second) })
-	if lease, s := step(true, "OVS lost"); !s.OVSUnreachable {
+	if lease, s := step(true, "OVS lost"); !s.OVSUnreachable() {
 		t.Errorf("after OVS was lost the lease says it is reachable")
-	} else if got := lease.Annotations[heartbeat.AnnotationLastError]; !strings.HasPrefix(got, why) {
+	} else if got := lease.Annotations[cluster.AnnotationLastError]; !strings.HasPrefix(got, why) {
 		t.Errorf("last error %q, want it to start with why OVS is unreachable", got)
 	}
 
 	hb.OVSDown = nil // the same Lease, now written by an agent without a node part
 	src.set(func(s *sources) { s.now = start.Add(3 * time.Second) })
-	if lease, s := step(true, "no node part"); s.OVSUnreachable {
+	if lease, s := step(true, "no node part"); s.OVSUnreachable() {
 		t.Errorf("an agent without a node part is reported as unable to reach OVS (annotations %v)", lease.Annotations)
-	} else if _, ok := lease.Annotations[heartbeat.AnnotationOVSReachable]; ok {
-		t.Errorf("annotation %s stays on the Lease of an agent without a node part", heartbeat.AnnotationOVSReachable)
+	} else if _, ok := lease.Annotations[cluster.AnnotationOVSReachable]; ok {
+		t.Errorf("annotation %s stays on the Lease of an agent without a node part", cluster.AnnotationOVSReachable)
 	}
 }
 
@@ -274,7 +275,7 @@ func TestSyncRecoversFromOthersWrites(t *testing.T) {
 	if wrote, err := hb.Sync(ctx); err != nil || !wrote {
 		t.Fatalf("the sync after the deletion: wrote %t, %v; want the lease created again", wrote, err)
 	}
-	if got := getLease(ctx, t, c, ns, "worker2").Annotations[heartbeat.AnnotationLastError]; got != "boom" {
+	if got := getLease(ctx, t, c, ns, "worker2").Annotations[cluster.AnnotationLastError]; got != "boom" {
 		t.Errorf("last error %q on the re-created lease, want boom", got)
 	}
 }
@@ -317,12 +318,12 @@ func TestStartAsTheAgent(t *testing.T) {
 
 	// The authorizer learns of the new binding from a watch, so the first syncs may be
 	// forbidden: Start retries every second.
-	lease := func(ctx context.Context) (heartbeat.Status, error) {
+	lease := func(ctx context.Context) (cluster.HeartbeatStatus, error) {
 		var l coordinationv1.Lease
-		if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: heartbeat.LeaseName("worker3")}, &l); err != nil {
-			return heartbeat.Status{}, err
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: cluster.HeartbeatLeaseName("worker3")}, &l); err != nil {
+			return cluster.HeartbeatStatus{}, err
 		}
-		return heartbeat.Parse(&l)
+		return cluster.ParseHeartbeat(&l)
 	}
 	err = testenv.Eventually(ctx, 30*time.Second, "the agent's heartbeat lease", func(ctx context.Context) error {
 		s, err := lease(ctx)

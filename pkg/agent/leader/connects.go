@@ -196,7 +196,7 @@ func (p *planner) highestNodeID(nodes []*corev1.Node) nodeWithID {
 
 // acceptConnect checks what keeps the whole connect from being programmed, and gives it
 // its block allocator and router key; it returns the first problem.
-func (p *planner) acceptConnect(ce *connectEntry, reserved []reservedRange, accepted []*connectEntry) *problem {
+func (p *planner) acceptConnect(ce *connectEntry, reserved []cluster.ReservedRange, accepted []*connectEntry) *problem {
 	if pr := connectOverlapsReserved(ce.spec, reserved); pr != nil {
 		return pr
 	}
@@ -227,13 +227,13 @@ func (p *planner) acceptConnect(ce *connectEntry, reserved []reservedRange, acce
 const recreateFix = "delete this ClusterNetworkConnect and create it again with other connectSubnets (they cannot be changed)"
 
 // connectOverlapsReserved checks the connect subnets against the cluster's own ranges.
-func connectOverlapsReserved(spec *cluster.Connect, reserved []reservedRange) *problem {
+func connectOverlapsReserved(spec *cluster.Connect, reserved []cluster.ReservedRange) *problem {
 	for _, cs := range spec.Subnets {
 		for _, r := range reserved {
-			if cs.CIDR.Overlaps(r.prefix) {
+			if cs.CIDR.Overlaps(r.Prefix) {
 				return &problem{ReasonConnectSubnetOverlap, fmt.Sprintf(
 					"connect subnet %s overlaps %s, so nothing is connected; %s, overlapping none of the cluster's subnets",
-					cs.CIDR, r.what, recreateFix)}
+					cs.CIDR, r.What, recreateFix)}
 			}
 		}
 	}
@@ -355,22 +355,22 @@ func ipv4First(blocks []netip.Prefix) []netip.Prefix {
 // connectSubnetOverlapsNetwork checks the connect subnets against a network's own
 // ranges: its routers would have a link address inside them.
 func connectSubnetOverlapsNetwork(spec *cluster.Connect, e *netEntry) *problem {
-	var own []reservedRange
+	var own []cluster.ReservedRange
 	for _, s := range e.net.Subnets {
-		own = append(own, reservedRange{s.CIDR, fmt.Sprintf("subnet %s", s.CIDR)})
+		own = append(own, cluster.ReservedRange{Prefix: s.CIDR, What: fmt.Sprintf("subnet %s", s.CIDR)})
 	}
 	for _, j := range e.net.JoinSubnets {
-		own = append(own, reservedRange{j, fmt.Sprintf("join subnet %s", j)})
+		own = append(own, cluster.ReservedRange{Prefix: j, What: fmt.Sprintf("join subnet %s", j)})
 	}
 	for _, t := range e.net.TransitSubnets {
-		own = append(own, reservedRange{t, fmt.Sprintf("transit subnet %s", t)})
+		own = append(own, cluster.ReservedRange{Prefix: t, What: fmt.Sprintf("transit subnet %s", t)})
 	}
 	for _, cs := range spec.Subnets {
 		for _, r := range own {
-			if cs.CIDR.Overlaps(r.prefix) {
+			if cs.CIDR.Overlaps(r.Prefix) {
 				return &problem{ReasonConnectSubnetOverlap, fmt.Sprintf(
 					"network %q is not connected: connect subnet %s overlaps its %s; %s, overlapping none of the networks' subnets, or select other networks",
-					e.name, cs.CIDR, r.what, recreateFix)}
+					e.name, cs.CIDR, r.What, recreateFix)}
 			}
 		}
 	}

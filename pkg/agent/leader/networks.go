@@ -218,34 +218,22 @@ func (p *planner) allocateNetwork(e *netEntry) (annotationWrite, bool) {
 }
 
 // seniority orders entries (sorted by name) for conflicts: those for which holds is
-// true first, then the older ones, then by name.
+// true first, then the older ones, then by name (cluster.CompareSeniority).
 func seniority(entries []*netEntry, holds func(*netEntry) bool) []*netEntry {
 	out := slices.Clone(entries)
 	slices.SortStableFunc(out, func(a, b *netEntry) int {
-		if ha, hb := holds(a), holds(b); ha != hb {
-			if ha {
-				return -1
-			}
-			return 1
-		}
-		return a.obj.GetCreationTimestamp().Compare(b.obj.GetCreationTimestamp().Time)
+		return cluster.CompareSeniority(holds(a), a.obj.GetCreationTimestamp().Time, holds(b), b.obj.GetCreationTimestamp().Time)
 	})
 	return out
 }
 
-// reservedRange is a range no user-defined network may overlap, and how to name it.
-type reservedRange struct {
-	prefix netip.Prefix
-	what   string // e.g. `cluster subnet 10.244.0.0/16 of network "default"`
-}
-
 // reservedRanges are the cluster's own ranges: the default network's subnets, join and
 // transit subnets, the masquerade subnets and the service subnets.
-func (p *planner) reservedRanges() []reservedRange {
-	var out []reservedRange
+func (p *planner) reservedRanges() []cluster.ReservedRange {
+	var out []cluster.ReservedRange
 	add := func(prefixes []netip.Prefix, format string) {
 		for _, pr := range prefixes {
-			out = append(out, reservedRange{pr, fmt.Sprintf(format, pr)})
+			out = append(out, cluster.ReservedRange{Prefix: pr, What: fmt.Sprintf(format, pr)})
 		}
 	}
 	var clusterSubnets []netip.Prefix
@@ -264,82 +252,23 @@ func (p *planner) reservedRanges() []reservedRange {
 // cluster's own ranges or the network's own join subnets, or a conflict with another
 // network serving one of its namespaces (overlapping subnets, or two primary networks).
 // In a conflict the network that holds an id wins, then the older one, then the one
-// first by name, so an established network never loses to a newcomer.
+// first by name, so an established network never loses to a newcomer. The rules are
+// pkg/cluster's, which kubectl ovnk network create applies too.
 func (p *planner) validate(entries []*netEntry) {
-	reserved := p.reservedRanges()
-	accepted := map[string][]*netEntry{} // by namespace
+	var ordered []*cluster.Network
+	byNetwork := map[*cluster.Network]*netEntry{}
 	for _, e := range seniority(entries, func(e *netEntry) bool { return e.hasID }) {
-		if e.net == nil {
-			continue
-		}
-		e.problem = overlapsReserved(e, reserved)
-		if e.problem == nil {
-			e.problem = conflicts(e, accepted)
-		}
-		if e.problem != nil {
-			continue
-		}
-		for _, ns := range e.net.Namespaces {
-			accepted[ns] = append(accepted[ns], e)
+		if e.net != nil {
+			ordered = append(ordered, e.net)
+			byNetwork[e.net] = e
 		}
 	}
-}
-
-// overlapsReserved checks the network's subnets and join subnets.
-func overlapsReserved(e *netEntry, reserved []reservedRange) *problem {
-	own := slices.Clone(reserved)
-	for _, j := range e.net.JoinSubnets {
-		own = append(own, reservedRange{j, fmt.Sprintf("its own join subnet %s", j)})
-	}
-	if e.net.Topology == cluster.Layer3 { // a Layer2 network's transit subnets avoid its subnets
-		for _, t := range e.net.TransitSubnets {
-			own = append(own, reservedRange{t, fmt.Sprintf("its transit subnet %s", t)})
+	for n, err := range cluster.AcceptNetworks(ordered, p.reservedRanges()) {
+		reason := ReasonSubnetOverlap
+		var primary *cluster.PrimaryConflictError
+		if errors.As(err, &primary) {
+			reason = ReasonPrimaryNetworkConflict
 		}
+		byNetwork[n].problem = &problem{reason, err.Error()}
 	}
-	for _, s := range e.net.Subnets {
-		for _, r := range own {
-			if s.CIDR.Overlaps(r.prefix) {
-				return &problem{ReasonSubnetOverlap, fmt.Sprintf(
-					"network %q subnet %s overlaps %s; use a subnet that overlaps none of the cluster's subnets and no other network of the same namespaces",
-					e.name, s.CIDR, r.what)}
-			}
-		}
-	}
-	for _, j := range e.net.JoinSubnets {
-		for _, r := range reserved {
-			if j.Overlaps(r.prefix) {
-				return &problem{ReasonSubnetOverlap, fmt.Sprintf(
-					"network %q join subnet %s overlaps %s; set joinSubnets to a range the cluster does not use", e.name, j, r.what)}
-			}
-		}
-	}
-	return nil
-}
-
-// conflicts checks the network against the networks already accepted in its namespaces.
-func conflicts(e *netEntry, accepted map[string][]*netEntry) *problem {
-	seen := map[*netEntry]bool{}
-	for _, ns := range e.net.Namespaces {
-		for _, o := range accepted[ns] {
-			if seen[o] {
-				continue
-			}
-			seen[o] = true
-			if e.net.Role == cluster.Primary && o.net.Role == cluster.Primary {
-				return &problem{ReasonPrimaryNetworkConflict, fmt.Sprintf(
-					"network %q would be the second primary network of namespace %q, whose primary network is %q; a namespace has at most one primary network: select other namespaces or delete one of the networks",
-					e.name, ns, o.name)}
-			}
-			for _, s := range e.net.Subnets {
-				for _, os := range o.net.Subnets {
-					if s.CIDR.Overlaps(os.CIDR) {
-						return &problem{ReasonSubnetOverlap, fmt.Sprintf(
-							"network %q subnet %s overlaps subnet %s of network %q, which also serves namespace %q; networks of the same namespace need subnets that do not overlap",
-							e.name, s.CIDR, os.CIDR, o.name, ns)}
-					}
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -123,18 +123,7 @@ func zoneReadiness(key, what string, nodes []*corev1.Node) (metav1.ConditionStat
 
 // zoneReason is why the node's zone has not programmed the entry key, "" if it has.
 func zoneReason(n *corev1.Node, key, what string) string {
-	report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("its %s annotation is unreadable", cluster.AnnotationZoneStatus)
-	case !ok:
-		return "no zone report yet"
-	}
-	why, reported := report[key]
-	if !reported {
-		return fmt.Sprintf("the zone has not reported on the %s yet", what)
-	}
-	return why
+	return cluster.ReadZoneReport(n).Readiness(key, what).Reason
 }
 
 // transportAccepted is OKEP-5259's TransportAccepted condition of a

@@ -10,6 +10,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // completeNetworkArgs completes the networks connect takes: those that can be
@@ -71,9 +72,11 @@ func connectableRefs(ctx context.Context, c client.Client, taken []string) ([]st
 	}
 	nets := usernet.FromLists(&cudns, &udns)
 	sortNetworks(nets)
+	model := usernet.NewModel(nets, nil) // connectability needs no namespace
 	var out []string
 	for _, n := range nets {
-		if refusal(n) == "" && !slices.Contains(taken, n.Ref()) {
+		cn, err := model.Network(n)
+		if err == nil && cluster.Connectability(cn) == cluster.Connectable && !slices.Contains(taken, n.Ref()) {
 			out = append(out, n.Ref())
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -105,10 +106,10 @@ connect subnet too small for the networks and the cluster's nodes; and a name ta
 	o.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&o.name, "name", "", "the ClusterNetworkConnect's name (default: the networks' names joined by '-', e.g. blue-green)")
-	fl.StringSliceVar(&o.subnets, "subnet", nil, "the links' address space, CIDR or CIDR,CIDRv6 (default 192.168.0.0/16, with fd00:10::/112 for networks with IPv6)")
+	fl.StringSliceVar(&o.subnets, "subnet", nil, fmt.Sprintf("the links' address space, CIDR or CIDR,CIDRv6 (default %s, with %s for networks with IPv6)", defaultConnectSubnet(true).CIDR, defaultConnectSubnet(false).CIDR))
 	fl.IntVar(&o.networkPrefix, "network-prefix", defaultNetworkPrefix, "the prefix length of each network's block of --subnet; the IPv6 one is 96 longer (a length above 32 is an IPv6 one)")
 	fl.StringSliceVar(&o.connectivity, "connectivity", []string{"pod"}, "what the networks reach of each other: pod, service or pod,service (ovnk programs pod connectivity only)")
-	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", defaultServiceSubnets, "the cluster's service CIDRs, which the connect subnet must not overlap (one per IP family)")
+	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", prefixStrings(cluster.DefaultServiceSubnets()), "the cluster's service CIDRs, which the connect subnet must not overlap (one per IP family)")
 	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))

@@ -104,7 +104,7 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 		ready := humanview.CountReady(rs)
 		t.Add(
 			table.Text(c.Name),
-			table.List(refs(selected(c, snap.networks, snap.nsLabels).connected), p.Faint),
+			table.List(refs(snap.selected(c).connected), p.Faint),
 			table.List(subnets, p.Faint),
 			table.List(connectivityWordsOf(c), p.Faint),
 			table.Styled(status, healthStyle(p, h)),

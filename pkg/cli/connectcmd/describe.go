@@ -67,7 +67,7 @@ func (o *describeOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return s.Failed(err, "list events about connect "+cnc.Name)
 	}
-	sel := selected(cnc, snap.networks, snap.nsLabels)
+	sel := snap.selected(cnc)
 	alloc := allocationOf(cnc)
 	d := describer{describe.New(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
 	d.summary(cnc, sel, alloc)
@@ -173,7 +173,7 @@ func (d *describer) notTransitive(snap *snapshot, cnc *ovnkv1.ClusterNetworkConn
 		if !requests(c, ovnkv1.ConnectivityPodNetwork) {
 			continue
 		}
-		theirs := refs(selected(c, snap.networks, snap.nsLabels).connected)
+		theirs := refs(snap.selected(c).connected)
 		for i, a := range theirs {
 			for _, b := range theirs[i+1:] {
 				direct[pairKey(a, b)] = append(direct[pairKey(a, b)], c.Name)
@@ -187,7 +187,7 @@ func (d *describer) notTransitive(snap *snapshot, cnc *ovnkv1.ClusterNetworkConn
 			if other.Name == cnc.Name || !requests(other, ovnkv1.ConnectivityPodNetwork) {
 				continue
 			}
-			theirs := refs(selected(other, snap.networks, snap.nsLabels).connected)
+			theirs := refs(snap.selected(other).connected)
 			if !slices.Contains(theirs, x) {
 				continue
 			}

@@ -125,7 +125,7 @@ func findConnect(snap *snapshot, args []string) (*ovnkv1.ClusterNetworkConnect, 
 	var near []string
 	for i := range snap.connects {
 		c := &snap.connects[i]
-		theirs := selected(c, snap.networks, snap.nsLabels).all()
+		theirs := snap.selected(c).all()
 		switch {
 		case sameNetworks(theirs, nets):
 			exact = append(exact, c)

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -24,19 +23,6 @@ func joinSubnetPrefixes(n usernet.Network) []netip.Prefix { return prefixes(n.Jo
 // hasFamily reports whether the network has an IPv4 (v4) or IPv6 subnet.
 func hasFamily(n usernet.Network, v4 bool) bool {
 	return slices.ContainsFunc(subnetPrefixes(n), func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })
-}
-
-// refusal says why the network cannot be connected, "" when it can: only primary
-// networks have a router to connect, and connect routers need the Geneve overlay.
-// The wording is the model's (pkg/cluster), which the leader reports.
-func refusal(n usernet.Network) string {
-	switch {
-	case n.Role() != ovnkv1.NetworkRolePrimary:
-		return "a secondary network cannot be connected; only primary networks can"
-	case n.Transport() == ovnkv1.TransportOptionNoOverlay:
-		return "a no-overlay network cannot be connected: connect routers need the Geneve overlay"
-	}
-	return ""
 }
 
 // ownerKey is the network's key in k8s.ovn.org/network-connect-subnet, "" until the

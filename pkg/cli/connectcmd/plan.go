@@ -52,7 +52,7 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 		nets = append(nets, n)
 	}
 	for _, n := range nets {
-		if err := connectable(n); err != nil {
+		if err := connectable(n, snap.model); err != nil {
 			return nil, err
 		}
 	}
@@ -102,12 +102,17 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	return &plan{connect: cnc, label: toLabel}, nil
 }
 
-// connectable refuses a network that has no router to connect.
-func connectable(n usernet.Network) error {
-	switch {
-	case n.Role() != ovnkv1.NetworkRolePrimary:
+// connectable refuses a network the leader would not connect (cluster.Connectability),
+// or would not create at all.
+func connectable(n usernet.Network, model *usernet.Model) error {
+	cn, err := model.Network(n)
+	if err != nil {
+		return fmt.Errorf("network %s cannot be connected: its spec is invalid (%w), so the leader does not create it; fix the network, or leave it out", n.Ref(), err)
+	}
+	switch cluster.Connectability(cn) {
+	case cluster.RefusedSecondary:
 		return fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.Ref(), strings.ToLower(string(n.Role())))
-	case n.Transport() == ovnkv1.TransportOptionNoOverlay:
+	case cluster.RefusedNoOverlay:
 		return fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.Ref())
 	}
 	return nil
@@ -151,14 +156,11 @@ func (r *request) connectSubnets(nets []usernet.Network) ([]connectSubnet, error
 		case r.subnets == nil && len(users) == 0:
 			continue
 		case r.subnets == nil:
-			s.cidr = defaultSubnetIPv4
-			if !v4 {
-				s.cidr = defaultSubnetIPv6
-			}
+			s.cidr = defaultConnectSubnet(v4).CIDR
 			s.origin = "the default connect subnet " + s.cidr.String()
 		case idx < 0 && len(users) > 0:
 			return nil, fmt.Errorf("--subnet %s: network%s %s %s %s, so give an %s connect subnet too, e.g. --subnet %s,%s",
-				joinPrefixes(r.subnets), plural(len(users)), andList(users), haveS(len(users)), family, family, joinPrefixes(r.subnets), defaultFor(v4))
+				joinPrefixes(r.subnets), plural(len(users)), andList(users), haveS(len(users)), family, family, joinPrefixes(r.subnets), defaultConnectSubnet(v4).CIDR)
 		case idx < 0:
 			continue
 		case len(users) == 0:
@@ -182,19 +184,14 @@ func haveS(n int) string {
 	return "have"
 }
 
-func defaultFor(v4 bool) netip.Prefix {
-	if v4 {
-		return defaultSubnetIPv4
-	}
-	return defaultSubnetIPv6
-}
+func joinPrefixes(ps []netip.Prefix) string { return strings.Join(prefixStrings(ps), ",") }
 
-func joinPrefixes(ps []netip.Prefix) string {
+func prefixStrings(ps []netip.Prefix) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.String()
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // otherConnects refuses connecting networks that a connect already connects exactly, and
@@ -204,7 +201,7 @@ func joinPrefixes(ps []netip.Prefix) string {
 func (r *request) otherConnects(snap *snapshot, nets []usernet.Network, subnets []connectSubnet) error {
 	for i := range snap.connects {
 		other := &snap.connects[i]
-		theirs := selected(other, snap.networks, snap.nsLabels).all()
+		theirs := snap.selected(other).all()
 		if sameNetworks(theirs, nets) {
 			return fmt.Errorf("%s are already connected by connect %s (`kubectl ovnk connections describe %s` shows it)", describeNetworks(nets), other.Name, other.Name)
 		}
@@ -293,7 +290,7 @@ const maxNameLength = validation.DNS1123LabelMaxLength
 func (r *request) connectName(snap *snapshot, nets []usernet.Network) (string, error) {
 	if r.name != "" {
 		if c := snap.connect(r.name); c != nil {
-			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(selected(c, snap.networks, snap.nsLabels).all())))
+			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(snap.selected(c).all())))
 		}
 		return r.name, nil
 	}

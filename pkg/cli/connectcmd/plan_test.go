@@ -27,6 +27,7 @@ func TestPlanSubnets(t *testing.T) {
 		planCUDN("v6b", ovnkv1.NetworkTopologyLayer2, "fd00:2::/64"),
 		planCUDN("dual", ovnkv1.NetworkTopologyLayer2, "10.2.0.0/16", "fd00:3::/64"),
 	}}
+	snap.model = usernet.NewModel(snap.networks, nil)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -70,6 +71,7 @@ func TestConnectName(t *testing.T) {
 		},
 		connects: []ovnkv1.ClusterNetworkConnect{{ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web-2"}}},
 	}
+	snap.model = usernet.NewModel(snap.networks, nil)
 	name := func(args ...string) string {
 		t.Helper()
 		var nets []usernet.Network

@@ -9,6 +9,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // selectorsFor returns network selectors that select exactly nets: the
@@ -71,18 +72,23 @@ func (s selection) all() []usernet.Network {
 	return out
 }
 
-// selected reads the networks cnc selects among nets (nsLabels maps namespaces to their
-// labels): ClusterUserDefinedNetworks by their labels, and the Primary
-// UserDefinedNetwork of each namespace its namespace selector matches. A selector that
-// does not parse selects nothing, as the leader reads it.
-func selected(cnc *ovnkv1.ClusterNetworkConnect, nets []usernet.Network, nsLabels map[string]map[string]string) selection {
+// selected reads the networks cnc selects, as the leader does (usernet.Model):
+// ClusterUserDefinedNetworks by their labels, and the Primary UserDefinedNetwork of each
+// namespace its namespace selector matches; a network whose spec is invalid is never
+// selected, and a selector that does not parse selects nothing.
+func (snap *snapshot) selected(cnc *ovnkv1.ClusterNetworkConnect) selection {
 	var sel selection
-	for _, n := range nets {
-		if !n.SelectedBy(cnc, nsLabels) {
+	picked := snap.model.Selected(cnc)
+	for _, n := range snap.networks {
+		if !picked[n.OVNName()] {
 			continue
 		}
-		if why := refusal(n); why != "" {
-			sel.refused = append(sel.refused, refusedNetwork{network: n, reason: why})
+		cn, err := snap.model.Network(n)
+		if err != nil {
+			continue // picked by OVN name, but another object's: never the case for a valid network
+		}
+		if why := cluster.Connectability(cn); why != cluster.Connectable {
+			sel.refused = append(sel.refused, refusedNetwork{network: n, reason: string(why)})
 		} else {
 			sel.connected = append(sel.connected, n)
 		}

@@ -24,6 +24,8 @@ type session struct {
 type snapshot struct {
 	networks []usernet.Network // sorted by ref
 	nsLabels map[string]map[string]string
+	// model is the networks as the leader reads them, for selection.
+	model    *usernet.Model
 	nodes    []corev1.Node // sorted by name
 	connects []ovnkv1.ClusterNetworkConnect
 }
@@ -62,7 +64,7 @@ func (s *session) snapshot(ctx context.Context) (*snapshot, error) {
 	sortNetworks(networks)
 	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(connects, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
-	return &snapshot{networks: networks, nsLabels: nsLabels, nodes: nodes, connects: connects}, nil
+	return &snapshot{networks: networks, nsLabels: nsLabels, model: usernet.NewModel(networks, nsLabels), nodes: nodes, connects: connects}, nil
 }
 
 // connect returns the connect called name, or nil.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
+	"slices"
 	"strings"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -11,38 +12,21 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
-// A connect's address space by default, as OVN-Kubernetes' own examples have it: an
-// IPv4 /16 cut into a /24 per network and, for networks with IPv6, an IPv6 /112 cut
-// into /120s, which hold as many addresses (and links) as the /24s. (DESIGN's
-// 192.168.0.0/10 has host bits set, so it is no connect subnet.)
-var (
-	defaultSubnetIPv4 = netip.MustParsePrefix("192.168.0.0/16")
-	defaultSubnetIPv6 = netip.MustParsePrefix("fd00:10::/112")
-)
+// defaultConnectSubnet is the connect subnet of a family when --subnet is not given
+// (cluster.DefaultConnectSubnets).
+func defaultConnectSubnet(v4 bool) cluster.ConnectSubnet {
+	defaults := cluster.DefaultConnectSubnets()
+	i := slices.IndexFunc(defaults, func(s cluster.ConnectSubnet) bool { return s.CIDR.Addr().Is4() == v4 })
+	return defaults[i]
+}
 
-const defaultNetworkPrefix = 24
+// defaultNetworkPrefix is --network-prefix's default: the IPv4 default connect
+// subnet's block length.
+var defaultNetworkPrefix = defaultConnectSubnet(true).NetworkPrefix
 
 // ipv6PrefixOffset turns an IPv4 prefix length into the IPv6 one with as many host
 // bits: the API requires 32 - IPv4 networkPrefix == 128 - IPv6 networkPrefix.
 const ipv6PrefixOffset = 128 - 32
-
-// The cluster's own ranges a connect subnet must stay out of: OVN-Kubernetes' defaults,
-// which ovnk's agent uses too (docs/agent-config.md). Each is IPv4 then IPv6.
-var (
-	udnJoinSubnets        = mustPrefixes("100.65.0.0/16", "fd99::/64")
-	defaultJoinSubnets    = mustPrefixes("100.64.0.0/16", "fd98::/64")
-	transitSubnets        = mustPrefixes("100.88.0.0/16", "fd97::/64")
-	masqueradeSubnets     = mustPrefixes("169.254.0.0/17", "fd69::/112")
-	defaultServiceSubnets = []string{"10.96.0.0/16"}
-)
-
-func mustPrefixes(cidrs ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(cidrs))
-	for i, c := range cidrs {
-		out[i] = netip.MustParsePrefix(c)
-	}
-	return out
-}
 
 // connectSubnet is one family's connect address space and each network's block size,
 // with how the user gave it, for messages.
@@ -209,10 +193,10 @@ func reservedRanges(snap *snapshot, services []netip.Prefix) []reservedRange {
 		add(subnetPrefixes(n), "subnet %s of network %s", n.Ref())
 		add(joinSubnetPrefixes(n), "join subnet %s of network %s", n.Ref())
 	}
-	add(udnJoinSubnets, "the default join subnet %s of user-defined networks")
-	add(defaultJoinSubnets, "the default network's join subnet %s")
-	add(transitSubnets, "the transit subnet %s")
-	add(masqueradeSubnets, "the masquerade subnet %s")
+	add(cluster.UDNJoinSubnets(), "the default join subnet %s of user-defined networks")
+	add(cluster.DefaultJoinSubnets(), "the default network's join subnet %s")
+	add(cluster.DefaultTransitSubnets(), "the transit subnet %s")
+	add(cluster.DefaultMasqueradeSubnets(), "the masquerade subnet %s")
 	add(services, "the service subnet %s (--service-cidr)")
 	for _, node := range snap.nodes {
 		subnets, _, err := cluster.NodeSubnetsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)

@@ -1,10 +1,11 @@
 package networkcmd
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -12,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // checkCluster checks the new network against the cluster before it is created: the
@@ -56,41 +57,87 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 	if err != nil {
 		return err
 	}
-	return conflict(n, served, nsLabels, existing)
+	return conflict(n, nsLabels, existing)
 }
 
-// conflict mirrors the leader's checks between networks (pkg/agent/leader): networks
-// serving a common namespace need subnets that do not overlap, and a namespace has at
-// most one primary network. The leader would leave the new network uncreated
-// (NetworkCreated False); saying so now spares creating it.
-func conflict(n usernet.Network, served []string, nsLabels map[string]map[string]string, existing []usernet.Network) error {
+// conflict refuses the new network n when the leader would leave it uncreated
+// (NetworkCreated False) next to the existing networks, saying so now rather than
+// after creating it. The leader's checks decide (cluster.AcceptNetworks, over the
+// networks the model reads from their specs, oldest first and n last as the newest):
+// networks serving a common namespace need subnets that do not overlap, a namespace
+// has at most one primary network, and a network's subnets stay out of its own join
+// and transit subnets. The cluster's configured ranges (cluster, service and
+// masquerade subnets) are the agent's configuration, which the plugin does not read:
+// the leader still checks those. nsLabels are the labels of every namespace n serves.
+func conflict(n usernet.Network, nsLabels map[string]map[string]string, existing []usernet.Network) error {
+	var others []usernet.Network
 	for _, e := range existing {
-		if e.Ref() == n.Ref() && e.Cluster() == n.Cluster() {
-			continue // the same object: create reports that it exists
-		}
-		for _, ns := range served {
-			if !e.Serves(ns, nsLabels[ns]) {
-				continue
-			}
-			if n.Role() == ovnkv1.NetworkRolePrimary && e.Role() == ovnkv1.NetworkRolePrimary {
-				return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", ns, e.Kind(), e.Ref())
-			}
-			for _, mine := range n.Subnets() {
-				for _, theirs := range e.Subnets() {
-					if overlap(mine, theirs) {
-						return fmt.Errorf("--subnet %s: overlaps subnet %s of %s %s, which also serves namespace %s; networks of one namespace need subnets that do not overlap", mine, theirs, e.Kind(), e.Ref(), ns)
-					}
-				}
-			}
+		if e.Owner() != n.Owner() { // the same object: create reports that it exists
+			others = append(others, e)
 		}
 	}
-	return nil
+	model := usernet.NewModel(append(others, n), nsLabels)
+	mine, err := model.Network(n)
+	if err != nil {
+		return fmt.Errorf("%w: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)", err)
+	}
+	ordered, byName := seniority(model, others)
+	refused := cluster.AcceptNetworks(append(ordered, mine), nil)
+	var (
+		reserved *cluster.ReservedOverlapError
+		subnets  *cluster.SubnetConflictError
+		primary  *cluster.PrimaryConflictError
+	)
+	switch err := refused[mine]; {
+	case err == nil:
+		return nil
+	case errors.As(err, &primary):
+		e := byName[primary.Other]
+		return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", primary.Namespace, e.Kind(), e.Ref())
+	case errors.As(err, &subnets):
+		e := byName[subnets.Other]
+		return fmt.Errorf("--subnet %s: overlaps subnet %s of %s %s, which also serves namespace %s; networks of one namespace need subnets that do not overlap", subnets.Subnet, subnets.OtherSubnet, e.Kind(), e.Ref(), subnets.Namespace)
+	case errors.As(err, &reserved):
+		kind, fix := "transit", ""
+		if slices.Contains(mine.JoinSubnets, reserved.Range.Prefix) {
+			kind, fix = "join", ", or a --join-subnet outside it"
+		}
+		return fmt.Errorf("--subnet %s: overlaps the network's %s subnet %s, where its routers have their addresses: choose another --subnet%s", reserved.Subnet, kind, reserved.Range.Prefix, fix)
+	default:
+		return err
+	}
 }
 
-func overlap(a, b string) bool {
-	pa, errA := netip.ParsePrefix(a)
-	pb, errB := netip.ParsePrefix(b)
-	return errA == nil && errB == nil && pa.Overlaps(pb)
+// seniority orders the valid networks of others as the leader weighs them in a
+// conflict (cluster.CompareSeniority: those the leader gave a network id first, then
+// the older, then by name), and indexes them by network name.
+func seniority(model *usernet.Model, others []usernet.Network) ([]*cluster.Network, map[string]usernet.Network) {
+	type entry struct {
+		net *cluster.Network
+		obj usernet.Network
+	}
+	var entries []entry
+	byName := map[string]usernet.Network{}
+	for _, o := range others {
+		if cn, err := model.Network(o); err == nil {
+			entries = append(entries, entry{cn, o})
+			byName[cn.Name] = o
+		}
+	}
+	holdsID := func(o usernet.Network) bool {
+		_, ok := o.Object().GetAnnotations()[cluster.AnnotationNetworkID]
+		return ok
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int {
+		return cmp.Or(
+			cluster.CompareSeniority(holdsID(a.obj), a.obj.Object().GetCreationTimestamp().Time, holdsID(b.obj), b.obj.Object().GetCreationTimestamp().Time),
+			cmp.Compare(a.net.Name, b.net.Name))
+	})
+	ordered := make([]*cluster.Network, len(entries))
+	for i, e := range entries {
+		ordered[i] = e.net
+	}
+	return ordered, byName
 }
 
 // completeNamespaceList completes the last namespace of a comma-separated list.

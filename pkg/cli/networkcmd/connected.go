@@ -8,16 +8,18 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
-// connectedBy returns the ClusterNetworkConnects that select n, sorted by name
-// (nsLabels maps namespaces to their labels).
-func connectedBy(n usernet.Network, cncs []ovnkv1.ClusterNetworkConnect, nsLabels map[string]map[string]string) []ovnkv1.ClusterNetworkConnect {
-	var out []ovnkv1.ClusterNetworkConnect
-	for i := range cncs {
-		if n.SelectedBy(&cncs[i], nsLabels) {
-			out = append(out, cncs[i])
+// connectsByNetwork maps each network's OVN name to the ClusterNetworkConnects that
+// select it, sorted by name, as the leader selects (usernet.Model). Each connect's
+// selectors are read once, however many networks are shown.
+func connectsByNetwork(model *usernet.Model, cncs []ovnkv1.ClusterNetworkConnect) map[string][]ovnkv1.ClusterNetworkConnect {
+	sorted := slices.Clone(cncs)
+	slices.SortFunc(sorted, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
+	out := map[string][]ovnkv1.ClusterNetworkConnect{}
+	for i := range sorted {
+		for name := range model.Selected(&sorted[i]) {
+			out[name] = append(out[name], sorted[i])
 		}
 	}
-	slices.SortFunc(out, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -3,6 +3,7 @@ package networkcmd
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netsession"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -103,7 +105,7 @@ IPv6, for a dual-stack network.`,
 	fl.StringVar(&o.topology, "topology", "layer3", topologyChoice.usage("layer3 gives each node a slice of the subnets behind a router; layer2 is one switch across all nodes"))
 	fl.StringSliceVar(&o.subnets, "subnet", nil, "a pod subnet, CIDR or, for layer3, CIDR/HOST-PREFIX; repeat for dual-stack (one IPv4, one IPv6)")
 	fl.Int32Var(&o.hostSubnet, "host-subnet", 0, "layer3: the prefix length of each node's block of every subnet that does not give its own (default 24 for IPv4, 64 for IPv6)")
-	fl.StringSliceVar(&o.joinSubnets, "join-subnet", nil, "primary networks: the subnet linking the network's router to the gateway routers, one per IP family (default 100.65.0.0/16 and fd99::/64)")
+	fl.StringSliceVar(&o.joinSubnets, "join-subnet", nil, fmt.Sprintf("primary networks: the subnet linking the network's router to the gateway routers, one per IP family (default %s)", joinAnd(cluster.UDNJoinSubnets())))
 	fl.StringVar(&o.role, "role", "primary", roleChoice.usage("primary makes it the pods' default network; secondary an extra interface pods ask for"))
 	fl.Int32Var(&o.mtu, "mtu", 0, "the pods' MTU on the network (default: the cluster's, 1400)")
 	fl.StringVar(&o.transport, "transport", "", transportChoice.usage("with --cluster: how traffic crosses between nodes (default geneve)"))
@@ -443,4 +445,13 @@ func cidrs(values []string) []ovnkv1.CIDR {
 		out[i] = ovnkv1.CIDR(v)
 	}
 	return out
+}
+
+// joinAnd writes prefixes as "a and b".
+func joinAnd(prefixes []netip.Prefix) string {
+	s := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		s[i] = p.String()
+	}
+	return strings.Join(s, " and ")
 }

@@ -88,7 +88,9 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
 	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
-	d.connections(connectedBy(n, cncs, nsLabels))
+	// The model of n alone selects as one of every network: selection looks at each
+	// network on its own.
+	d.connections(connectsByNetwork(usernet.NewModel([]usernet.Network{n}, nsLabels), cncs)[n.OVNName()])
 	d.Events(events)
 	return d.Flush(o.f.Out)
 }

@@ -109,6 +109,7 @@ func (o *listOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
+	connects := connectsByNetwork(usernet.NewModel(nets, nsLabels), cncs)
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
 		table.Column{Header: "NAME", MinWidth: 12},
@@ -137,7 +138,7 @@ func (o *listOptions) run(ctx context.Context) error {
 			table.List(n.Subnets(), p.Faint),
 			table.Text(string(n.Transport())),
 			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			table.List(names(connectedBy(n, cncs, nsLabels)), p.Faint),
+			table.List(names(connects[n.OVNName()]), p.Faint),
 			table.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
 		)
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -177,7 +176,7 @@ func build(in *inputs, now time.Time) Report {
 
 	r := Report{Nodes: []NodeStatus{}, Networks: []NetworkStatus{}}
 	for _, n := range nodes {
-		r.Nodes = append(r.Nodes, nodeStatus(n.Name, leases[heartbeat.LeaseName(n.Name)], pods[n.Name], in.namespace, now))
+		r.Nodes = append(r.Nodes, nodeStatus(n.Name, leases[cluster.HeartbeatLeaseName(n.Name)], pods[n.Name], in.namespace, now))
 	}
 	for _, c := range in.cudns {
 		r.Networks = append(r.Networks, networkStatus(cluster.CUDNNetworkName(c.Name), "ClusterUserDefinedNetwork", c.Name, nodes))
@@ -198,14 +197,14 @@ func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, na
 		s.Pod = pod.Name
 	}
 	if lease == nil {
-		s.NotReadyReason = fmt.Sprintf("no agent: no heartbeat Lease %s/%s", namespace, heartbeat.LeaseName(node))
+		s.NotReadyReason = fmt.Sprintf("no agent: no heartbeat Lease %s/%s", namespace, cluster.HeartbeatLeaseName(node))
 		if pod != nil {
-			s.NotReadyReason = fmt.Sprintf("pod %s has not published its heartbeat Lease %s/%s yet", pod.Name, namespace, heartbeat.LeaseName(node))
+			s.NotReadyReason = fmt.Sprintf("pod %s has not published its heartbeat Lease %s/%s yet", pod.Name, namespace, cluster.HeartbeatLeaseName(node))
 		}
 		return s
 	}
 	s.Agent = true
-	hb, err := heartbeat.Parse(lease)
+	hb, err := cluster.ParseHeartbeat(lease)
 	if err != nil {
 		s.NotReadyReason = err.Error()
 		return s
@@ -225,7 +224,7 @@ func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, na
 		s.NotReadyReason = fmt.Sprintf("heartbeat expired: last renewed %s ago, valid for %s", age(now, hb.RenewTime), duration.HumanDuration(hb.Duration))
 	case !hb.NBConnected:
 		s.NotReadyReason = "not connected to its OVN northbound database"
-	case hb.OVSUnreachable:
+	case hb.OVSUnreachable():
 		// The last error names the database and says why.
 		s.NotReadyReason = "cannot reach its node's Open vSwitch database"
 	case hb.LastReconcile.IsZero():
@@ -265,19 +264,8 @@ func networkStatus(network, kind, name string, nodes []corev1.Node) NetworkStatu
 	return s
 }
 
-// zoneReason is why node's zone has not programmed network, "" if it has; the leader's
-// NetworkReady condition uses the same reasons.
+// zoneReason is why node's zone has not programmed network, "" if it has: the
+// leader's NetworkReady condition gives the same reasons.
 func zoneReason(node *corev1.Node, network string) string {
-	report, ok, err := cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("its %s annotation is unreadable", cluster.AnnotationZoneStatus)
-	case !ok:
-		return "no zone report yet"
-	}
-	why, reported := report[network]
-	if !reported {
-		return "the zone has not reported on the network yet"
-	}
-	return why
+	return cluster.ReadZoneReport(node).Readiness(network, "network").Reason
 }

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -19,7 +19,7 @@ var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 // lease is a heartbeat Lease of node renewed at renewed, with annotations.
 func lease(node string, renewed time.Time, annotations map[string]string) coordinationv1.Lease {
 	return coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ovnk-system", Name: heartbeat.LeaseName(node), Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ovnk-system", Name: cluster.HeartbeatLeaseName(node), Annotations: annotations},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(node),
 			RenewTime:            ptr.To(metav1.NewMicroTime(renewed)),
@@ -31,10 +31,10 @@ func lease(node string, renewed time.Time, annotations map[string]string) coordi
 // healthy are the annotations of an agent connected to its NB that reconciled at t.
 func healthy(t time.Time) map[string]string {
 	return map[string]string{
-		heartbeat.AnnotationVersion:       "v1.0.0",
-		heartbeat.AnnotationNBConnected:   "true",
-		heartbeat.AnnotationLeader:        "false",
-		heartbeat.AnnotationLastReconcile: t.Format(time.RFC3339),
+		cluster.AnnotationAgentVersion:  "v1.0.0",
+		cluster.AnnotationNBConnected:   "true",
+		cluster.AnnotationAgentLeader:   "false",
+		cluster.AnnotationLastReconcile: t.Format(time.RFC3339),
 	}
 }
 
@@ -76,33 +76,33 @@ func TestAgentReadiness(t *testing.T) {
 	}{
 		{name: "fresh and reconciled", lease: ptr.To(lease("n", now.Add(-5*time.Second), healthy(now))), ready: true},
 		{name: "fresh at the last second", lease: ptr.To(lease("n", now.Add(-40*time.Second), healthy(now))), ready: true},
-		{name: "leader", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationLeader, "true"))), ready: true, leader: true},
+		{name: "leader", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationAgentLeader, "true"))), ready: true, leader: true},
 		{name: "no lease", reason: "no agent: no heartbeat Lease ovnk-system/ovnk-agent-n"},
 		{name: "pod but no lease yet", pods: []corev1.Pod{agentPod("ovnk-agent-x1", "n", true)},
 			reason: "pod ovnk-agent-x1 has not published its heartbeat Lease ovnk-system/ovnk-agent-n yet"},
-		{name: "expired, and a stale leader is not shown", lease: ptr.To(lease("n", now.Add(-2*time.Minute), with(healthy(now), heartbeat.AnnotationLeader, "true"))),
+		{name: "expired, and a stale leader is not shown", lease: ptr.To(lease("n", now.Add(-2*time.Minute), with(healthy(now), cluster.AnnotationAgentLeader, "true"))),
 			reason: "heartbeat expired: last renewed 2m ago, valid for 40s"},
 		{name: "never renewed", lease: func() *coordinationv1.Lease {
 			l := lease("n", now, healthy(now))
 			l.Spec.RenewTime = nil
 			return &l
 		}(), reason: "the heartbeat Lease was never renewed"},
-		{name: "NB down", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationNBConnected, "false"))),
+		{name: "NB down", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationNBConnected, "false"))),
 			reason: "not connected to its OVN northbound database"},
-		{name: "OVS unreachable", lease: ptr.To(lease("n", now, with(with(healthy(now), heartbeat.AnnotationOVSReachable, "false"),
-			heartbeat.AnnotationLastError, "Open vSwitch database unix:/run/openvswitch/db.sock is unreachable: …"))),
+		{name: "OVS unreachable", lease: ptr.To(lease("n", now, with(with(healthy(now), cluster.AnnotationOVSReachable, "false"),
+			cluster.AnnotationLastError, "Open vSwitch database unix:/run/openvswitch/db.sock is unreachable: …"))),
 			reason: "cannot reach its node's Open vSwitch database"},
-		{name: "OVS reachable", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationOVSReachable, "true"))), ready: true},
+		{name: "OVS reachable", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationOVSReachable, "true"))), ready: true},
 		{name: "not reconciled yet", lease: func() *coordinationv1.Lease {
 			l := lease("n", now, healthy(now))
-			delete(l.Annotations, heartbeat.AnnotationLastReconcile)
+			delete(l.Annotations, cluster.AnnotationLastReconcile)
 			return &l
 		}(), reason: "the zone has not been reconciled yet"},
 		{name: "pod not Ready", lease: ptr.To(lease("n", now, healthy(now))), pods: []corev1.Pod{agentPod("ovnk-agent-x1", "n", false)},
 			reason: "pod ovnk-agent-x1 is not Ready"},
 		{name: "one of two pods Ready", lease: ptr.To(lease("n", now, healthy(now))),
 			pods: []corev1.Pod{agentPod("ovnk-agent-old", "n", false), agentPod("ovnk-agent-new", "n", true)}, ready: true},
-		{name: "unreadable lease", lease: ptr.To(lease("n", now, with(healthy(now), heartbeat.AnnotationLeader, "maybe"))),
+		{name: "unreadable lease", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationAgentLeader, "maybe"))),
 			reason: `lease ovnk-system/ovnk-agent-n: annotation ovnk.io/leader "maybe" is neither "true" nor "false"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

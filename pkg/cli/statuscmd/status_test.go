@@ -14,13 +14,14 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -93,11 +94,11 @@ func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
 	ensureNamespace(ctx, t, c, "ovnk-system")
 	ensureNamespace(ctx, t, c, "tenant-red")
 	leader := healthy(now.Add(-4 * time.Second))
-	leader[heartbeat.AnnotationLeader] = "true"
-	leader[heartbeat.AnnotationVersion] = "v0.4.0"
+	leader[cluster.AnnotationAgentLeader] = "true"
+	leader[cluster.AnnotationAgentVersion] = "v0.4.0"
 	failing := healthy(now.Add(-130 * time.Second))
-	failing[heartbeat.AnnotationVersion] = "v0.4.0"
-	failing[heartbeat.AnnotationLastError] = "apply zone status-b: transaction failed: constraint violation: " +
+	failing[cluster.AnnotationAgentVersion] = "v0.4.0"
+	failing[cluster.AnnotationLastError] = "apply zone status-b: transaction failed: constraint violation: " +
 		"Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name"
 	clitest.CreateObjects(ctx, t, c,
 		nodeObject("status-a", `{"cluster_udn_blue":"","tenant-red_red":""}`),
@@ -292,31 +293,27 @@ current-context: c
 	clitest.OneLine(t, cmd.run(context.Background()), "cannot reach the API server at https://127.0.0.1:1")
 }
 
-// TestWithRealHeartbeat runs the agent's Heartbeat for a node: `status --wait` sees the
-// agent ready, with the Heartbeat's version.
-func TestWithRealHeartbeat(t *testing.T) {
+// TestWithPublishedHeartbeat publishes a node's heartbeat the way the agent does,
+// through pkg/cluster's format (AgentReport, HeartbeatLabels, HeartbeatLeaseName):
+// `status --wait` sees the agent ready, with its version. pkg/agent/heartbeat's tests
+// check that the agent writes that format.
+func TestWithPublishedHeartbeat(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := clitest.NewClient(t, kube)
 	ns := kube.Namespace(t)
 	clitest.CreateObjects(ctx, t, c, nodeObject("status-hb", ""))
-	reconciled := time.Now()
-	hb := &heartbeat.Heartbeat{
-		Client: c, Namespace: ns, NodeName: "status-hb", Version: "v7.7.7",
-		Zone:        func() (time.Time, error) { return reconciled, nil },
-		Leader:      func() bool { return true },
-		NBConnected: func() bool { return true },
-	}
-	hbCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- hb.Start(hbCtx) }()
-	defer func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("heartbeat: %v", err)
-		}
-	}()
+	reconciled := time.Now().Add(-time.Second)
+	renewed := metav1.NewMicroTime(time.Now())
+	report := cluster.AgentReport{Version: "v7.7.7", LastReconcile: reconciled, Leader: true, NBConnected: true}
+	clitest.CreateObjects(ctx, t, c, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: cluster.HeartbeatLeaseName("status-hb"),
+			Labels: cluster.HeartbeatLabels(nil), Annotations: report.Annotate(nil),
+		},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("status-hb"), RenewTime: &renewed, LeaseDurationSeconds: ptr.To[int32](40)},
+	})
 
 	cmd := newTestCommand(kube, ns, time.Now, clitest.Terminal{})
 	if err := cmd.run(ctx, "--wait", "--timeout", "30s", "-o", "json"); err != nil {

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/live"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
@@ -106,19 +105,19 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 }
 
 // agentPhases maps each heartbeat Lease's node to the Layer2 phase its agent reports.
-// Leases are matched to nodes by heartbeat.LeaseName, which the callers apply.
+// Leases are matched to nodes by cluster.HeartbeatLeaseName, which the callers apply.
 func agentPhases(leases []coordinationv1.Lease) map[string]l2upgrade.Phase {
 	out := map[string]l2upgrade.Phase{}
 	for i := range leases {
 		l := &leases[i]
-		if !strings.HasPrefix(l.Name, heartbeat.LeasePrefix) {
+		if !strings.HasPrefix(l.Name, cluster.HeartbeatLeasePrefix) {
 			continue
 		}
-		s, err := heartbeat.Parse(l)
+		s, err := cluster.ParseHeartbeat(l)
 		phase := s.Layer2Phase
 		if err != nil {
 			// Another annotation is malformed; the phase is still the agent's word.
-			phase = l.Annotations[heartbeat.AnnotationLayer2Phase]
+			phase = l.Annotations[cluster.AnnotationLayer2Phase]
 		}
 		out[l.Name] = l2upgrade.Phase(phase)
 	}
@@ -141,7 +140,7 @@ func readZones(ctx context.Context, src live.Source, nodes []string, agents map[
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			z := readZone(ctx, src, node)
-			z.Agent = agents[heartbeat.LeaseName(node)]
+			z.Agent = agents[cluster.HeartbeatLeaseName(node)]
 			mu.Lock()
 			zones[node] = z
 			mu.Unlock()

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
@@ -93,7 +92,7 @@ func TestReadZonesBounded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	zones := readZones(ctx, src, nodes, map[string]l2upgrade.Phase{heartbeat.LeaseName("n05"): l2upgrade.PhaseLegacy})
+	zones := readZones(ctx, src, nodes, map[string]l2upgrade.Phase{cluster.HeartbeatLeaseName("n05"): l2upgrade.PhaseLegacy})
 	if ctx.Err() != nil {
 		t.Fatalf("the reads never had %d zones in flight at once (at most %d)", zoneReaders, src.maxActive)
 	}
@@ -134,12 +133,12 @@ func TestAgentPhases(t *testing.T) {
 		return coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations}}
 	}
 	got := agentPhases([]coordinationv1.Lease{
-		lease(heartbeat.LeaseName("a"), map[string]string{heartbeat.AnnotationLayer2Phase: "legacy"}),
-		lease(heartbeat.LeaseName("b"), map[string]string{heartbeat.AnnotationLayer2Phase: "blocked", heartbeat.AnnotationLeader: "maybe"}),
-		lease(heartbeat.LeaseName("c"), nil),
-		lease("ovnk-leader", map[string]string{heartbeat.AnnotationLayer2Phase: "legacy"}),
+		lease(cluster.HeartbeatLeaseName("a"), map[string]string{cluster.AnnotationLayer2Phase: "legacy"}),
+		lease(cluster.HeartbeatLeaseName("b"), map[string]string{cluster.AnnotationLayer2Phase: "blocked", cluster.AnnotationAgentLeader: "maybe"}),
+		lease(cluster.HeartbeatLeaseName("c"), nil),
+		lease("ovnk-leader", map[string]string{cluster.AnnotationLayer2Phase: "legacy"}),
 	})
-	want := map[string]l2upgrade.Phase{heartbeat.LeaseName("a"): "legacy", heartbeat.LeaseName("b"): "blocked", heartbeat.LeaseName("c"): ""}
+	want := map[string]l2upgrade.Phase{cluster.HeartbeatLeaseName("a"): "legacy", cluster.HeartbeatLeaseName("b"): "blocked", cluster.HeartbeatLeaseName("c"): ""}
 	if len(got) != len(want) {
 		t.Errorf("phases %v, want %v", got, want)
 	}

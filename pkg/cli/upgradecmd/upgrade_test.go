@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ovnk/ovnk/pkg/agent/heartbeat"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
@@ -151,11 +150,11 @@ func podOnGreen(t *testing.T, ns, name, node string) *corev1.Pod {
 // reports.
 func leaseObject(namespace, node string, phase l2upgrade.Phase) *coordinationv1.Lease {
 	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: heartbeat.LeaseName(node), Annotations: map[string]string{
-			heartbeat.AnnotationVersion:     "v1.0.0",
-			heartbeat.AnnotationNBConnected: "true",
-			heartbeat.AnnotationLeader:      "false",
-			heartbeat.AnnotationLayer2Phase: string(phase),
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster.HeartbeatLeaseName(node), Annotations: map[string]string{
+			cluster.AnnotationAgentVersion: "v1.0.0",
+			cluster.AnnotationNBConnected:  "true",
+			cluster.AnnotationAgentLeader:  "false",
+			cluster.AnnotationLayer2Phase:  string(phase),
 		}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(node),

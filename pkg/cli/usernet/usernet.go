@@ -1,6 +1,8 @@
 // Package usernet is how the plugin's commands see a user-defined network: a
-// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show,
-// check and select of either.
+// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show of
+// either. The rules the leader applies (selection by connects, connectability, the
+// checks between networks) are pkg/cluster's; Model reads the networks into
+// pkg/cluster's types so that the commands apply those rules, not a copy of them.
 package usernet
 
 import (
@@ -75,6 +77,11 @@ func (n Network) ResourceType() string {
 		return "clusteruserdefinednetwork." + ovnkv1.GroupName
 	}
 	return "userdefinednetwork." + ovnkv1.GroupName
+}
+
+// Owner names the object as pkg/cluster does.
+func (n Network) Owner() cluster.ObjectRef {
+	return cluster.ObjectRef{Kind: n.Kind(), Namespace: n.Namespace(), Name: n.Name()}
 }
 
 // Kind is the object's kind.
@@ -185,31 +192,6 @@ func (n Network) Serves(ns string, nsLabels map[string]string) bool {
 		return n.Namespace() == ns
 	}
 	return matches(&n.CUDN.Spec.NamespaceSelector, nsLabels)
-}
-
-// SelectedBy reports whether one of the connect's network selectors picks the network
-// (OKEP-5224): a ClusterUserDefinedNetwork by its labels, a Primary UserDefinedNetwork
-// by the labels of its namespace (nsLabels maps namespaces to their labels; a
-// namespace missing from it selects nothing). A selector that does not parse selects
-// nothing, as the leader reads it.
-func (n Network) SelectedBy(cnc *ovnkv1.ClusterNetworkConnect, nsLabels map[string]map[string]string) bool {
-	for _, s := range cnc.Spec.NetworkSelectors {
-		if n.selectedBy(s, nsLabels) {
-			return true
-		}
-	}
-	return false
-}
-
-func (n Network) selectedBy(s ovnkv1.NetworkSelector, nsLabels map[string]map[string]string) bool {
-	switch {
-	case s.NetworkSelectionType == ovnkv1.ClusterUserDefinedNetworks && s.ClusterUserDefinedNetworkSelector != nil && n.Cluster():
-		return matches(&s.ClusterUserDefinedNetworkSelector.NetworkSelector, n.CUDN.Labels)
-	case s.NetworkSelectionType == ovnkv1.PrimaryUserDefinedNetworks && s.PrimaryUserDefinedNetworkSelector != nil && !n.Cluster():
-		ns, known := nsLabels[n.Namespace()]
-		return known && n.Role() == ovnkv1.NetworkRolePrimary && matches(&s.PrimaryUserDefinedNetworkSelector.NamespaceSelector, ns)
-	}
-	return false
 }
 
 func matches(sel *metav1.LabelSelector, set map[string]string) bool {
