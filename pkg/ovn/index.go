@@ -26,10 +26,10 @@ const rebuildEvery = 10 * time.Minute
 
 // ownedIndex is the reconciler's view of the rows ovnk owns in one NB, kept current from
 // the client cache's events so that a reconcile neither re-lists every table nor
-// re-compares rows nobody touched. It also records which identities changed since the
-// reconciler last looked (dirty). It is rebuilt from the cache, every identity dirty,
-// when it is new, when the cache was purged (a reconnect that re-read the database), when
-// a reconcile failed, and at least every rebuildEvery.
+// re-compares rows nobody touched. It is rebuilt from the cache when it is new, when the
+// cache was purged (a reconnect that re-read the database), when a reconcile failed, and
+// at least every rebuildEvery; a rebuild forgets what was applied, so the next plan
+// compares every row.
 type ownedIndex struct {
 	c   client.Client
 	mu  sync.Mutex
@@ -41,6 +41,8 @@ type ownedIndex struct {
 	built  time.Time
 	// invalid asks for a rebuild at the next reconcile.
 	invalid bool
+	// generation counts the rebuilds: a rebuild forgets what was applied.
+	generation int
 	// seen holds, by table, the UUID of every row the index has taken in, owned or
 	// not: the index has caught up with the cache when their counts agree. It also
 	// tells an event the index already took in at a rebuild from a new one.
@@ -52,16 +54,23 @@ type ownedIndex struct {
 	written map[string]map[string]bool
 
 	byUUID map[string]entry
-	// byID maps an identity to the lowest UUID that holds it; dups lists every UUID of an
+	// byID holds what the index knows of each identity; dups lists every UUID of an
 	// identity held by more than one row (an interrupted write, another writer).
-	byID map[string]string
+	byID map[string]*held
 	dups map[string][]string
 	// roots are the owned rows of root tables: the only rows the reconciler deletes.
 	roots map[string]entry
-	// dirty are identities whose rows were added, changed or removed since the last take;
-	// allDirty stands for every identity (after a rebuild).
-	dirty    map[string]bool
-	allDirty bool
+	// dirty are the identities changed since the last plan, to be made clean again.
+	dirty []*held
+}
+
+// held is one identity: the row holding it, whether the NB changed it since the last
+// plan, and the desired row the last successful reconcile applied under it. One map
+// lookup gives the reconciler all three.
+type held struct {
+	e       entry // the row of lowest UUID holding it; e.m is nil when none does
+	dirty   bool
+	applied model.Model
 }
 
 func newOwnedIndex(c client.Client) *ownedIndex {
@@ -120,6 +129,23 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 	}
 }
 
+// hold returns the record of an identity, made if needed.
+func (x *ownedIndex) hold(id string) *held {
+	h := x.byID[id]
+	if h == nil {
+		h = &held{}
+		x.byID[id] = h
+	}
+	return h
+}
+
+func (x *ownedIndex) markDirty(h *held) {
+	if !h.dirty {
+		h.dirty = true
+		x.dirty = append(x.dirty, h)
+	}
+}
+
 func (x *ownedIndex) add(e entry) {
 	uuid, id := e.uuid(), e.identity()
 	if prev, ok := x.byUUID[uuid]; ok {
@@ -129,17 +155,19 @@ func (x *ownedIndex) add(e entry) {
 	if e.t.Root() {
 		x.roots[uuid] = e
 	}
-	x.dirty[id] = true
-	first, held := x.byID[id]
+	h := x.hold(id)
+	x.markDirty(h)
 	switch {
-	case !held:
-		x.byID[id] = uuid
-	case first != uuid:
+	case h.e.m == nil:
+		h.e = e
+	case h.e.uuid() != uuid:
 		if len(x.dups[id]) == 0 {
-			x.dups[id] = []string{first}
+			x.dups[id] = []string{h.e.uuid()}
 		}
 		x.dups[id] = append(x.dups[id], uuid)
-		x.byID[id] = min(first, uuid)
+		if uuid < h.e.uuid() {
+			h.e = e
+		}
 	}
 }
 
@@ -150,10 +178,11 @@ func (x *ownedIndex) remove(e entry) {
 	}
 	delete(x.byUUID, uuid)
 	delete(x.roots, uuid)
-	x.dirty[id] = true
+	h := x.byID[id]
+	x.markDirty(h)
 	if holders, dup := x.dups[id]; dup {
 		holders = slices.DeleteFunc(holders, func(u string) bool { return u == uuid })
-		x.byID[id] = slices.Min(holders)
+		h.e = x.byUUID[slices.Min(holders)]
 		if len(holders) == 1 {
 			delete(x.dups, id)
 		} else {
@@ -161,9 +190,8 @@ func (x *ownedIndex) remove(e entry) {
 		}
 		return
 	}
-	if x.byID[id] == uuid {
-		delete(x.byID, id)
-	}
+	// No row holds the identity any more: whatever was applied under it is gone too.
+	delete(x.byID, id)
 }
 
 // lock takes the index for one plan, once it has caught up with the cache, rebuilding
@@ -235,6 +263,18 @@ func (x *ownedIndex) wrote(ops []ovsdb.Operation, results []ovsdb.OperationResul
 	}
 }
 
+// applied records the desired rows a successful reconcile compared, by identity: the
+// next plan passes over them while they stay the same and the NB leaves them alone. It
+// returns the index's generation.
+func (x *ownedIndex) applied(rows []entry) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, e := range rows {
+		x.hold(e.uuid()).applied = e.m
+	}
+	return x.generation
+}
+
 // purged reports whether a table's cache is not the one the index was built from.
 func (x *ownedIndex) purged() bool {
 	for name, rc := range x.caches {
@@ -247,8 +287,8 @@ func (x *ownedIndex) purged() bool {
 
 // reset empties the index.
 func (x *ownedIndex) reset() {
-	x.byUUID, x.byID, x.dups = map[string]entry{}, map[string]string{}, map[string][]string{}
-	x.roots, x.dirty = map[string]entry{}, map[string]bool{}
+	x.byUUID, x.byID, x.dups = map[string]entry{}, map[string]*held{}, map[string][]string{}
+	x.roots, x.dirty, x.written = map[string]entry{}, nil, nil
 	x.caches, x.seen = map[string]*cache.RowCache{}, map[string]map[string]bool{}
 	for _, t := range rows.Tables {
 		x.seen[t.Name()] = map[string]bool{}
@@ -270,17 +310,19 @@ func (x *ownedIndex) rebuild() error {
 			}
 		}
 	}
-	x.dirty, x.allDirty = map[string]bool{}, true
+	x.clean()
 	x.built, x.invalid = x.now(), false
+	x.generation++
 	return nil
 }
 
-// takeDirty returns the identities that changed since the last take, and whether every
-// identity must be taken as changed; the next take starts afresh. Called locked.
-func (x *ownedIndex) takeDirty() (dirty map[string]bool, all bool) {
-	dirty, all = x.dirty, x.allDirty
-	x.dirty, x.allDirty = map[string]bool{}, false
-	return dirty, all
+// clean forgets which identities changed: the plan about to run looks at them.
+// Called locked.
+func (x *ownedIndex) clean() {
+	for _, h := range x.dirty {
+		h.dirty = false
+	}
+	x.dirty = nil
 }
 
 // invalidate makes the next lock rebuild the index: a reconcile failed, so what it
@@ -294,16 +336,17 @@ func (x *ownedIndex) invalidate() {
 // current returns the row holding an identity (the lowest UUID when several do).
 // Called locked.
 func (x *ownedIndex) current(id string) (entry, bool) {
-	uuid, ok := x.byID[id]
-	if !ok || id == "" {
+	h := x.byID[id]
+	if h == nil || h.e.m == nil || id == "" {
 		return entry{}, false
 	}
-	return x.byUUID[uuid], true
+	return h.e, true
 }
 
 // duplicate reports whether e is an owned row whose identity a row of lower UUID holds
 // too, or that has no identity. Called locked.
 func (x *ownedIndex) duplicate(e entry) bool {
 	id := e.identity()
-	return id == "" || x.byID[id] != e.uuid()
+	h := x.byID[id]
+	return id == "" || h == nil || h.e.m == nil || h.e.uuid() != e.uuid()
 }

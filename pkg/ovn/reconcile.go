@@ -25,8 +25,9 @@ const DefaultMaxOperations = 20000
 // Reconciler makes the rows ovnk owns in one NB equal a desired set.
 //
 // It keeps an index of the rows ovnk owns, current from the client cache's events, and
-// remembers the rows it last applied: a reconcile compares only rows that are new to
-// the desired set or that changed in the NB since.
+// remembers the rows it applied: a reconcile compares only rows new to the desired set
+// and rows the NB changed since, and one handed the very set it last applied, with
+// nothing changed in the NB, compares nothing at all.
 type Reconciler struct {
 	Client client.Client
 	// MaxOperations per transaction; DefaultMaxOperations when zero.
@@ -35,9 +36,11 @@ type Reconciler struct {
 	start sync.Once
 	index *ownedIndex
 	mu    sync.Mutex // one reconcile at a time
-	// last is the desired set the last successful reconcile applied, indexed; nil when
-	// nothing may be taken as applied.
-	last *indexedSet
+	// last is the set the last successful reconcile applied (its tables' slices, as
+	// they were), indexed; lastIndex is the index's generation then.
+	last      rows.Set
+	lastSet   *indexedSet
+	lastIndex int
 }
 
 // indexedSet is a desired set's rows by identity, and its roots in set order.
@@ -102,13 +105,18 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	r.start.Do(func() { r.index = newOwnedIndex(r.Client) })
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	want, last := indexSet(desired), r.last
-	r.last = nil // until this reconcile succeeds
+	last, want := r.lastSet, r.lastSet
+	r.lastSet = nil // until this reconcile succeeds
+	if want == nil || !desired.SameRows(&r.last) {
+		want = indexSet(desired)
+	}
 	if err := r.index.lock(); err != nil {
 		return Stats{}, err
 	}
-	p := newPlan(r.Client, r.index, want, last, keep)
-	units, err := p.build()
+	// The very set applied last, and nothing changed in the NB since: no row needs a look.
+	quiet := last != nil && want == last && r.lastIndex == r.index.generation && len(r.index.dirty) == 0
+	p := newPlan(r.Client, r.index, want, keep)
+	units, err := p.build(quiet)
 	r.index.unlock()
 	if err != nil {
 		r.index.invalidate()
@@ -124,7 +132,8 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		p.stats.Transactions++
 	}
 	r.index.wrote(nil, nil, p.deleted)
-	r.last = want
+	r.lastIndex = r.index.applied(p.compared)
+	r.last, r.lastSet = *desired, want
 	return p.stats, errors.Join(p.taken...)
 }
 
@@ -228,11 +237,6 @@ type plan struct {
 	keep    func(map[string]string) bool
 	desired map[string]entry // by identity
 	roots   []entry          // desired root rows, in set order
-	// last is what the previous reconcile applied (nil: nothing), dirty the identities
-	// the NB changed since: a row of last, unchanged and not dirty, is not compared.
-	last *indexedSet
-	// dirty is nil when every identity counts as changed.
-	dirty map[string]bool
 	named int
 	stats Stats
 	// inserted maps the identity of a desired row this plan inserts to the named UUID
@@ -243,8 +247,8 @@ type plan struct {
 	taken    []error     // desired roots left out: their unique name is another's
 	// replaced holds owned rows deleted in the unit of the row that takes their name.
 	replaced map[string]bool
-	// deleted are the rows the plan deletes.
-	deleted []entry
+	// deleted are the rows the plan deletes; compared the desired rows it compared.
+	deleted, compared []entry
 }
 
 type plannedRef struct {
@@ -252,34 +256,27 @@ type plannedRef struct {
 	unit int
 }
 
-func newPlan(c client.Client, ix *ownedIndex, want, last *indexedSet, keep func(map[string]string) bool) *plan {
-	dirty, all := ix.takeDirty()
-	p := &plan{c: c, ix: ix, keep: keep, desired: want.byID, roots: want.roots, last: last, dirty: dirty,
+func newPlan(c client.Client, ix *ownedIndex, want *indexedSet, keep func(map[string]string) bool) *plan {
+	p := &plan{c: c, ix: ix, keep: keep, desired: want.byID, roots: want.roots,
 		inserted: map[string]plannedRef{}, movedTo: map[int]int{}, replaced: map[string]bool{}}
-	if all {
-		p.last, p.dirty = nil, nil
-	}
 	p.stats.Owned = len(ix.byUUID)
 	return p
 }
 
 func (p *plan) kept(e entry) bool { return p.keep != nil && p.keep(externalIDsOf(e.m)) }
 
-// unchanged reports whether want is the very row the last reconcile applied under its
-// identity and the NB has not changed that identity since.
-func (p *plan) unchanged(want entry) bool {
-	if p.last == nil || p.dirty[want.uuid()] {
-		return false
-	}
-	prev, ok := p.last.byID[want.uuid()]
-	return ok && prev.m == want.m
-}
-
 // build returns the operations grouped in units: one per desired root with everything
-// below it, and one per owned root to delete.
-func (p *plan) build() ([][]ovsdb.Operation, error) {
+// below it, and one per owned root to delete. quiet says every desired row is as the
+// last reconcile applied it: only owned roots no longer desired are looked for.
+func (p *plan) build(quiet bool) ([][]ovsdb.Operation, error) {
+	// Every change the index knows of is looked at now.
+	defer p.ix.clean()
 	var units [][]ovsdb.Operation
-	for _, root := range p.roots {
+	roots := p.roots
+	if quiet {
+		roots = nil
+	}
+	for _, root := range roots {
 		holder, taken := p.nameHolder(root)
 		if taken != nil {
 			p.taken = append(p.taken, taken)
@@ -376,11 +373,17 @@ func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation
 		}
 	}
 
-	cur, exists := p.ix.current(want.uuid())
-	if exists && !newChild && p.unchanged(want) {
-		return cur.uuid(), false, ops, nil
+	h := p.ix.byID[want.uuid()]
+	cur, exists := entry{}, h != nil && h.e.m != nil
+	if exists {
+		cur = h.e
+		if !newChild && !h.dirty && h.applied == want.m {
+			// The row the last reconcile applied, and the NB has not changed it since.
+			return cur.uuid(), false, ops, nil
+		}
 	}
 	p.stats.Compared++
+	p.compared = append(p.compared, want)
 	refs, err := p.resolve(want)
 	if err != nil {
 		return "", false, nil, err

@@ -130,6 +130,36 @@ func BenchmarkResyncUnchanged(b *testing.B) {
 			b.Fatalf("unchanged resync sent %d operations", stats.Operations)
 		}
 		b.ReportMetric(float64(stats.Owned), "owned-rows")
+		b.ReportMetric(float64(stats.Compared), "compared-rows")
+	}
+	b.ReportMetric(0, "write-ops")
+}
+
+// BenchmarkResyncRecompiled is a reconcile of a freshly compiled zone that equals the
+// NB: every row is new to the reconciler, so every row is compared, and nothing is
+// sent. It is the diff's whole cost, paid when the agent recompiles the zone.
+func BenchmarkResyncRecompiled(b *testing.B) {
+	st, desired := benchScale(b)
+	r := applied(b, desired)
+	ctx := context.Background()
+	sets := make([]*rows.Set, b.N)
+	for i := range sets {
+		res, err := topology.Compile(st, st.Nodes[0].Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets[i] = res.Rows
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		stats, err := r.Reconcile(ctx, sets[i], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if stats.Operations != 0 {
+			b.Fatalf("a resync of an unchanged zone sent %d operations", stats.Operations)
+		}
+		b.ReportMetric(float64(stats.Compared), "compared-rows")
 	}
 	b.ReportMetric(0, "write-ops")
 }
@@ -140,7 +170,7 @@ func BenchmarkNodeAdded(b *testing.B) {
 	st, desired := benchScale(b)
 	r := applied(b, desired)
 	ctx := context.Background()
-	var ops, txns int
+	var ops, txns, compared int
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		st.Nodes = append(st.Nodes, topologytest.ExtraNode(st, len(st.Nodes)))
@@ -152,10 +182,11 @@ func BenchmarkNodeAdded(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ops, txns = stats.Operations, stats.Transactions
+		ops, txns, compared = stats.Operations, stats.Transactions, stats.Compared
 	}
 	b.ReportMetric(float64(ops), "write-ops")
 	b.ReportMetric(float64(txns), "transactions")
+	b.ReportMetric(float64(compared), "compared-rows")
 }
 
 // peakRSSMiB is this process's peak resident set (VmHWM): the agent's footprint holds

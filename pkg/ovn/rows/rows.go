@@ -34,6 +34,18 @@ func (s *Set) Len() int {
 	return n
 }
 
+// SameRows reports whether s and o hold the very same rows: each table's rows in one
+// slice. A copy of a Set (o := *s) holds the same rows until a table of s is given a new
+// slice, as adding or removing rows does; replacing a row in place goes unnoticed.
+func (s *Set) SameRows(o *Set) bool {
+	for _, t := range Tables {
+		if !t.sameRows(s, o) {
+			return false
+		}
+	}
+	return true
+}
+
 // Sort orders every table by key, so equal sets compare and print equally.
 func (s *Set) Sort() {
 	for _, t := range Tables {

@@ -51,6 +51,7 @@ type Table interface {
 	SetUUID(m model.Model, uuid string)
 
 	len(s *Set) int
+	sameRows(a, b *Set) bool
 	sort(s *Set)
 	appendAll(dst, src *Set)
 	// ignored are the columns ovnk leaves alone, for the test that holds each entry to
@@ -198,6 +199,11 @@ func (t tableOf[T, P]) ignored() (leftToOthers, writtenByOVN []string) {
 }
 
 func (t tableOf[T, P]) len(s *Set) int { return len(*t.field(s)) }
+
+func (t tableOf[T, P]) sameRows(a, b *Set) bool {
+	ra, rb := *t.field(a), *t.field(b)
+	return len(ra) == len(rb) && (len(ra) == 0 || &ra[0] == &rb[0])
+}
 
 func (t tableOf[T, P]) sort(s *Set) {
 	slices.SortFunc(*t.field(s), func(a, b P) int { return cmp.Compare(a.GetUUID(), b.GetUUID()) })
