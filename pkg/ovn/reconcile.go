@@ -237,8 +237,8 @@ type plan struct {
 	keep    func(map[string]string) bool
 	desired map[string]entry // by identity
 	roots   []entry          // desired root rows, in set order
-	named int
-	stats Stats
+	named   int
+	stats   Stats
 	// inserted maps the identity of a desired row this plan inserts to the named UUID
 	// it is inserted under and its unit.
 	inserted map[string]plannedRef
