@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/ovn-kubernetes/libovsdb/model"
+	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb/serverdb"
 	"github.com/ovn-kubernetes/libovsdb/server"
@@ -112,8 +112,9 @@ func databaseModel(clientModel func() (model.ClientDBModel, error), schema ovsdb
 // Endpoint is the fake's OVSDB connection string, unix:PATH.
 func (nb *NB) Endpoint() string { return "unix:" + nb.socket }
 
-// Close stops accepting connections. Connections already open stay until their
-// clients close them: libovsdb's server does not track them.
+// Close stops accepting connections; it may be called more than once. Connections
+// already open stay until their clients close them: libovsdb's server does not track
+// them.
 func (nb *NB) Close() {
 	nb.server.Close()
 	<-nb.served
