@@ -39,6 +39,13 @@ const (
 	balancerName = "lb"
 )
 
+var (
+	comment  = "ovnk conformance"
+	zero     = 0
+	durable  = false
+	lockName = "ovnk"
+)
+
 func uuid(u string) ovsdb.UUID { return ovsdb.UUID{GoUUID: u} }
 
 // named is a reference to the row an insert of the same transaction names.
@@ -324,6 +331,44 @@ var conformanceCases = []conformanceCase{
 	{name: "a failure at commit undoes every operation", steps: []step{{want: referentialError, ops: ops(
 		insert("Logical_Switch", ovsdb.Row{"name": "kept?"}),
 		insert("Logical_Switch", ovsdb.Row{"name": "sw", "ports": set(uuid(missingUUID))}),
+	)}}},
+	{name: "a condition comparing with a value outside the enum", steps: []step{{want: constraint, ops: ops(
+		update("Logical_Router_Static_Route", where("policy", "sideways"), ovsdb.Row{"nexthop": "192.0.2.1"}),
+	)}}},
+	{name: "a condition comparing with a number out of range", steps: []step{{want: constraint, ops: ops(
+		update("ACL", where("priority", 40000), ovsdb.Row{"match": "ip6"}),
+	)}}},
+	{name: "an insert under a UUID in use", steps: []step{
+		{want: ok, ops: ops(insertUUID("Port_Group", groupAUUID, ovsdb.Row{"name": "a"}))},
+		{want: "duplicate uuid", ops: ops(insertUUID("Port_Group", groupAUUID, ovsdb.Row{"name": "b"}))},
+	}},
+	{name: "two inserts under one UUID in one transaction", steps: []step{{want: "duplicate uuid", ops: ops(
+		insertUUID("Port_Group", groupAUUID, ovsdb.Row{"name": "a"}),
+		insertUUID("Port_Group", groupAUUID, ovsdb.Row{"name": "b"}),
+	)}}},
+	{name: "an insert under the UUID of a row of another table", steps: []step{
+		{want: ok, ops: ops(insertUUID("Port_Group", groupAUUID, ovsdb.Row{"name": "a"}))},
+		{want: ok, ops: ops(insertUUID("Logical_Switch", groupAUUID, ovsdb.Row{"name": "sw"}))},
+	}},
+	{name: "a comment", steps: []step{{want: ok, ops: ops(
+		insert("Logical_Switch", ovsdb.Row{"name": "sw"}),
+		ovsdb.Operation{Op: ovsdb.OperationComment, Comment: &comment},
+	)}}},
+	{name: "a commit", steps: []step{{want: ok, ops: ops(
+		insert("Logical_Switch", ovsdb.Row{"name": "sw"}),
+		ovsdb.Operation{Op: ovsdb.OperationCommit, Durable: &durable},
+	)}}},
+	{name: "an abort", steps: []step{{want: "aborted", ops: ops(
+		insert("Logical_Switch", ovsdb.Row{"name": "sw"}),
+		ovsdb.Operation{Op: ovsdb.OperationAbort},
+	)}}},
+	{name: "an assert of a lock the client does not hold", steps: []step{{want: "not owner", ops: ops(
+		insert("Logical_Switch", ovsdb.Row{"name": "sw"}),
+		ovsdb.Operation{Op: ovsdb.OperationAssert, Lock: &lockName},
+	)}}},
+	{name: "a wait that times out", steps: []step{{want: "timed out", ops: ops(
+		ovsdb.Operation{Op: ovsdb.OperationWait, Table: "Logical_Switch", Timeout: &zero, Where: where("name", "sw"),
+			Columns: []string{"name"}, Until: "==", Rows: []ovsdb.Row{{"name": "sw"}}},
 	)}}},
 	{name: "a read-only column updated", steps: []step{{want: constraint, ops: ops(
 		update("Logical_Switch", where("name", "nope"), ovsdb.Row{"_uuid": uuid(missingUUID)}),

@@ -10,10 +10,13 @@ import (
 // types for the kinds of RFC 7047 only; "syntax error" and "ovsdb error" are
 // ovsdb-server's.
 const (
-	kindSyntax       = "syntax error"
-	kindConstraint   = "constraint violation"
-	kindOVSDB        = "ovsdb error"
-	kindNotSupported = "not supported"
+	kindSyntax        = "syntax error"
+	kindConstraint    = "constraint violation"
+	kindOVSDB         = "ovsdb error"
+	kindNotSupported  = "not supported"
+	kindDuplicateUUID = "duplicate uuid"
+	kindAborted       = "aborted"
+	kindNotOwner      = "not owner"
 )
 
 // opError is why an operation fails, in the form of an OVSDB operation result.

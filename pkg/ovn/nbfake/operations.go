@@ -15,6 +15,15 @@ func checkOperation(schema *ovsdb.DatabaseSchema, op *ovsdb.Operation) error {
 	switch op.Op {
 	case ovsdb.OperationInsert, ovsdb.OperationSelect, ovsdb.OperationUpdate,
 		ovsdb.OperationMutate, ovsdb.OperationDelete, ovsdb.OperationWait:
+	case ovsdb.OperationAbort:
+		// libovsdb does not know it; ovsdb-server fails the transaction there.
+		return &opError{kindAborted, "aborted by request"}
+	case ovsdb.OperationAssert:
+		// libovsdb's server has no locks (no lock method), so no client holds one.
+		if op.Lock == nil {
+			return syntaxError("assert names no lock")
+		}
+		return &opError{kindNotOwner, "asserted lock " + *op.Lock + " not held"}
 	default:
 		return nil
 	}
@@ -88,8 +97,8 @@ func withDefaults(table *ovsdb.TableSchema, row ovsdb.Row) ovsdb.Row {
 }
 
 // checkConditions checks that every condition names a column and compares it with
-// atoms of the column's type. The value's constraints (enum, range) are not checked:
-// ovsdb-server compares with any value of the right type.
+// atoms the column may hold: ovsdb-server refuses to compare a column with a value
+// outside its enum as it refuses to store one.
 func checkConditions(tableName string, table *ovsdb.TableSchema, where []ovsdb.Condition) error {
 	for _, c := range where {
 		if c.Column == "_uuid" || c.Column == "_version" {
@@ -107,11 +116,11 @@ func checkConditions(tableName string, table *ovsdb.TableSchema, where []ovsdb.C
 			return err
 		}
 		for _, e := range elems {
-			if err := checkAtomKind(c.Column, col.TypeObj.Key.Type, e.key); err != nil {
+			if err := checkAtom(c.Column, col.TypeObj.Key, e.key); err != nil {
 				return err
 			}
 			if col.Type == ovsdb.TypeMap {
-				if err := checkAtomKind(c.Column, col.TypeObj.Value.Type, e.value); err != nil {
+				if err := checkAtom(c.Column, col.TypeObj.Value, e.value); err != nil {
 					return err
 				}
 			}
