@@ -323,6 +323,19 @@ var conformanceCases = []conformanceCase{
 		del("Logical_Switch", where("name", "nope")),
 	)}}},
 
+	// Selects.
+	{name: "a select of chosen columns", steps: []step{
+		{want: ok, ops: ops(insert("Logical_Switch", ovsdb.Row{"name": "sw", "other_config": smap("a", "1")}))},
+		{want: "ok rows=1 columns=name,ports", ops: ops(ovsdb.Operation{Op: ovsdb.OperationSelect,
+			Table: "Logical_Switch", Where: where("name", "sw"), Columns: []string{"name", "ports"}})},
+	}, fakeWant: "ok rows=1 columns=_uuid,name,ports", fakeDiffers: "libovsdb's server reads the rows of a new monitor " +
+		"through a select of the monitored columns and needs their _uuid, so the fake's selects always return _uuid"},
+	{name: "a select of every column", steps: []step{
+		{want: ok, ops: ops(insert("Meter", ovsdb.Row{"name": "m", "unit": "kbps", "bands": set(named("b"))}),
+			insertNamed("Meter_Band", "b", ovsdb.Row{"action": "drop", "rate": 1}))},
+		{want: "ok rows=1 columns=_uuid,bands,external_ids,fair,name,unit", ops: ops(ovsdb.Operation{Op: ovsdb.OperationSelect, Table: "Meter"})},
+	}},
+
 	// Atomicity.
 	{name: "an operation that fails undoes the operations before it", steps: []step{{want: syntaxError, ops: ops(
 		insert("Logical_Switch", ovsdb.Row{"name": "kept?"}),

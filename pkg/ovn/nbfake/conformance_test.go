@@ -98,9 +98,26 @@ func transact(ctx context.Context, c client.Client, ops []ovsdb.Operation) (outc
 		switch op.Op {
 		case ovsdb.OperationUpdate, ovsdb.OperationMutate, ovsdb.OperationDelete:
 			out = append(out, fmt.Sprintf("count=%d", results[i].Count))
+		case ovsdb.OperationSelect:
+			out = append(out, fmt.Sprintf("rows=%d", len(results[i].Rows)))
+			for _, row := range results[i].Rows {
+				out = append(out, "columns="+strings.Join(columnNames(row), ","))
+			}
 		}
 	}
 	return strings.Join(out, " "), ""
+}
+
+// columnNames lists a row's columns, sorted, without _version: the fake keeps no
+// row versions (a known difference, see docs/testing.md).
+func columnNames(row ovsdb.Row) []string {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(row)) {
+		if name != "_version" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // snapshot selects every row of every table in one transaction, so both servers are

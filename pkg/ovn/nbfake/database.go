@@ -59,6 +59,7 @@ func (t *validatingTransaction) Transact(ops ...ovsdb.Operation) ([]*ovsdb.Opera
 	if firstError(results) != nil {
 		return results, update
 	}
+	shapeSelects(&t.model.Schema, checked, results)
 	if err := checkMutated(t.model, checked, update); err != nil {
 		// RFC 7047: a transaction that cannot commit gets one result more than it has
 		// operations, holding the error.
