@@ -314,6 +314,15 @@ var conformanceCases = []conformanceCase{
 		)},
 	}},
 
+	{name: "a mutate inserting a number into a set of strings", steps: []step{
+		{want: ok, ops: switchWithPort("sw", portUUID, ovsdb.Row{})},
+		{want: syntaxError, ops: ops(mutate("Logical_Switch_Port", where("name", "p1"), "addresses", ovsdb.MutateOperationInsert, set(5)))},
+	}},
+	{name: "arithmetic on a string column", steps: []step{
+		{want: ok, ops: ops(insert("Logical_Switch", ovsdb.Row{"name": "sw"}))},
+		{want: syntaxError, ops: ops(mutate("Logical_Switch", where("name", "sw"), "name", ovsdb.MutateOperationAdd, 1))},
+	}},
+
 	// Rows that do not exist.
 	{name: "an update of a row that does not exist", steps: []step{{want: "ok count=0", ops: ops(
 		update("Logical_Switch", where("name", "nope"), ovsdb.Row{"external_ids": smap("k", "v")}),

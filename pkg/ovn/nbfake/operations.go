@@ -158,7 +158,7 @@ func checkMutation(tableName string, table *ovsdb.TableSchema, m ovsdb.Mutation)
 	default:
 		// Arithmetic takes one number, applied to each member of the column.
 		if col.Type == ovsdb.TypeMap || (col.TypeObj.Key.Type != ovsdb.TypeInteger && col.TypeObj.Key.Type != ovsdb.TypeReal) {
-			return constraintViolation("mutator %s does not apply to column %s", m.Mutator, m.Column)
+			return syntaxError("type mismatch: %q may not be applied to column %s", m.Mutator, m.Column)
 		}
 		return checkAtomKind(m.Column, col.TypeObj.Key.Type, m.Value)
 	}
