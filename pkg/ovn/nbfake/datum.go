@@ -21,7 +21,7 @@ func checkDatum(name string, col *ovsdb.ColumnSchema, v any) error {
 	if err != nil {
 		return err
 	}
-	if n := len(elems); n < col.TypeObj.Min() || (col.TypeObj.Max() != ovsdb.Unlimited && n > col.TypeObj.Max()) {
+	if n := len(elems); !sizeFits(col, n) {
 		return syntaxError("column %s must have %s members but %d are present", name, sizeRange(col), n)
 	}
 	return checkElements(name, col, elems)
@@ -34,8 +34,8 @@ func checkStored(name string, col *ovsdb.ColumnSchema, v any) error {
 	if err != nil {
 		return err
 	}
-	if n := len(elems); n < col.TypeObj.Min() || (col.TypeObj.Max() != ovsdb.Unlimited && n > col.TypeObj.Max()) {
-		return constraintViolation("column %s would hold %d values, but it holds %s", name, n, sizeRange(col))
+	if n := len(elems); !sizeFits(col, n) {
+		return constraintViolation("column %s would hold %d values, but it takes %s", name, n, sizeRange(col))
 	}
 	return checkElements(name, col, elems)
 }
@@ -194,6 +194,11 @@ func describe(v any) string {
 	}
 }
 
+// sizeFits reports whether col may hold n members.
+func sizeFits(col *ovsdb.ColumnSchema, n int) bool {
+	return n >= col.TypeObj.Min() && (col.TypeObj.Max() == ovsdb.Unlimited || n <= col.TypeObj.Max())
+}
+
 func sizeRange(col *ovsdb.ColumnSchema) string {
 	if col.TypeObj.Max() == ovsdb.Unlimited {
 		return fmt.Sprintf("at least %d", col.TypeObj.Min())
@@ -217,8 +222,10 @@ func defaultDatum(col *ovsdb.ColumnSchema) (any, bool) {
 
 func defaultAtom(typ string) any {
 	switch typ {
-	case ovsdb.TypeInteger, ovsdb.TypeReal:
+	case ovsdb.TypeInteger:
 		return 0
+	case ovsdb.TypeReal:
+		return 0.0
 	case ovsdb.TypeBoolean:
 		return false
 	case ovsdb.TypeUUID:

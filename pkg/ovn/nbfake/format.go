@@ -20,9 +20,9 @@ import (
 // server holds them and whatever UUIDs it picked. A reference reads as the referenced
 // row's label, TABLE#N, N being the row's place in its table when rows are ordered by
 // their content without references. A column holding its default (no members, or the
-// one default atom of a column that must hold one) is left out, as libovsdb's mapper
-// leaves it out of the rows it makes; _version is too, as every server counts it
-// differently.
+// one default atom of a column that must hold one) is left out, so a row reads the
+// same whether its server lists every column or only those set; _version is left out
+// too, as only ovsdb-server has it.
 //
 // Values are in the form a libovsdb client or server decodes them to (ovsdb.OvsSet,
 // ovsdb.OvsMap, ovsdb.UUID, atoms), and a set of one element renders as that element,
@@ -59,10 +59,13 @@ func Format(tables map[string][]ovsdb.Row) string {
 // formatRow renders a row's columns in name order. With nil labels every reference
 // reads "*", which is how rows are ordered before they have labels.
 func formatRow(table string, row ovsdb.Row, labels map[string]string) string {
+	schema := nbSchema().Table(table)
 	var cols []string
 	for _, name := range slices.Sorted(maps.Keys(row)) {
-		col := nbSchema().Table(table).Column(name)
-		if name == "_uuid" || name == "_version" || col == nil || isDefault(col, row[name]) {
+		if name == "_uuid" || name == "_version" {
+			continue
+		}
+		if schema != nil && isDefault(schema.Column(name), row[name]) {
 			continue
 		}
 		cols = append(cols, name+"="+formatValue(row[name], labels))
@@ -78,6 +81,9 @@ var nbSchema = sync.OnceValue(func() *ovsdb.DatabaseSchema {
 
 // isDefault reports whether v is the value an insert that leaves col out gives it.
 func isDefault(col *ovsdb.ColumnSchema, v any) bool {
+	if col == nil {
+		return false
+	}
 	switch v := v.(type) {
 	case ovsdb.OvsSet:
 		if len(v.GoSet) != 1 {
@@ -91,6 +97,7 @@ func isDefault(col *ovsdb.ColumnSchema, v any) bool {
 	return ok && normalized(d) == normalized(v)
 }
 
+// formatValue renders a value; labels as for formatRow.
 func formatValue(v any, labels map[string]string) string {
 	switch v := v.(type) {
 	case ovsdb.OvsSet:
