@@ -35,7 +35,6 @@ const (
 	groupAUUID   = "7d2c0b4e-0c64-4f0f-9d55-000000000006"
 	groupBUUID   = "7d2c0b4e-0c64-4f0f-9d55-000000000007"
 	missingUUID  = "7d2c0b4e-0c64-4f0f-9d55-0000000000ff"
-	routeUUID    = "7d2c0b4e-0c64-4f0f-9d55-000000000008"
 	balancerName = "lb"
 )
 
