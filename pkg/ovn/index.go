@@ -1,6 +1,7 @@
 package ovn
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -121,8 +122,10 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 	case m == nil:
 		delete(seen, uuidOf(old))
 	}
-	if old != nil && rows.Owned(externalIDsOf(old)) {
-		x.remove(entry{old, t})
+	if old != nil {
+		x.remove(uuidOf(old), m)
+	} else {
+		x.remove(uuidOf(m), m) // an insert the last rebuild read already
 	}
 	if m != nil && rows.Owned(externalIDsOf(m)) {
 		x.add(entry{m, t})
@@ -148,9 +151,6 @@ func (x *ownedIndex) markDirty(h *held) {
 
 func (x *ownedIndex) add(e entry) {
 	uuid, id := e.uuid(), e.identity()
-	if prev, ok := x.byUUID[uuid]; ok {
-		x.remove(prev)
-	}
 	x.byUUID[uuid] = e
 	if e.t.Root() {
 		x.roots[uuid] = e
@@ -158,27 +158,40 @@ func (x *ownedIndex) add(e entry) {
 	h := x.hold(id)
 	x.markDirty(h)
 	switch {
-	case h.e.m == nil:
+	case h.e.m == nil || h.e.uuid() == uuid:
 		h.e = e
-	case h.e.uuid() != uuid:
+	default:
 		if len(x.dups[id]) == 0 {
 			x.dups[id] = []string{h.e.uuid()}
 		}
-		x.dups[id] = append(x.dups[id], uuid)
+		if !slices.Contains(x.dups[id], uuid) {
+			x.dups[id] = append(x.dups[id], uuid)
+		}
 		if uuid < h.e.uuid() {
 			h.e = e
 		}
 	}
 }
 
-func (x *ownedIndex) remove(e entry) {
-	uuid, id := e.uuid(), e.identity()
-	if _, ok := x.byUUID[uuid]; !ok {
+// remove takes the row of that UUID out of the index, as the index holds it (an event's
+// old row may be older or newer than that after a rebuild). next is the row replacing
+// it in an update, nil for a delete: an update that keeps the row ovnk's under the same
+// identity keeps the identity's record, and with it what was applied under it.
+func (x *ownedIndex) remove(uuid string, next model.Model) {
+	prev, ok := x.byUUID[uuid]
+	if !ok {
 		return
+	}
+	id := prev.identity()
+	if next != nil && rows.Owned(externalIDsOf(next)) && identityOf(next) == id {
+		return // add replaces the row in place
 	}
 	delete(x.byUUID, uuid)
 	delete(x.roots, uuid)
 	h := x.byID[id]
+	if h == nil {
+		return
+	}
 	x.markDirty(h)
 	if holders, dup := x.dups[id]; dup {
 		holders = slices.DeleteFunc(holders, func(u string) bool { return u == uuid })
@@ -197,9 +210,12 @@ func (x *ownedIndex) remove(e entry) {
 // lock takes the index for one plan, once it has caught up with the cache, rebuilding
 // it first when it cannot be trusted. The caller must call unlock, and must not hold
 // the index while it transacts.
-func (x *ownedIndex) lock() error {
+func (x *ownedIndex) lock(ctx context.Context) error {
 	deadline := x.now().Add(catchUpWithin)
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		x.mu.Lock()
 		if x.invalid || x.now().Sub(x.built) > rebuildEvery || x.purged() || x.now().After(deadline) {
 			if err := x.rebuild(); err != nil {
@@ -300,6 +316,7 @@ func (x *ownedIndex) rebuild() error {
 	for _, t := range rows.Tables {
 		rc := x.c.Cache().Table(t.Name())
 		if rc == nil {
+			x.invalid = true
 			return fmt.Errorf("the NB client does not cache table %s", t.Name())
 		}
 		x.caches[t.Name()] = rc

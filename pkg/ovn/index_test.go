@@ -80,3 +80,61 @@ func TestIndexFollowsTheCachesEvents(t *testing.T) {
 		t.Error("a replayed insert made its own row a duplicate")
 	}
 }
+
+// TestIndexTakesEventsForRowsItReadNewer: an update queued before a rebuild arrives after
+// it, naming the row's identity before the change the rebuild already read. The index
+// follows the row it holds, and leaves another holder of the old identity alone.
+func TestIndexTakesEventsForRowsItReadNewer(t *testing.T) {
+	const table = "Logical_Switch"
+	tbl := tableByName[table]
+	x := emptyIndex()
+	for _, sw := range []*nbdb.LogicalSwitch{ownedSwitch("u1", "LS:b"), ownedSwitch("u2", "LS:a")} {
+		x.seen[table][sw.UUID] = true
+		x.add(entry{sw, tbl})
+	}
+	x.clean()
+	x.event(table, ownedSwitch("u1", "LS:a"), ownedSwitch("u1", "LS:b"))
+	if got := currentUUID(x, "LS:b"); got != "u1" {
+		t.Errorf("LS:b is held by %q, want u1", got)
+	}
+	if got := currentUUID(x, "LS:a"); got != "u2" {
+		t.Errorf("LS:a, held by u2 all along, is held by %q", got)
+	}
+
+	// The same with nobody else holding the old identity: nothing to trip on.
+	x = emptyIndex()
+	x.seen[table]["u1"] = true
+	x.add(entry{ownedSwitch("u1", "LS:b"), tbl})
+	x.event(table, ownedSwitch("u1", "LS:a"), ownedSwitch("u1", "LS:b"))
+	if got := currentUUID(x, "LS:b"); got != "u1" {
+		t.Errorf("LS:b is held by %q, want u1", got)
+	}
+}
+
+// TestIndexKeepsWhatWasAppliedThroughAnUpdate: an update of a row that stays ovnk's
+// under its identity (northd writing a port's up, say) marks it changed but keeps the
+// identity's record; a duplicate updated in place stays one entry.
+func TestIndexKeepsWhatWasAppliedThroughAnUpdate(t *testing.T) {
+	const table = "Logical_Switch"
+	tbl := tableByName[table]
+	x := emptyIndex()
+	x.event(table, nil, ownedSwitch("u1", "LS:a"))
+	x.event(table, nil, ownedSwitch("u2", "LS:a"))
+	want := ownedSwitch("LS:a", "LS:a") // a desired row: its key is its identity
+	x.applied([]entry{{want, tbl}})
+	x.clean()
+	changed := ownedSwitch("u1", "LS:a")
+	changed.OtherConfig = map[string]string{"subnet": "10.0.0.0/24"}
+	x.event(table, ownedSwitch("u1", "LS:a"), changed)
+	h := x.byID["LS:a"]
+	if h == nil {
+		t.Fatal("an update of a row under its identity dropped the identity's record")
+	}
+	if h.applied != want || !h.dirty || h.e.m != changed {
+		t.Fatalf("after an update: applied %v, dirty %t, row %v; want the record kept, dirty, holding the new row", h.applied, h.dirty, h.e.m)
+	}
+	x.event(table, ownedSwitch("u2", "LS:a"), ownedSwitch("u2", "LS:a"))
+	if got := x.dups["LS:a"]; len(got) != 2 {
+		t.Errorf("duplicates of LS:a: %v, want u1 and u2 once each", got)
+	}
+}

@@ -36,8 +36,8 @@ type Reconciler struct {
 	start sync.Once
 	index *ownedIndex
 	mu    sync.Mutex // one reconcile at a time
-	// last is the set the last successful reconcile applied (its tables' slices, as
-	// they were), indexed; lastIndex is the index's generation then.
+	// last holds the rows of the set the last successful reconcile applied, in slices
+	// of its own, and lastSet the same indexed; lastIndex is the index's generation then.
 	last      rows.Set
 	lastSet   *indexedSet
 	lastIndex int
@@ -85,8 +85,8 @@ type Stats struct {
 //
 // desired is keyed by identity (rows.IDKey), as the topology compiler produces it. The
 // reconciler remembers its rows, to pass over those it applied before: a row must not
-// change after the call (put a changed copy in the set instead). Nothing is written
-// when the NB already matches.
+// change after the call (put a changed copy in the set instead), and keep must answer
+// the same for the same set. Nothing is written when the NB already matches.
 func (r *Reconciler) Reconcile(ctx context.Context, desired *rows.Set, keep func(externalIDs map[string]string) bool) (Stats, error) {
 	max := r.MaxOperations
 	if max <= 0 {
@@ -110,7 +110,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	if want == nil || !desired.SameRows(&r.last) {
 		want = indexSet(desired)
 	}
-	if err := r.index.lock(); err != nil {
+	if err := r.index.lock(ctx); err != nil {
 		return Stats{}, err
 	}
 	// The very set applied last, and nothing changed in the NB since: no row needs a look.
@@ -133,7 +133,12 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	}
 	r.index.wrote(nil, nil, p.deleted)
 	r.lastIndex = r.index.applied(p.compared)
-	r.last, r.lastSet = *desired, want
+	if len(p.taken) == 0 {
+		// A root left out for its name is looked at again next time, quiet or not.
+		r.last = rows.Set{}
+		r.last.Append(desired)
+		r.lastSet = want
+	}
 	return p.stats, errors.Join(p.taken...)
 }
 

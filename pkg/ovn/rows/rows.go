@@ -34,9 +34,8 @@ func (s *Set) Len() int {
 	return n
 }
 
-// SameRows reports whether s and o hold the very same rows: each table's rows in one
-// slice. A copy of a Set (o := *s) holds the same rows until a table of s is given a new
-// slice, as adding or removing rows does; replacing a row in place goes unnoticed.
+// SameRows reports whether s and o hold the very same rows (the same pointers), table
+// by table and in the same order.
 func (s *Set) SameRows(o *Set) bool {
 	for _, t := range Tables {
 		if !t.sameRows(s, o) {

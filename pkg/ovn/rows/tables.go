@@ -200,10 +200,7 @@ func (t tableOf[T, P]) ignored() (leftToOthers, writtenByOVN []string) {
 
 func (t tableOf[T, P]) len(s *Set) int { return len(*t.field(s)) }
 
-func (t tableOf[T, P]) sameRows(a, b *Set) bool {
-	ra, rb := *t.field(a), *t.field(b)
-	return len(ra) == len(rb) && (len(ra) == 0 || &ra[0] == &rb[0])
-}
+func (t tableOf[T, P]) sameRows(a, b *Set) bool { return slices.Equal(*t.field(a), *t.field(b)) }
 
 func (t tableOf[T, P]) sort(s *Set) {
 	slices.SortFunc(*t.field(s), func(a, b P) int { return cmp.Compare(a.GetUUID(), b.GetUUID()) })
