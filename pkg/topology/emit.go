@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -30,20 +31,25 @@ func newEmitter(n *cluster.Network) *emitter {
 }
 
 // ids returns the external IDs of a row: ours, the network's, the node's when the row
-// belongs to one node (a per-node switch, a remote port), and its identity.
+// belongs to one node (a per-node switch, a remote port), and its identity. Every row
+// of a zone gets a map of its own, a million at scale, so the map is made at the size
+// the largest carries (a pod port's or an ACL's, with their own keys added) and never grows.
 func (e *emitter) ids(id, node string) map[string]string {
-	m := map[string]string{
-		rows.OwnerControllerKey: rows.OwnerController,
-		rows.OwnerTypeKey:       e.ownerID,
-		rows.NetworkKey:         e.net.Name,
-		rows.TopologyKey:        e.topo,
-		rows.IDKey:              id,
-	}
+	m := make(map[string]string, maxExternalIDs)
+	m[rows.OwnerControllerKey] = rows.OwnerController
+	m[rows.OwnerTypeKey] = e.ownerID
+	m[rows.NetworkKey] = e.net.Name
+	m[rows.TopologyKey] = e.topo
+	m[rows.IDKey] = id
 	if node != "" {
 		m[rows.NodeKey] = node
 	}
 	return m
 }
+
+// maxExternalIDs is how many external IDs a row carries at most: the six of ids and two
+// of a pod's port (namespace, pod) or of an ACL's feature.
+const maxExternalIDs = 8
 
 func (e *emitter) logicalSwitch(name, node string, otherConfig map[string]string) *nbdb.LogicalSwitch {
 	id := "LS:" + name
@@ -100,7 +106,7 @@ func (e *emitter) gatewayChassis(lrp *nbdb.LogicalRouterPort, chassis, node stri
 
 // route adds a static route. policy is "" (dst-ip, OVN's default) or "src-ip".
 func (e *emitter) route(lr *nbdb.LogicalRouter, prefix, nexthop, policy, outputPort, node string) {
-	id := fmt.Sprintf("route:%s:%s:%s:%s", lr.Name, prefix, policyName(policy), nexthop)
+	id := "route:" + lr.Name + ":" + prefix + ":" + policyName(policy) + ":" + nexthop
 	r := &nbdb.LogicalRouterStaticRoute{UUID: id, IPPrefix: prefix, Nexthop: nexthop, ExternalIDs: e.ids(id, node)}
 	if policy != "" {
 		p := nbdb.LogicalRouterStaticRoutePolicy(policy)
@@ -122,7 +128,7 @@ func policyName(p string) string {
 
 // policy adds a logical router policy; nexthops only for reroute.
 func (e *emitter) policy(lr *nbdb.LogicalRouter, priority int, match string, action nbdb.LogicalRouterPolicyAction, nexthops []string, options map[string]string, node string) {
-	id := fmt.Sprintf("policy:%s:%d:%s", lr.Name, priority, match)
+	id := "policy:" + lr.Name + ":" + strconv.Itoa(priority) + ":" + match
 	p := &nbdb.LogicalRouterPolicy{UUID: id, Priority: priority, Match: match, Action: action, Nexthops: nexthops, Options: options, ExternalIDs: e.ids(id, node)}
 	lr.Policies = append(lr.Policies, id)
 	e.set.Policies = append(e.set.Policies, p)
@@ -135,7 +141,7 @@ const ephemeralPortRange = "32768-60999"
 
 // snat adds an SNAT rule; logicalPort and match are optional.
 func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPort, match, node string) {
-	id := fmt.Sprintf("nat:%s:snat:%s:%s:%s", lr.Name, externalIP, logicalIP, logicalPort)
+	id := "nat:" + lr.Name + ":snat:" + externalIP + ":" + logicalIP + ":" + logicalPort
 	nat := &nbdb.NAT{UUID: id, Type: nbdb.NATTypeSNAT, ExternalIP: externalIP, LogicalIP: logicalIP, Match: match,
 		ExternalPortRange: ephemeralPortRange, Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
 	if logicalPort != "" {
