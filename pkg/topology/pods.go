@@ -86,15 +86,11 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 // key comes from its annotation and is the same in every zone.
 func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
 	c.localPods(e, n, ls)
-	nodes := map[string]*cluster.Node{}
-	for _, node := range c.state.Nodes {
-		nodes[node.Name] = node
-	}
 	for _, p := range c.podsByNetwork[n.Name] {
 		if p.Node == c.local.Name {
 			continue
 		}
-		owner := nodes[p.Node]
+		owner := c.nodeByName[p.Node]
 		iface := p.Networks[n.Name]
 		if owner == nil {
 			e.warnf("pod %s/%s on network %s: node %s is not ready for OVN; no remote port", p.Namespace, p.Name, n.Name, p.Node)

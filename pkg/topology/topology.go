@@ -105,9 +105,13 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 
 // CompileWith is Compile with explicit options.
 func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, error) {
-	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{}}
+	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{},
+		derived: newDerivations(st.Nodes), nodeTexts: textsOfNodes(st.Nodes), nodeByName: make(map[string]*cluster.Node, len(st.Nodes))}
 	if c.local == nil {
 		return nil, NodeNotReadyError(nodeName)
+	}
+	for _, n := range st.Nodes {
+		c.nodeByName[n.Name] = n
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {
@@ -143,6 +147,11 @@ type compiler struct {
 	opts          Options
 	local         *cluster.Node
 	podsByNetwork map[string][]*cluster.Pod
+	nodeByName    map[string]*cluster.Node
+	// derived and nodeTexts hold what the nodes' ids give, in the state's node order,
+	// derived once for every network.
+	derived   *derivations
+	nodeTexts []nodeTexts
 }
 
 func (c *compiler) network(e *emitter, n *cluster.Network) error {
