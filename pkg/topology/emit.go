@@ -17,9 +17,12 @@ type emitter struct {
 	set      rows.Set
 	warnings []string
 	pods     map[string]error // local pods whose port could not be programmed
-	net      *cluster.Network
-	ownerID  string // rows.OwnerTypeKey value
-	topo     string // rows.TopologyKey value
+	// podPrefixes memoizes the network's pod port name prefix by namespace, which
+	// cluster.OVNPrefix would otherwise compute anew for each of the network's pods.
+	podPrefixes map[string]string
+	net         *cluster.Network
+	ownerID     string // rows.OwnerTypeKey value
+	topo        string // rows.TopologyKey value
 }
 
 func newEmitter(n *cluster.Network) *emitter {
@@ -113,7 +116,8 @@ func (e *emitter) route(lr *nbdb.LogicalRouter, prefix, nexthop, policy, outputP
 		r.Policy = &p
 	}
 	if outputPort != "" {
-		r.OutputPort = &outputPort
+		port := outputPort // a copy, so that routes without one leave no string on the heap
+		r.OutputPort = &port
 	}
 	lr.StaticRoutes = append(lr.StaticRoutes, id)
 	e.set.Routes = append(e.set.Routes, r)
@@ -145,10 +149,24 @@ func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPor
 	nat := &nbdb.NAT{UUID: id, Type: nbdb.NATTypeSNAT, ExternalIP: externalIP, LogicalIP: logicalIP, Match: match,
 		ExternalPortRange: ephemeralPortRange, Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
 	if logicalPort != "" {
-		nat.LogicalPort = &logicalPort
+		port := logicalPort // a copy, so that NATs without one leave no string on the heap
+		nat.LogicalPort = &port
 	}
 	lr.Nat = append(lr.Nat, id)
 	e.set.NATs = append(e.set.NATs, nat)
+}
+
+// podPortName is PodPortName(e.net, p).
+func (e *emitter) podPortName(p *cluster.Pod) string {
+	prefix, ok := e.podPrefixes[p.Namespace]
+	if !ok {
+		if e.podPrefixes == nil {
+			e.podPrefixes = map[string]string{}
+		}
+		prefix = podPortPrefix(e.net, p.Namespace)
+		e.podPrefixes[p.Namespace] = prefix
+	}
+	return prefix + p.Namespace + "_" + p.Name
 }
 
 func (e *emitter) warnf(format string, args ...any) {

@@ -15,16 +15,21 @@ import (
 // prefixed with the network attachment's name ("<namespace>/<network object>") turned
 // into an OVN prefix.
 func PodPortName(n *cluster.Network, p *cluster.Pod) string {
-	base := p.Namespace + "_" + p.Name
+	return podPortPrefix(n, p.Namespace) + p.Namespace + "_" + p.Name
+}
+
+// podPortPrefix is what PodPortName puts before "<namespace>_<pod>".
+func podPortPrefix(n *cluster.Network, namespace string) string {
 	if n.IsDefault() {
-		return base
+		return ""
 	}
-	return cluster.OVNPrefix(p.Namespace+"/"+n.Owner.Name) + base
+	return cluster.OVNPrefix(namespace + "/" + n.Owner.Name)
 }
 
 // podPort builds a pod's switch port: its MAC and addresses, port security pinned to
 // them, and the chassis it is bound to.
-func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
+func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
+	n := e.net
 	mac, err := net.ParseMAC(iface.MAC)
 	if err != nil || len(mac) != 6 {
 		return nil, fmt.Errorf("pod %s/%s on network %s: MAC %q is not a 48-bit MAC", p.Namespace, p.Name, n.Name, iface.MAC)
@@ -38,7 +43,7 @@ func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, cha
 	}
 	entry := macAndIPs(mac.String(), addrs)
 	return &nbdb.LogicalSwitchPort{
-		Name:         PodPortName(n, p),
+		Name:         e.podPortName(p),
 		Addresses:    []string{entry},
 		PortSecurity: []string{entry},
 		Options:      map[string]string{"requested-chassis": chassis},
@@ -55,7 +60,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if p.Node != c.local.Name {
 			continue
 		}
-		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
+		lsp, err := podPort(e, p, p.Networks[n.Name], c.local.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
 			if e.pods == nil {
@@ -100,7 +105,7 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 			e.warnf("pod %s/%s on network %s has no tunnel_id in k8s.ovn.org/pod-networks; no remote port", p.Namespace, p.Name, n.Name)
 			continue
 		}
-		lsp, err := podPort(n, p, iface, owner.ChassisID)
+		lsp, err := podPort(e, p, iface, owner.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
 			continue
