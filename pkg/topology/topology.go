@@ -12,6 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -118,10 +121,14 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
 	}
+	if opts.Wired != nil {
+		c.opts.Wired = serialized(opts.Wired)
+	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
-	for _, n := range st.Networks {
-		e := newEmitter(n)
-		if err := c.network(e, n); err != nil {
+	emitters, errs := c.compileNetworks()
+	for i, n := range st.Networks {
+		e := emitters[i]
+		if err := errs[i]; err != nil {
 			res.NotCompiled[n.Name] = err
 			continue
 		}
@@ -133,6 +140,40 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 	}
 	c.connects(res)
 	return res, nil
+}
+
+// compileNetworks compiles each network of the state into an emitter of its own, on
+// as many goroutines as may run at once: a network's compilation only reads the
+// compiler (its derivations are safe for concurrent use) and writes only its emitter.
+// The caller merges the emitters in the state's order, so the result is the same
+// whatever the goroutines' timing.
+func (c *compiler) compileNetworks() ([]*emitter, []error) {
+	networks := c.state.Networks
+	emitters := make([]*emitter, len(networks))
+	errs := make([]error, len(networks))
+	var next atomic.Int64 // the index of the next network to compile
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(networks)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(networks); i = int(next.Add(1) - 1) {
+				emitters[i] = newEmitter(networks[i])
+				errs[i] = c.network(emitters[i], networks[i])
+			}
+		})
+	}
+	wg.Wait()
+	return emitters, errs
+}
+
+// serialized makes the caller's Wired safe to call from the goroutines compiling
+// networks: its contract never asked it to be.
+func serialized(wired func(*nbdb.LogicalSwitchPort) bool) func(*nbdb.LogicalSwitchPort) bool {
+	var mu sync.Mutex
+	return func(lsp *nbdb.LogicalSwitchPort) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return wired(lsp)
+	}
 }
 
 // NodeNotReadyError is the error, wrapping ErrNodeNotReady, of a node that is not in
