@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -21,8 +22,8 @@ type emitter struct {
 	// cluster.OVNPrefix would otherwise compute anew for each of the network's pods.
 	podPrefixes map[string]string
 	net         *cluster.Network
-	ownerID     string // rows.OwnerTypeKey value
-	topo        string // rows.TopologyKey value
+	// networkIDs are the external IDs every row of the network carries.
+	networkIDs map[string]string
 }
 
 func newEmitter(n *cluster.Network) *emitter {
@@ -30,29 +31,26 @@ func newEmitter(n *cluster.Network) *emitter {
 	if kind == "" {
 		kind = "DefaultNetwork"
 	}
-	return &emitter{net: n, ownerID: kind, topo: strings.ToLower(string(n.Topology))}
+	return &emitter{net: n, networkIDs: map[string]string{
+		rows.OwnerControllerKey: rows.OwnerController,
+		rows.OwnerTypeKey:       kind,
+		rows.NetworkKey:         n.Name,
+		rows.TopologyKey:        strings.ToLower(string(n.Topology)),
+	}}
 }
 
 // ids returns the external IDs of a row: ours, the network's, the node's when the row
 // belongs to one node (a per-node switch, a remote port), and its identity. Every row
-// of a zone gets a map of its own, a million at scale, so the map is made at the size
-// the largest carries (a pod port's or an ACL's, with their own keys added) and never grows.
+// of a zone gets a map of its own, a million at scale: cloning the keys every row of
+// the network shares copies them whole, where setting them would hash each anew.
 func (e *emitter) ids(id, node string) map[string]string {
-	m := make(map[string]string, maxExternalIDs)
-	m[rows.OwnerControllerKey] = rows.OwnerController
-	m[rows.OwnerTypeKey] = e.ownerID
-	m[rows.NetworkKey] = e.net.Name
-	m[rows.TopologyKey] = e.topo
+	m := maps.Clone(e.networkIDs)
 	m[rows.IDKey] = id
 	if node != "" {
 		m[rows.NodeKey] = node
 	}
 	return m
 }
-
-// maxExternalIDs is how many external IDs a row carries at most: the six of ids and two
-// of a pod's port (namespace, pod) or of an ACL's feature.
-const maxExternalIDs = 8
 
 func (e *emitter) logicalSwitch(name, node string, otherConfig map[string]string) *nbdb.LogicalSwitch {
 	id := "LS:" + name
