@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,11 @@ func (e *emitter) ids(id, node string) map[string]string {
 	}
 	return m
 }
+
+// reserve makes room for n more elements in *s, where a loop knows how many rows or
+// references it adds: a transit switch has a port per node, its router a route per
+// node and subnet, and growing such lists by doubling copies them over and over.
+func reserve[T any](s *[]T, n int) { *s = slices.Grow(*s, n) }
 
 func (e *emitter) logicalSwitch(name, node string, otherConfig map[string]string) *nbdb.LogicalSwitch {
 	id := "LS:" + name

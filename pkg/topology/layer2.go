@@ -124,6 +124,11 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	var legacy []*cluster.Node
 	peers := c.derived.of(deriveTransitPeers, n.TransitSubnets)
 	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
+	nodes := len(c.state.Nodes)
+	reserve(&tr.Ports, nodes)
+	reserve(&e.set.RouterPorts, nodes)
+	reserve(&tr.StaticRoutes, nodes*len(n.JoinSubnets))
+	reserve(&e.set.Routes, nodes*len(n.JoinSubnets))
 	var pairs, nodeJoins []*derived
 	for i, each := range c.state.Nodes {
 		if each != node && !each.Layer2TransitRouter() {

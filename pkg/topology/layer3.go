@@ -139,6 +139,12 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 
 	transit := c.derived.of(deriveTransitSwitchIP, n.TransitSubnets)
 	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
+	remotes := len(c.state.Nodes) - 1
+	routes := remotes * (len(n.Subnets) + len(n.JoinSubnets))
+	reserve(&ts.Ports, remotes)
+	reserve(&e.set.SwitchPorts, remotes)
+	reserve(&cr.StaticRoutes, routes)
+	reserve(&e.set.Routes, routes)
 	var ips []*derived
 	for i, remote := range c.state.Nodes {
 		if remote == node {

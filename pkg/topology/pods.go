@@ -27,7 +27,7 @@ func podPortPrefix(n *cluster.Network, namespace string) string {
 }
 
 // podPort builds a pod's switch port: its MAC and addresses, port security pinned to
-// them, and the chassis it is bound to.
+// them, and the chassis it is bound to. podSwitchPort adds it.
 func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
 	n := e.net
 	mac, err := net.ParseMAC(iface.MAC)
@@ -47,8 +47,17 @@ func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis str
 		Addresses:    []string{entry},
 		PortSecurity: []string{entry},
 		Options:      map[string]string{"requested-chassis": chassis},
-		ExternalIDs:  map[string]string{"namespace": p.Namespace, "pod": "true"},
 	}, nil
+}
+
+// podSwitchPort adds a pod's port to ls. Besides what every port carries, its external
+// IDs name the pod's namespace and mark it a pod's; they are set in the port's map
+// rather than merged from one of their own, which a zone would make and drop for
+// each pod of each Layer2 network.
+func (e *emitter) podSwitchPort(ls *nbdb.LogicalSwitch, lsp *nbdb.LogicalSwitchPort, p *cluster.Pod, node string) {
+	e.switchPort(ls, lsp, node)
+	lsp.ExternalIDs["namespace"] = p.Namespace
+	lsp.ExternalIDs["pod"] = "true"
 }
 
 // localPods adds a port for each of the local node's pods on the network, and returns
@@ -78,7 +87,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if p.UID != "" {
 			lsp.Options["iface-id-ver"] = p.UID
 		}
-		e.switchPort(ls, lsp, c.local.Name)
+		e.podSwitchPort(ls, lsp, p, c.local.Name)
 		if p.Networks[n.Name].Role == cluster.PodRoleInfrastructureLocked {
 			locked = append(locked, lsp)
 		}
@@ -90,8 +99,11 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 // switch spans zones, so each zone must know where every MAC lives. A pod port's tunnel
 // key comes from its annotation and is the same in every zone.
 func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	pods := c.podsByNetwork[n.Name]
+	reserve(&ls.Ports, len(pods))
+	reserve(&e.set.SwitchPorts, len(pods))
 	c.localPods(e, n, ls)
-	for _, p := range c.podsByNetwork[n.Name] {
+	for _, p := range pods {
 		if p.Node == c.local.Name {
 			continue
 		}
@@ -113,6 +125,6 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 		lsp.Type = "remote"
 		lsp.PortSecurity = nil
 		lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
-		e.switchPort(ls, lsp, p.Node)
+		e.podSwitchPort(ls, lsp, p, p.Node)
 	}
 }

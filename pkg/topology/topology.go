@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -126,6 +127,7 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
 	emitters, errs := c.compileNetworks()
+	growTables(res.Rows, emitters, errs)
 	for i, n := range st.Networks {
 		e := emitters[i]
 		if err := errs[i]; err != nil {
@@ -163,6 +165,22 @@ func (c *compiler) compileNetworks() ([]*emitter, []error) {
 	}
 	wg.Wait()
 	return emitters, errs
+}
+
+// growTables makes room in set for the rows of every emitter that compiled, table by
+// table, so that merging them copies each table once rather than at every doubling.
+func growTables(set *rows.Set, emitters []*emitter, errs []error) {
+	for _, t := range rows.Tables {
+		n := 0
+		for i, e := range emitters {
+			if errs[i] == nil {
+				n += reflect.ValueOf(t.Slice(&e.set)).Elem().Len()
+			}
+		}
+		// Slice points at the set's slice of the table's rows.
+		rows := reflect.ValueOf(t.Slice(set)).Elem()
+		rows.Set(reflect.AppendSlice(reflect.MakeSlice(rows.Type(), 0, rows.Len()+n), rows))
+	}
 }
 
 // serialized makes the caller's Wired safe to call from the goroutines compiling
