@@ -26,8 +26,8 @@ func podPortPrefix(n *cluster.Network, namespace string) string {
 	return cluster.OVNPrefix(namespace + "/" + n.Owner.Name)
 }
 
-// podPort builds a pod's switch port: its MAC and addresses, port security pinned to
-// them, and the chassis it is bound to. podSwitchPort adds it.
+// podPort builds a pod's switch port: its MAC and addresses and the chassis it is bound
+// to. podSwitchPort adds it; a local port's security pins it to its addresses.
 func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
 	n := e.net
 	mac, err := net.ParseMAC(iface.MAC)
@@ -37,17 +37,30 @@ func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis str
 	if len(iface.IPs) == 0 {
 		return nil, fmt.Errorf("pod %s/%s on network %s has no IP addresses", p.Namespace, p.Name, n.Name)
 	}
-	addrs := make([]netip.Addr, len(iface.IPs))
-	for i, ip := range iface.IPs {
-		addrs[i] = ip.Addr()
-	}
-	entry := macAndIPs(mac.String(), addrs)
 	return &nbdb.LogicalSwitchPort{
-		Name:         e.podPortName(p),
-		Addresses:    []string{entry},
-		PortSecurity: []string{entry},
-		Options:      map[string]string{"requested-chassis": chassis},
+		Name:      e.podPortName(p),
+		Addresses: []string{podAddresses(mac, iface.IPs)},
+		Options:   map[string]string{"requested-chassis": chassis},
 	}, nil
+}
+
+// podAddresses is macAndIPs of a pod's MAC and addresses, written into one buffer: a
+// zone writes it for every pod of every Layer2 network.
+func podAddresses(mac net.HardwareAddr, ips []netip.Prefix) string {
+	const hex = "0123456789abcdef"
+	var buf [128]byte // room for a MAC and two IPv6 addresses
+	b := buf[:0]
+	for i, octet := range mac { // as mac.String() writes it
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, hex[octet>>4], hex[octet&0xf])
+	}
+	for _, ip := range ips {
+		b = append(b, ' ')
+		b = ip.Addr().AppendTo(b)
+	}
+	return string(b)
 }
 
 // podSwitchPort adds a pod's port to ls. Besides what every port carries, its external
@@ -78,6 +91,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 			e.pods[p.Namespace+"/"+p.Name] = err
 			continue
 		}
+		lsp.PortSecurity = []string{lsp.Addresses[0]}
 		if hold && (c.opts.Wired == nil || !c.opts.Wired(lsp)) {
 			continue
 		}
@@ -123,7 +137,6 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 			continue
 		}
 		lsp.Type = "remote"
-		lsp.PortSecurity = nil
 		lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
 		e.podSwitchPort(ls, lsp, p, p.Node)
 	}
