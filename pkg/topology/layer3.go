@@ -167,7 +167,7 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 		}
 		for _, s := range subnets {
 			if nh, ok := derivedOfFamily(ips, s.Addr().Is6()); ok {
-				e.route(cr, s.Masked().String(), nh.addr.ip, "", "", remote.Name)
+				e.route(cr, prefixText(s.Masked()), nh.addr.ip, "", "", remote.Name)
 			}
 		}
 		for j, join := range n.JoinSubnets {
@@ -218,6 +218,16 @@ func macAndIPs(mac string, ips []netip.Addr) string {
 		s += " " + ip.String()
 	}
 	return s
+}
+
+// prefixText is p.String() in one allocation rather than two: a zone writes every
+// other node's subnets, once per Layer3 network.
+func prefixText(p netip.Prefix) string {
+	if !p.IsValid() {
+		return p.String() // "invalid Prefix", where AppendTo writes nothing
+	}
+	var buf [len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")]byte
+	return string(p.AppendTo(buf[:0]))
 }
 
 // macAndDerived is an address entry with prefix lengths, as remote router ports carry:

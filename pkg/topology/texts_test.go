@@ -33,3 +33,17 @@ func TestPodAddressesIsMacAndIPs(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixTextIsString: prefixText writes a prefix as its String method does.
+func TestPrefixTextIsString(t *testing.T) {
+	for _, s := range []string{"10.128.1.0/24", "0.0.0.0/0", "255.255.255.255/32", "fd10:0:0:1::/64", "::/0",
+		"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", "::ffff:10.0.0.0/104"} {
+		p := netip.MustParsePrefix(s)
+		if got := prefixText(p); got != p.String() {
+			t.Errorf("prefixText(%s) = %q", p, got)
+		}
+	}
+	if got := prefixText(netip.Prefix{}); got != (netip.Prefix{}).String() {
+		t.Errorf("prefixText of the zero prefix = %q", got)
+	}
+}
