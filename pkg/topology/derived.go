@@ -40,8 +40,8 @@ type derivedTable struct {
 	byNode []derived
 }
 
-// derived is one node's derived address; for deriveTransitPeers, addr is the transit router's
-// side of the pair and peer the gateway router's.
+// derived is one node's derived address; for deriveTransitPeers, addr is the transit
+// router's side of the pair and peer the gateway router's.
 type derived struct {
 	addr, peer derivedAddr
 	err        error
