@@ -8,28 +8,23 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
-	"math/big"
 	"net"
 	"net/netip"
 )
 
 // offsetAddr returns the address n places after base, or an error if it falls outside p
-// or p is the zero prefix.
+// or p is the zero prefix. It runs once per node and network in every zone's compile,
+// so it uses the allocation-free uint128 arithmetic rather than math/big.
 func offsetAddr(p netip.Prefix, n uint64) (netip.Addr, error) {
 	if !p.IsValid() {
 		return netip.Addr{}, fmt.Errorf("no prefix given (the zero netip.Prefix)")
 	}
 	p = p.Masked()
-	base := new(big.Int).SetBytes(p.Addr().AsSlice())
-	addr := new(big.Int).Add(base, new(big.Int).SetUint64(n))
-	bits := p.Addr().BitLen()
-	size := new(big.Int).Lsh(big.NewInt(1), uint(bits-p.Bits()))
-	if new(big.Int).Sub(addr, base).Cmp(size) >= 0 {
+	// A subnet of 64 or more host bits holds every uint64 offset.
+	if hostBits := p.Addr().BitLen() - p.Bits(); hostBits < 64 && n >= uint64(1)<<hostBits {
 		return netip.Addr{}, fmt.Errorf("offset %d is outside %s", n, p)
 	}
-	buf := addr.FillBytes(make([]byte, bits/8))
-	a, _ := netip.AddrFromSlice(buf)
-	return a, nil
+	return addrNum(p.Addr()).add(uint128{lo: n}).addr(p.Addr().Is4()), nil
 }
 
 // NthAddr returns the n-th address of p (0 is the network address), for example the

@@ -285,3 +285,41 @@ func TestUint128MatchesBig(t *testing.T) {
 		}
 	}
 }
+
+// bigOffsetAddr is offsetAddr computed with math/big, as it once was: the reference
+// the uint128 version must match, result and error alike.
+func bigOffsetAddr(p netip.Prefix, n uint64) (netip.Addr, bool) {
+	p = p.Masked()
+	base := new(big.Int).SetBytes(p.Addr().AsSlice())
+	addr := new(big.Int).Add(base, new(big.Int).SetUint64(n))
+	bits := p.Addr().BitLen()
+	size := new(big.Int).Lsh(big.NewInt(1), uint(bits-p.Bits()))
+	if new(big.Int).Sub(addr, base).Cmp(size) >= 0 {
+		return netip.Addr{}, false
+	}
+	a, _ := netip.AddrFromSlice(addr.FillBytes(make([]byte, bits/8)))
+	return a, true
+}
+
+// TestOffsetAddrMatchesBig checks offsetAddr against math/big over random prefixes of
+// every length of both families, with offsets near each prefix's size.
+func TestOffsetAddrMatchesBig(t *testing.T) {
+	r := newRand(7)
+	for i := 0; i < 20000; i++ {
+		var p netip.Prefix
+		if r.IntN(2) == 0 {
+			p = netip.PrefixFrom(addrNum(netip.IPv4Unspecified()).add(uint128{lo: r.Uint64() >> 32}).addr(true), r.IntN(33))
+		} else {
+			p = netip.PrefixFrom(uint128{r.Uint64(), r.Uint64()}.addr(false), r.IntN(129))
+		}
+		n := r.Uint64()
+		if hostBits := p.Addr().BitLen() - p.Bits(); hostBits < 64 && r.IntN(4) > 0 {
+			n = uint64(1)<<hostBits - 2 + uint64(r.IntN(4)) // around the last address
+		}
+		got, err := offsetAddr(p, n)
+		want, ok := bigOffsetAddr(p, n)
+		if ok != (err == nil) || got != want {
+			t.Fatalf("offsetAddr(%s, %d) = %s, %v; math/big gives %s, %v", p, n, got, err, want, ok)
+		}
+	}
+}

@@ -2,6 +2,9 @@ package topology
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -16,9 +19,12 @@ type emitter struct {
 	set      rows.Set
 	warnings []string
 	pods     map[string]error // local pods whose port could not be programmed
-	net      *cluster.Network
-	ownerID  string // rows.OwnerTypeKey value
-	topo     string // rows.TopologyKey value
+	// podPrefixes memoizes the network's pod port name prefix by namespace, which
+	// cluster.OVNPrefix would otherwise compute anew for each of the network's pods.
+	podPrefixes map[string]string
+	net         *cluster.Network
+	// networkIDs are the external IDs every row of the network carries.
+	networkIDs map[string]string
 }
 
 func newEmitter(n *cluster.Network) *emitter {
@@ -26,24 +32,31 @@ func newEmitter(n *cluster.Network) *emitter {
 	if kind == "" {
 		kind = "DefaultNetwork"
 	}
-	return &emitter{net: n, ownerID: kind, topo: strings.ToLower(string(n.Topology))}
+	return &emitter{net: n, networkIDs: map[string]string{
+		rows.OwnerControllerKey: rows.OwnerController,
+		rows.OwnerTypeKey:       kind,
+		rows.NetworkKey:         n.Name,
+		rows.TopologyKey:        strings.ToLower(string(n.Topology)),
+	}}
 }
 
 // ids returns the external IDs of a row: ours, the network's, the node's when the row
-// belongs to one node (a per-node switch, a remote port), and its identity.
+// belongs to one node (a per-node switch, a remote port), and its identity. Every row
+// of a zone gets a map of its own, a million at scale: cloning the keys every row of
+// the network shares copies them whole, where setting them would hash each anew.
 func (e *emitter) ids(id, node string) map[string]string {
-	m := map[string]string{
-		rows.OwnerControllerKey: rows.OwnerController,
-		rows.OwnerTypeKey:       e.ownerID,
-		rows.NetworkKey:         e.net.Name,
-		rows.TopologyKey:        e.topo,
-		rows.IDKey:              id,
-	}
+	m := maps.Clone(e.networkIDs)
+	m[rows.IDKey] = id
 	if node != "" {
 		m[rows.NodeKey] = node
 	}
 	return m
 }
+
+// reserve makes room for n more elements in *s, where a loop knows how many rows or
+// references it adds: a transit switch has a port per node, its router a route per
+// node and subnet, and growing such lists by doubling copies them over and over.
+func reserve[T any](s *[]T, n int) { *s = slices.Grow(*s, n) }
 
 func (e *emitter) logicalSwitch(name, node string, otherConfig map[string]string) *nbdb.LogicalSwitch {
 	id := "LS:" + name
@@ -100,14 +113,15 @@ func (e *emitter) gatewayChassis(lrp *nbdb.LogicalRouterPort, chassis, node stri
 
 // route adds a static route. policy is "" (dst-ip, OVN's default) or "src-ip".
 func (e *emitter) route(lr *nbdb.LogicalRouter, prefix, nexthop, policy, outputPort, node string) {
-	id := fmt.Sprintf("route:%s:%s:%s:%s", lr.Name, prefix, policyName(policy), nexthop)
+	id := "route:" + lr.Name + ":" + prefix + ":" + policyName(policy) + ":" + nexthop
 	r := &nbdb.LogicalRouterStaticRoute{UUID: id, IPPrefix: prefix, Nexthop: nexthop, ExternalIDs: e.ids(id, node)}
 	if policy != "" {
 		p := nbdb.LogicalRouterStaticRoutePolicy(policy)
 		r.Policy = &p
 	}
 	if outputPort != "" {
-		r.OutputPort = &outputPort
+		port := outputPort // a copy, so that routes without one leave no string on the heap
+		r.OutputPort = &port
 	}
 	lr.StaticRoutes = append(lr.StaticRoutes, id)
 	e.set.Routes = append(e.set.Routes, r)
@@ -122,7 +136,7 @@ func policyName(p string) string {
 
 // policy adds a logical router policy; nexthops only for reroute.
 func (e *emitter) policy(lr *nbdb.LogicalRouter, priority int, match string, action nbdb.LogicalRouterPolicyAction, nexthops []string, options map[string]string, node string) {
-	id := fmt.Sprintf("policy:%s:%d:%s", lr.Name, priority, match)
+	id := "policy:" + lr.Name + ":" + strconv.Itoa(priority) + ":" + match
 	p := &nbdb.LogicalRouterPolicy{UUID: id, Priority: priority, Match: match, Action: action, Nexthops: nexthops, Options: options, ExternalIDs: e.ids(id, node)}
 	lr.Policies = append(lr.Policies, id)
 	e.set.Policies = append(e.set.Policies, p)
@@ -135,14 +149,28 @@ const ephemeralPortRange = "32768-60999"
 
 // snat adds an SNAT rule; logicalPort and match are optional.
 func (e *emitter) snat(lr *nbdb.LogicalRouter, externalIP, logicalIP, logicalPort, match, node string) {
-	id := fmt.Sprintf("nat:%s:snat:%s:%s:%s", lr.Name, externalIP, logicalIP, logicalPort)
+	id := "nat:" + lr.Name + ":snat:" + externalIP + ":" + logicalIP + ":" + logicalPort
 	nat := &nbdb.NAT{UUID: id, Type: nbdb.NATTypeSNAT, ExternalIP: externalIP, LogicalIP: logicalIP, Match: match,
 		ExternalPortRange: ephemeralPortRange, Options: map[string]string{"stateless": "false"}, ExternalIDs: e.ids(id, node)}
 	if logicalPort != "" {
-		nat.LogicalPort = &logicalPort
+		port := logicalPort // a copy, so that NATs without one leave no string on the heap
+		nat.LogicalPort = &port
 	}
 	lr.Nat = append(lr.Nat, id)
 	e.set.NATs = append(e.set.NATs, nat)
+}
+
+// podPortName is PodPortName(e.net, p).
+func (e *emitter) podPortName(p *cluster.Pod) string {
+	prefix, ok := e.podPrefixes[p.Namespace]
+	if !ok {
+		if e.podPrefixes == nil {
+			e.podPrefixes = map[string]string{}
+		}
+		prefix = podPortPrefix(e.net, p.Namespace)
+		e.podPrefixes[p.Namespace] = prefix
+	}
+	return prefix + p.Namespace + "_" + p.Name
 }
 
 func (e *emitter) warnf(format string, args ...any) {

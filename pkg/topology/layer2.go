@@ -122,13 +122,21 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	// each gateway router's join IP is reached through that node's peer pair.
 	var localTR, localGR []netip.Prefix
 	var legacy []*cluster.Node
-	for _, each := range c.state.Nodes {
+	peers := c.derived.of(deriveTransitPeers, n.TransitSubnets)
+	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
+	nodes := len(c.state.Nodes)
+	reserve(&tr.Ports, nodes)
+	reserve(&e.set.RouterPorts, nodes)
+	reserve(&tr.StaticRoutes, nodes*len(n.JoinSubnets))
+	reserve(&e.set.Routes, nodes*len(n.JoinSubnets))
+	var pairs, nodeJoins []*derived
+	for i, each := range c.state.Nodes {
 		if each != node && !each.Layer2TransitRouter() {
 			legacy = append(legacy, each)
 			continue
 		}
-		trSide, grSide, err := peerPairs(n, each)
-		if err != nil {
+		var err error
+		if pairs, err = nodeDerived(pairs, peers, i); err != nil {
 			if each == node {
 				return err
 			}
@@ -138,25 +146,27 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 		grName := nm.GatewayRouter(each.Name)
 		port := &nbdb.LogicalRouterPort{
 			Name:     transitRouterToRouter + grName,
-			MAC:      alloc.MACFromIP(trSide[0].Addr()).String(),
-			Networks: prefixStrings(trSide),
-			Options:  map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterPeerKeyBase + each.ID)},
+			MAC:      pairs[0].addr.mac,
+			Networks: make([]string, len(pairs)),
+			Options:  map[string]string{"requested-tnl-key": c.nodeTexts[i].peerKey},
+		}
+		for k, p := range pairs {
+			port.Networks[k] = p.addr.text
 		}
 		if each == node {
 			peer := routerToTransitRouter + grName
 			port.Peer = &peer
-			localTR, localGR = trSide, grSide
+			localTR, localGR = splitPairs(pairs)
 		} else {
 			port.Options["requested-chassis"] = each.ChassisID
 		}
 		e.routerPort(tr, port, each.Name)
-		joins, err := joinIPs(n, each)
-		if err != nil {
-			return err
+		if nodeJoins, err = nodeDerived(nodeJoins, joins, i); err != nil {
+			return fmt.Errorf("network %s: node %s: %w", n.Name, each.Name, err)
 		}
-		for _, joinIP := range joins {
-			if nh, ok := ofFamily(grSide, joinIP.Addr().Is6()); ok {
-				e.route(tr, hostPrefix(joinIP.Addr()), nh.Addr().String(), "", "", each.Name)
+		for _, j := range nodeJoins {
+			if nh, ok := derivedOfFamily(pairs, j.addr.prefix.Addr().Is6()); ok {
+				e.route(tr, j.addr.host, nh.peer.ip, "", "", each.Name)
 			}
 		}
 	}
@@ -349,16 +359,12 @@ func joinIPs(n *cluster.Network, node *cluster.Node) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// peerPairs derives a node's transit-router-side and gateway-router-side addresses,
-// one of each per transit subnet family.
-func peerPairs(n *cluster.Network, node *cluster.Node) (trSide, grSide []netip.Prefix, err error) {
-	for _, t := range n.TransitSubnets {
-		a, b, err := alloc.TransitPeers(t, node.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		trSide = append(trSide, a)
-		grSide = append(grSide, b)
+// splitPairs returns the transit-router and gateway-router sides of a node's derived
+// peer pairs.
+func splitPairs(pairs []*derived) (trSide, grSide []netip.Prefix) {
+	for _, p := range pairs {
+		trSide = append(trSide, p.addr.prefix)
+		grSide = append(grSide, p.peer.prefix)
 	}
-	return trSide, grSide, nil
+	return trSide, grSide
 }

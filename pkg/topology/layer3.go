@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -136,21 +137,28 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 		Options: map[string]string{"mcast_flood": "true"}}, node.Name)
 	e.routerLink(ts, nm.TransitSwitchPort(node.Name), rtots.Name, node.Name, map[string]string{"requested-tnl-key": nodeIDOption(node.ID)})
 
-	for _, remote := range c.remoteNodes() {
-		ips, err := transitSwitchIPs(n, remote)
-		if err != nil {
-			e.warnf("network %s: remote node %s skipped: %v", n.Name, remote.Name, err)
+	transit := c.derived.of(deriveTransitSwitchIP, n.TransitSubnets)
+	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
+	remotes := len(c.state.Nodes) - 1
+	routes := remotes * (len(n.Subnets) + len(n.JoinSubnets))
+	reserve(&ts.Ports, remotes)
+	reserve(&e.set.SwitchPorts, remotes)
+	reserve(&cr.StaticRoutes, routes)
+	reserve(&e.set.Routes, routes)
+	var ips []*derived
+	for i, remote := range c.state.Nodes {
+		if remote == node {
 			continue
 		}
-		addrs := []netip.Addr{}
-		for _, ip := range ips {
-			addrs = append(addrs, ip.Addr())
+		if ips, err = nodeDerived(ips, transit, i); err != nil {
+			e.warnf("network %s: remote node %s skipped: %v", n.Name, remote.Name, err)
+			continue
 		}
 		e.switchPort(ts, &nbdb.LogicalSwitchPort{
 			Name:      nm.TransitSwitchPort(remote.Name),
 			Type:      "remote",
-			Addresses: []string{macAndPrefixes(alloc.MACFromIP(ips[0].Addr()).String(), ips)},
-			Options:   map[string]string{"requested-tnl-key": nodeIDOption(remote.ID), "requested-chassis": remote.ChassisID},
+			Addresses: []string{macAndDerived(ips)},
+			Options:   map[string]string{"requested-tnl-key": c.nodeTexts[i].idOption, "requested-chassis": remote.ChassisID},
 		}, remote.Name)
 
 		subnets := remote.Subnets[n.Name]
@@ -158,18 +166,18 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 			e.warnf("network %s: node %s has no subnet yet; no route to it", n.Name, remote.Name)
 		}
 		for _, s := range subnets {
-			if nh, ok := addrOfFamily(addrs, s.Addr().Is6()); ok {
-				e.route(cr, s.Masked().String(), nh.String(), "", "", remote.Name)
+			if nh, ok := derivedOfFamily(ips, s.Addr().Is6()); ok {
+				e.route(cr, prefixText(s.Masked()), nh.addr.ip, "", "", remote.Name)
 			}
 		}
-		for _, j := range n.JoinSubnets {
-			g, err := alloc.GatewayRouterJoinIP(j, remote.ID)
-			if err != nil {
-				e.warnf("network %s: node %s: %v", n.Name, remote.Name, err)
+		for j, join := range n.JoinSubnets {
+			g := joins[j][i]
+			if g.err != nil {
+				e.warnf("network %s: node %s: %v", n.Name, remote.Name, g.err)
 				continue
 			}
-			if nh, ok := addrOfFamily(addrs, j.Addr().Is6()); ok {
-				e.route(cr, hostPrefix(g.Addr()), nh.String(), "", "", remote.Name)
+			if nh, ok := derivedOfFamily(ips, join.Addr().Is6()); ok {
+				e.route(cr, g.addr.host, nh.addr.ip, "", "", remote.Name)
 			}
 		}
 	}
@@ -212,11 +220,29 @@ func macAndIPs(mac string, ips []netip.Addr) string {
 	return s
 }
 
-// macAndPrefixes is an address entry with prefix lengths, as remote router ports carry.
-func macAndPrefixes(mac string, ps []netip.Prefix) string {
-	s := mac
-	for _, p := range ps {
-		s += " " + p.String()
+// prefixText is p.String() in one allocation rather than two: a zone writes every
+// other node's subnets, once per Layer3 network.
+func prefixText(p netip.Prefix) string {
+	if !p.IsValid() {
+		return p.String() // "invalid Prefix", where AppendTo writes nothing
 	}
-	return s
+	var buf [len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")]byte
+	return string(p.AppendTo(buf[:0]))
+}
+
+// macAndDerived is an address entry with prefix lengths, as remote router ports carry:
+// the MAC derived from the first address, then every address.
+func macAndDerived(ds []*derived) string {
+	n := len(ds[0].addr.mac)
+	for _, d := range ds {
+		n += 1 + len(d.addr.text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(ds[0].addr.mac)
+	for _, d := range ds {
+		b.WriteByte(' ')
+		b.WriteString(d.addr.text)
+	}
+	return b.String()
 }

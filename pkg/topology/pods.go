@@ -15,16 +15,21 @@ import (
 // prefixed with the network attachment's name ("<namespace>/<network object>") turned
 // into an OVN prefix.
 func PodPortName(n *cluster.Network, p *cluster.Pod) string {
-	base := p.Namespace + "_" + p.Name
-	if n.IsDefault() {
-		return base
-	}
-	return cluster.OVNPrefix(p.Namespace+"/"+n.Owner.Name) + base
+	return podPortPrefix(n, p.Namespace) + p.Namespace + "_" + p.Name
 }
 
-// podPort builds a pod's switch port: its MAC and addresses, port security pinned to
-// them, and the chassis it is bound to.
-func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
+// podPortPrefix is what PodPortName puts before "<namespace>_<pod>".
+func podPortPrefix(n *cluster.Network, namespace string) string {
+	if n.IsDefault() {
+		return ""
+	}
+	return cluster.OVNPrefix(namespace + "/" + n.Owner.Name)
+}
+
+// podPort builds a pod's switch port: its MAC and addresses and the chassis it is bound
+// to. podSwitchPort adds it; a local port's security pins it to its addresses.
+func podPort(e *emitter, p *cluster.Pod, iface cluster.PodInterface, chassis string) (*nbdb.LogicalSwitchPort, error) {
+	n := e.net
 	mac, err := net.ParseMAC(iface.MAC)
 	if err != nil || len(mac) != 6 {
 		return nil, fmt.Errorf("pod %s/%s on network %s: MAC %q is not a 48-bit MAC", p.Namespace, p.Name, n.Name, iface.MAC)
@@ -32,18 +37,40 @@ func podPort(n *cluster.Network, p *cluster.Pod, iface cluster.PodInterface, cha
 	if len(iface.IPs) == 0 {
 		return nil, fmt.Errorf("pod %s/%s on network %s has no IP addresses", p.Namespace, p.Name, n.Name)
 	}
-	addrs := make([]netip.Addr, len(iface.IPs))
-	for i, ip := range iface.IPs {
-		addrs[i] = ip.Addr()
-	}
-	entry := macAndIPs(mac.String(), addrs)
 	return &nbdb.LogicalSwitchPort{
-		Name:         PodPortName(n, p),
-		Addresses:    []string{entry},
-		PortSecurity: []string{entry},
-		Options:      map[string]string{"requested-chassis": chassis},
-		ExternalIDs:  map[string]string{"namespace": p.Namespace, "pod": "true"},
+		Name:      e.podPortName(p),
+		Addresses: []string{podAddresses(mac, iface.IPs)},
+		Options:   map[string]string{"requested-chassis": chassis},
 	}, nil
+}
+
+// podAddresses is macAndIPs of a pod's MAC and addresses, written into one buffer: a
+// zone writes it for every pod of every Layer2 network.
+func podAddresses(mac net.HardwareAddr, ips []netip.Prefix) string {
+	const hex = "0123456789abcdef"
+	var buf [128]byte // room for a MAC and two IPv6 addresses
+	b := buf[:0]
+	for i, octet := range mac { // as mac.String() writes it
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, hex[octet>>4], hex[octet&0xf])
+	}
+	for _, ip := range ips {
+		b = append(b, ' ')
+		b = ip.Addr().AppendTo(b)
+	}
+	return string(b)
+}
+
+// podSwitchPort adds a pod's port to ls. Besides what every port carries, its external
+// IDs name the pod's namespace and mark it a pod's; they are set in the port's map
+// rather than merged from one of their own, which a zone would make and drop for
+// each pod of each Layer2 network.
+func (e *emitter) podSwitchPort(ls *nbdb.LogicalSwitch, lsp *nbdb.LogicalSwitchPort, p *cluster.Pod, node string) {
+	e.switchPort(ls, lsp, node)
+	lsp.ExternalIDs["namespace"] = p.Namespace
+	lsp.ExternalIDs["pod"] = "true"
 }
 
 // localPods adds a port for each of the local node's pods on the network, and returns
@@ -55,7 +82,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if p.Node != c.local.Name {
 			continue
 		}
-		lsp, err := podPort(n, p, p.Networks[n.Name], c.local.ChassisID)
+		lsp, err := podPort(e, p, p.Networks[n.Name], c.local.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
 			if e.pods == nil {
@@ -64,6 +91,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 			e.pods[p.Namespace+"/"+p.Name] = err
 			continue
 		}
+		lsp.PortSecurity = []string{lsp.Addresses[0]}
 		if hold && (c.opts.Wired == nil || !c.opts.Wired(lsp)) {
 			continue
 		}
@@ -73,7 +101,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 		if p.UID != "" {
 			lsp.Options["iface-id-ver"] = p.UID
 		}
-		e.switchPort(ls, lsp, c.local.Name)
+		e.podSwitchPort(ls, lsp, p, c.local.Name)
 		if p.Networks[n.Name].Role == cluster.PodRoleInfrastructureLocked {
 			locked = append(locked, lsp)
 		}
@@ -85,16 +113,15 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 // switch spans zones, so each zone must know where every MAC lives. A pod port's tunnel
 // key comes from its annotation and is the same in every zone.
 func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	pods := c.podsByNetwork[n.Name]
+	reserve(&ls.Ports, len(pods))
+	reserve(&e.set.SwitchPorts, len(pods))
 	c.localPods(e, n, ls)
-	nodes := map[string]*cluster.Node{}
-	for _, node := range c.state.Nodes {
-		nodes[node.Name] = node
-	}
-	for _, p := range c.podsByNetwork[n.Name] {
+	for _, p := range pods {
 		if p.Node == c.local.Name {
 			continue
 		}
-		owner := nodes[p.Node]
+		owner := c.nodeByName[p.Node]
 		iface := p.Networks[n.Name]
 		if owner == nil {
 			e.warnf("pod %s/%s on network %s: node %s is not ready for OVN; no remote port", p.Namespace, p.Name, n.Name, p.Node)
@@ -104,14 +131,13 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 			e.warnf("pod %s/%s on network %s has no tunnel_id in k8s.ovn.org/pod-networks; no remote port", p.Namespace, p.Name, n.Name)
 			continue
 		}
-		lsp, err := podPort(n, p, iface, owner.ChassisID)
+		lsp, err := podPort(e, p, iface, owner.ChassisID)
 		if err != nil {
 			e.warnf("%v", err)
 			continue
 		}
 		lsp.Type = "remote"
-		lsp.PortSecurity = nil
 		lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
-		e.switchPort(ls, lsp, p.Node)
+		e.podSwitchPort(ls, lsp, p, p.Node)
 	}
 }

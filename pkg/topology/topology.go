@@ -12,6 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -105,19 +109,28 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 
 // CompileWith is Compile with explicit options.
 func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, error) {
-	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{}}
+	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{},
+		derived: newDerivations(st.Nodes), nodeTexts: textsOfNodes(st.Nodes), nodeByName: make(map[string]*cluster.Node, len(st.Nodes))}
 	if c.local == nil {
 		return nil, NodeNotReadyError(nodeName)
+	}
+	for _, n := range st.Nodes {
+		c.nodeByName[n.Name] = n
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
 	}
+	if opts.Wired != nil {
+		c.opts.Wired = serialized(opts.Wired)
+	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
-	for _, n := range st.Networks {
-		e := newEmitter(n)
-		if err := c.network(e, n); err != nil {
+	emitters, errs := c.compileNetworks()
+	growTables(res.Rows, emitters, errs)
+	for i, n := range st.Networks {
+		e := emitters[i]
+		if err := errs[i]; err != nil {
 			res.NotCompiled[n.Name] = err
 			continue
 		}
@@ -129,6 +142,56 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 	}
 	c.connects(res)
 	return res, nil
+}
+
+// compileNetworks compiles each network of the state into an emitter of its own, on
+// as many goroutines as may run at once: a network's compilation only reads the
+// compiler (its derivations are safe for concurrent use) and writes only its emitter.
+// The caller merges the emitters in the state's order, so the result is the same
+// whatever the goroutines' timing.
+func (c *compiler) compileNetworks() ([]*emitter, []error) {
+	networks := c.state.Networks
+	emitters := make([]*emitter, len(networks))
+	errs := make([]error, len(networks))
+	var next atomic.Int64 // the index of the next network to compile
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(networks)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(networks); i = int(next.Add(1) - 1) {
+				emitters[i] = newEmitter(networks[i])
+				errs[i] = c.network(emitters[i], networks[i])
+			}
+		})
+	}
+	wg.Wait()
+	return emitters, errs
+}
+
+// growTables makes room in set for the rows of every emitter that compiled, table by
+// table, so that merging them copies each table once rather than at every doubling.
+func growTables(set *rows.Set, emitters []*emitter, errs []error) {
+	for _, t := range rows.Tables {
+		n := 0
+		for i, e := range emitters {
+			if errs[i] == nil {
+				n += reflect.ValueOf(t.Slice(&e.set)).Elem().Len()
+			}
+		}
+		// Slice points at the set's slice of the table's rows.
+		rows := reflect.ValueOf(t.Slice(set)).Elem()
+		rows.Set(reflect.AppendSlice(reflect.MakeSlice(rows.Type(), 0, rows.Len()+n), rows))
+	}
+}
+
+// serialized makes the caller's Wired safe to call from the goroutines compiling
+// networks: its contract never asked it to be.
+func serialized(wired func(*nbdb.LogicalSwitchPort) bool) func(*nbdb.LogicalSwitchPort) bool {
+	var mu sync.Mutex
+	return func(lsp *nbdb.LogicalSwitchPort) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return wired(lsp)
+	}
 }
 
 // NodeNotReadyError is the error, wrapping ErrNodeNotReady, of a node that is not in
@@ -143,6 +206,11 @@ type compiler struct {
 	opts          Options
 	local         *cluster.Node
 	podsByNetwork map[string][]*cluster.Pod
+	nodeByName    map[string]*cluster.Node
+	// derived and nodeTexts hold what the nodes' ids give, in the state's node order,
+	// derived once for every network.
+	derived   *derivations
+	nodeTexts []nodeTexts
 }
 
 func (c *compiler) network(e *emitter, n *cluster.Network) error {
