@@ -223,16 +223,20 @@ func (r *Reconciler) OwnedRouterPorts() []*nbdb.LogicalRouterPort {
 	return out
 }
 
-// HasLocalPort reports whether the client's cache holds a switch port ovnk owns like
-// want: its name, local (not remote) and with its addresses.
-func (r *Reconciler) HasLocalPort(want *nbdb.LogicalSwitchPort) bool {
+// LocalPorts returns the local (not remote) switch ports ovnk owns, by name, with their
+// addresses, from the client's cache.
+func (r *Reconciler) LocalPorts() map[string][]string {
+	out := map[string][]string{}
 	rc := r.Client.Cache().Table("Logical_Switch_Port")
 	if rc == nil {
-		return false
+		return out
 	}
-	_, m, err := rc.RowByModel(&nbdb.LogicalSwitchPort{Name: want.Name})
-	p, ok := m.(*nbdb.LogicalSwitchPort)
-	return err == nil && ok && rows.Owned(p.ExternalIDs) && p.Type == "" && slices.Equal(p.Addresses, want.Addresses)
+	for _, m := range rc.RowsShallow() {
+		if p, ok := m.(*nbdb.LogicalSwitchPort); ok && rows.Owned(p.ExternalIDs) && p.Type == "" {
+			out[p.Name] = p.Addresses
+		}
+	}
+	return out
 }
 
 // plan computes the operations of one reconcile.

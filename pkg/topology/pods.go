@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -92,7 +93,7 @@ func (c *compiler) localPods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwi
 			continue
 		}
 		lsp.PortSecurity = []string{lsp.Addresses[0]}
-		if hold && (c.opts.Wired == nil || !c.opts.Wired(lsp)) {
+		if hold && !slices.Equal(c.opts.Wired[lsp.Name], lsp.Addresses) {
 			continue
 		}
 		if key := p.Networks[n.Name].TunnelID; key > 0 {

@@ -12,14 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
-	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
@@ -81,10 +79,10 @@ type Options struct {
 	// not wired yet (see Wired): the node is converting to the transit-router topology,
 	// and new pods wait for it.
 	HoldLocalLayer2Pods bool
-	// Wired reports whether the zone already has this pod's port: a local port of its
-	// name with its addresses (a pod recreated under the same name has others). nil
-	// means none. A held pod whose port exists keeps it.
-	Wired func(*nbdb.LogicalSwitchPort) bool
+	// Wired are the local pods' ports the zone already holds, by name, with their
+	// addresses (a pod recreated under the same name has others): a held pod whose port
+	// exists keeps it. The agent reads them from the Northbound before compiling.
+	Wired map[string][]string
 }
 
 // optionsFor returns the options a zone is built with once nothing is in progress:
@@ -122,24 +120,23 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
 	}
-	if opts.Wired != nil {
-		c.opts.Wired = serialized(opts.Wired)
-	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
 	emitters, errs := c.compileNetworks()
-	growTables(res.Rows, emitters, errs)
+	compiled := make([]*rows.Set, 0, len(emitters))
 	for i, n := range st.Networks {
 		e := emitters[i]
 		if err := errs[i]; err != nil {
 			res.NotCompiled[n.Name] = err
 			continue
 		}
-		res.Rows.Append(&e.set)
+		compiled = append(compiled, &e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 		for pod, err := range e.pods {
 			res.Pods[pod] = errors.Join(res.Pods[pod], err)
 		}
 	}
+	// Table by table, each grown once rather than at every doubling.
+	res.Rows.AppendAll(compiled...)
 	c.connects(res)
 	return res, nil
 }
@@ -165,33 +162,6 @@ func (c *compiler) compileNetworks() ([]*emitter, []error) {
 	}
 	wg.Wait()
 	return emitters, errs
-}
-
-// growTables makes room in set for the rows of every emitter that compiled, table by
-// table, so that merging them copies each table once rather than at every doubling.
-func growTables(set *rows.Set, emitters []*emitter, errs []error) {
-	for _, t := range rows.Tables {
-		n := 0
-		for i, e := range emitters {
-			if errs[i] == nil {
-				n += reflect.ValueOf(t.Slice(&e.set)).Elem().Len()
-			}
-		}
-		// Slice points at the set's slice of the table's rows.
-		rows := reflect.ValueOf(t.Slice(set)).Elem()
-		rows.Set(reflect.AppendSlice(reflect.MakeSlice(rows.Type(), 0, rows.Len()+n), rows))
-	}
-}
-
-// serialized makes the caller's Wired safe to call from the goroutines compiling
-// networks: its contract never asked it to be.
-func serialized(wired func(*nbdb.LogicalSwitchPort) bool) func(*nbdb.LogicalSwitchPort) bool {
-	var mu sync.Mutex
-	return func(lsp *nbdb.LogicalSwitchPort) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return wired(lsp)
-	}
 }
 
 // NodeNotReadyError is the error, wrapping ErrNodeNotReady, of a node that is not in

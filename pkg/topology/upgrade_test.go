@@ -276,8 +276,29 @@ func TestLegacyZoneLeavesLayer2NetworksOutOfConnects(t *testing.T) {
 func TestHeldPodsKeepTheirPorts(t *testing.T) {
 	st := topologytest.Layer2Upgrade()
 	wired := "green.green_green_pod-node2"
+	all, err := CompileWith(st, "node2", Options{Layer2: Layer2TransitRouter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addresses []string
+	for _, p := range all.Rows.SwitchPorts {
+		if p.Name == wired {
+			addresses = p.Addresses
+		}
+	}
+	// The same name with other addresses is another pod: it waits.
+	recreated, err := CompileWith(st, "node2", Options{Layer2: Layer2TransitRouter, HoldLocalLayer2Pods: true,
+		Wired: map[string][]string{wired: {"0a:58:00:00:00:99 192.0.2.99"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range recreated.Rows.SwitchPorts {
+		if p.Name == wired && p.Type == "" {
+			t.Errorf("a pod recreated under the name of a wired port kept its port %v", p.Addresses)
+		}
+	}
 	res, err := CompileWith(st, "node2", Options{Layer2: Layer2TransitRouter, HoldLocalLayer2Pods: true,
-		Wired: func(p *nbdb.LogicalSwitchPort) bool { return p.Name == wired }})
+		Wired: map[string][]string{wired: addresses}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,8 @@ func (c *Controller) reconcile(ctx context.Context) (ovn.Stats, *reconciled, err
 		return stats, nil, errors.Join(nbErr, z.node)
 	}
 	if !step.Options.HoldLocalLayer2Pods {
-		// Held pods wait on ports the Northbound holds, which the key does not name.
+		// Held pods wait on the ports the Northbound holds (Options.Wired), which the key
+		// does not name.
 		c.compiled = cz
 	}
 	return stats, z, nil
@@ -322,7 +323,9 @@ func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrad
 			return nil, err
 		}
 	}
-	step.Options.Wired = c.NB.HasLocalPort
+	if step.Options.HoldLocalLayer2Pods {
+		step.Options.Wired = c.NB.LocalPorts()
+	}
 	res, err := topology.CompileWith(st, c.NodeName, step.Options)
 	if err != nil {
 		return nil, fmt.Errorf("compile zone: %w", err)

@@ -99,6 +99,20 @@ func (ix *Index) Switch(name string) *nbdb.LogicalSwitch { return ix.switchByNam
 // Router returns the router of that name, or nil.
 func (ix *Index) Router(name string) *nbdb.LogicalRouter { return ix.routerByName[name] }
 
+// AppendAll adds the rows of every set to s, table by table, each table grown once.
+func (s *Set) AppendAll(sets ...*Set) {
+	for _, t := range Tables {
+		n := 0
+		for _, o := range sets {
+			n += t.len(o)
+		}
+		t.grow(s, n)
+		for _, o := range sets {
+			t.appendAll(s, o)
+		}
+	}
+}
+
 // Append adds o's rows to s, table by table.
 func (s *Set) Append(o *Set) {
 	for _, t := range Tables {

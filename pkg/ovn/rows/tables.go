@@ -51,6 +51,7 @@ type Table interface {
 	SetUUID(m model.Model, uuid string)
 
 	len(s *Set) int
+	grow(s *Set, n int)
 	sameRows(a, b *Set) bool
 	sort(s *Set)
 	appendAll(dst, src *Set)
@@ -199,6 +200,8 @@ func (t tableOf[T, P]) ignored() (leftToOthers, writtenByOVN []string) {
 }
 
 func (t tableOf[T, P]) len(s *Set) int { return len(*t.field(s)) }
+
+func (t tableOf[T, P]) grow(s *Set, n int) { *t.field(s) = slices.Grow(*t.field(s), n) }
 
 func (t tableOf[T, P]) sameRows(a, b *Set) bool { return slices.Equal(*t.field(a), *t.field(b)) }
 
