@@ -16,10 +16,6 @@ import (
 // CIDRs; one that does not parse anyway is left out rather than guessed at.
 func subnetPrefixes(n usernet.Network) []netip.Prefix { return prefixes(n.Subnets()) }
 
-// joinSubnetPrefixes are the join subnets the network sets itself; nil means the
-// defaults.
-func joinSubnetPrefixes(n usernet.Network) []netip.Prefix { return prefixes(n.JoinSubnets()) }
-
 // hasFamily reports whether the network has an IPv4 (v4) or IPv6 subnet.
 func hasFamily(n usernet.Network, v4 bool) bool {
 	return slices.ContainsFunc(subnetPrefixes(n), func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })

@@ -68,6 +68,12 @@ func (m *Model) Network(n Network) (*cluster.Network, error) {
 // Networks are the valid networks, sorted by name.
 func (m *Model) Networks() []*cluster.Network { return m.networks }
 
+// Connect is cnc as the leader reads it from its spec (cluster.ConnectSpec): its
+// subnets, and the connectable networks its selectors pick among the valid ones.
+func (m *Model) Connect(cnc *ovnkv1.ClusterNetworkConnect) (*cluster.Connect, error) {
+	return cluster.ConnectSpec(cnc, m.networks, m.namespaces, m.cudns)
+}
+
 // Selected names the networks (by OVN name) cnc's selectors pick, connectable or not.
 // None when a selector does not parse: the leader connects nothing then.
 func (m *Model) Selected(cnc *ovnkv1.ClusterNetworkConnect) map[string]bool {
