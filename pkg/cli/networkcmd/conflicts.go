@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -42,11 +41,9 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 		}
 		nsLabels[ns.Name] = ns.Labels
 	}
-	var served []string
-	for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-		if n.Serves(ns, nsLabels[ns]) {
-			served = append(served, ns)
-		}
+	served, err := n.Namespaces(nsLabels)
+	if err != nil {
+		return fmt.Errorf("--namespace-selector %s: %w", o.namespaceSelector, err)
 	}
 	if len(served) == 0 {
 		// Nothing to conflict with; say so, as the user may have expected matches.

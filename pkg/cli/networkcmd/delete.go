@@ -111,17 +111,19 @@ func podList(pods []string) string {
 // pods with an interface on it in k8s.ovn.org/pod-networks. Finished and host-network
 // pods have no interface on any pod network and do not count.
 func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, error) {
-	served := map[string]bool{}
+	nsLabels := map[string]map[string]string{}
 	if n.Cluster() {
-		nsLabels, err := s.NamespaceLabels(ctx)
+		all, err := s.NamespaceLabels(ctx)
 		if err != nil {
 			return nil, err
 		}
-		for ns, l := range nsLabels {
-			served[ns] = n.Serves(ns, l)
-		}
-	} else {
-		served[n.Namespace()] = true
+		nsLabels = all
+	}
+	served := map[string]bool{}
+	// A selector that does not parse serves no namespace.
+	names, _ := n.Namespaces(nsLabels)
+	for _, ns := range names {
+		served[ns] = true
 	}
 	uses, err := s.usage(ctx, n, served)
 	if err != nil {

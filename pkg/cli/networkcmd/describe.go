@@ -112,12 +112,8 @@ func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]st
 				shown = "<every namespace>"
 			}
 		}
-		var served []string
-		for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-			if n.Serves(ns, nsLabels[ns]) {
-				served = append(served, ns)
-			}
-		}
+		// A selector that does not parse serves none; the Selector line says why.
+		served, _ := n.Namespaces(nsLabels)
 		lines = append(lines, describe.Field{Key: "Selector", Values: d.Plain(shown)}, describe.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
 	} else {
 		lines = append(lines, describe.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})

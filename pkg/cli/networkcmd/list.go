@@ -3,6 +3,7 @@ package networkcmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -150,7 +151,7 @@ func (o *listOptions) run(ctx context.Context) error {
 func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]string) []usernet.Network {
 	var out []usernet.Network
 	for _, n := range nets {
-		if n.Serves(ns, nsLabels) {
+		if served, err := n.Namespaces(map[string]map[string]string{ns: nsLabels}); err == nil && slices.Contains(served, ns) {
 			out = append(out, n)
 		}
 	}

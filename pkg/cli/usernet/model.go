@@ -26,10 +26,7 @@ type Model struct {
 // NewModel reads nets, whose namespaces' labels nsLabels holds (a namespace missing
 // from it serves and selects nothing).
 func NewModel(nets []Network, nsLabels map[string]map[string]string) *Model {
-	m := &Model{byName: map[string]*cluster.Network{}, invalid: map[cluster.ObjectRef]error{}}
-	for _, name := range slices.Sorted(maps.Keys(nsLabels)) {
-		m.namespaces = append(m.namespaces, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nsLabels[name]}})
-	}
+	m := &Model{byName: map[string]*cluster.Network{}, invalid: map[cluster.ObjectRef]error{}, namespaces: namespaceObjects(nsLabels)}
 	var udns []*ovnkv1.UserDefinedNetwork
 	for _, n := range nets {
 		if n.Cluster() {
@@ -50,6 +47,16 @@ func NewModel(nets []Network, nsLabels map[string]map[string]string) *Model {
 		}
 	}
 	return m
+}
+
+// namespaceObjects are the namespaces nsLabels holds the labels of, sorted by name: what
+// pkg/cluster reads them from.
+func namespaceObjects(nsLabels map[string]map[string]string) []corev1.Namespace {
+	out := make([]corev1.Namespace, 0, len(nsLabels))
+	for _, name := range slices.Sorted(maps.Keys(nsLabels)) {
+		out = append(out, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nsLabels[name]}})
+	}
+	return out
 }
 
 // Network is n as the leader reads it, or nil with why when the leader would not

@@ -9,7 +9,6 @@ import (
 	"cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -184,17 +183,14 @@ func (n Network) Transport() ovnkv1.TransportOption {
 	return cmp.Or(n.Spec().Transport, ovnkv1.TransportOptionGeneve)
 }
 
-// Serves reports whether the network is a network of namespace ns, whose labels are
-// nsLabels: a UserDefinedNetwork serves its own namespace, a ClusterUserDefinedNetwork
-// those its selector matches. An unparsable selector serves nothing, as upstream.
-func (n Network) Serves(ns string, nsLabels map[string]string) bool {
+// Namespaces names the namespaces the network serves, by pkg/cluster's rule: a
+// UserDefinedNetwork its own, a ClusterUserDefinedNetwork those of nsLabels (every
+// namespace's labels) its selector matches (cluster.CUDNNamespaces), sorted. A
+// selector that does not parse is the leader's error: the spec is invalid, and the
+// network serves none.
+func (n Network) Namespaces(nsLabels map[string]map[string]string) ([]string, error) {
 	if !n.Cluster() {
-		return n.Namespace() == ns
+		return []string{n.Namespace()}, nil
 	}
-	return matches(&n.CUDN.Spec.NamespaceSelector, nsLabels)
-}
-
-func matches(sel *metav1.LabelSelector, set map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	return err == nil && s.Matches(labels.Set(set))
+	return cluster.CUDNNamespaces(n.CUDN, namespaceObjects(nsLabels))
 }
