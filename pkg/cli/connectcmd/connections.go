@@ -14,7 +14,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/kubelist"
 	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -83,14 +82,14 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 	}
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
-		table.Column{Header: "NAME", MinWidth: 10},
-		table.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
+		humanview.Column{Header: "NAME", MinWidth: 10},
+		humanview.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":")},
-		table.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList("")},
-		table.Column{Header: "STATUS"},
-		table.Column{Header: "NODES"},
-		table.Column{Header: "AGE", Optional: 1},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":")},
+		humanview.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList("")},
+		humanview.Column{Header: "STATUS"},
+		humanview.Column{Header: "NODES"},
+		humanview.Column{Header: "AGE", Optional: 1},
 	)
 	reports := cluster.ReadZoneReports(snap.nodes)
 	for i := range snap.connects {
@@ -103,13 +102,13 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 		rs := humanview.Readiness(reports, cluster.ConnectZoneStatusKey(c.Name), "connect")
 		ready := humanview.CountReady(rs)
 		t.Add(
-			table.Text(c.Name),
-			table.List(refs(snap.selected(c).connected), p.Faint),
-			table.List(subnets, p.Faint),
-			table.List(connectivityWordsOf(c), p.Faint),
-			table.Styled(status, healthStyle(p, h)),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			table.Text(humanview.Age(c.CreationTimestamp, o.now())),
+			humanview.Text(c.Name),
+			humanview.List(refs(snap.selected(c).connected), p.Faint),
+			humanview.List(subnets, p.Faint),
+			humanview.List(connectivityWordsOf(c), p.Faint),
+			humanview.Styled(status, healthStyle(p, h)),
+			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			humanview.Text(humanview.Age(c.CreationTimestamp, o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())

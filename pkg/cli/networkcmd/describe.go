@@ -14,10 +14,8 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/describe"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -80,11 +78,11 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	events, err := describe.RecentEvents(ctx, s.Clientset, n.Namespace(), n.Object().GetUID())
+	events, err := humanview.RecentEvents(ctx, s.Clientset, n.Namespace(), n.Object().GetUID())
 	if err != nil {
 		return s.Failed(err, "list events about "+n.Ref())
 	}
-	d := describer{describe.New(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
 	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
@@ -97,11 +95,11 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 
 // describer writes the sections of a network's description.
 type describer struct {
-	*describe.Writer
+	*humanview.Description
 }
 
 func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]string) {
-	lines := []describe.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
+	lines := []humanview.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
 	if n.Cluster() {
 		sel := &n.CUDN.Spec.NamespaceSelector
 		selText, err := metav1.LabelSelectorAsSelector(sel)
@@ -114,40 +112,40 @@ func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]st
 		}
 		// A selector that does not parse serves none; the Selector line says why.
 		served, _ := n.Namespaces(nsLabels)
-		lines = append(lines, describe.Field{Key: "Selector", Values: d.Plain(shown)}, describe.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
+		lines = append(lines, humanview.Field{Key: "Selector", Values: d.Plain(shown)}, humanview.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
 	} else {
-		lines = append(lines, describe.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})
+		lines = append(lines, humanview.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})
 	}
 	if l := n.Object().GetLabels(); len(l) > 0 {
 		var kv []string
 		for _, k := range slices.Sorted(maps.Keys(l)) {
 			kv = append(kv, k+"="+l[k])
 		}
-		lines = append(lines, describe.Field{Key: "Labels", Values: d.Plain(kv...)})
+		lines = append(lines, humanview.Field{Key: "Labels", Values: d.Plain(kv...)})
 	}
 	lines = append(lines,
-		describe.Field{Key: "OVN network", Values: d.Plain(n.OVNName())},
-		describe.Field{Key: "Age", Values: d.Plain(d.Age(n.Object().GetCreationTimestamp()))},
-		describe.Field{Key: "Topology", Values: d.Plain(string(n.Spec().Topology))},
-		describe.Field{Key: "Role", Values: d.Plain(string(n.Role()))},
-		describe.Field{Key: "Subnets", Values: d.Plain(subnetLines(n.Spec())...)},
+		humanview.Field{Key: "OVN network", Values: d.Plain(n.OVNName())},
+		humanview.Field{Key: "Age", Values: d.Plain(d.Age(n.Object().GetCreationTimestamp()))},
+		humanview.Field{Key: "Topology", Values: d.Plain(string(n.Spec().Topology))},
+		humanview.Field{Key: "Role", Values: d.Plain(string(n.Role()))},
+		humanview.Field{Key: "Subnets", Values: d.Plain(subnetLines(n.Spec())...)},
 	)
 	if n.Role() == ovnkv1.NetworkRolePrimary {
-		lines = append(lines, describe.Field{Key: "Join subnets", Values: d.Plain(orDefault(strings.Join(n.JoinSubnets(), ", ")))})
+		lines = append(lines, humanview.Field{Key: "Join subnets", Values: d.Plain(orDefault(strings.Join(n.JoinSubnets(), ", ")))})
 	}
 	mtu := "default (" + strconv.Itoa(cluster.DefaultMTU) + ")"
 	if m := n.MTU(); m != 0 {
 		mtu = strconv.Itoa(int(m))
 	}
-	lines = append(lines, describe.Field{Key: "MTU", Values: d.Plain(mtu)})
+	lines = append(lines, humanview.Field{Key: "MTU", Values: d.Plain(mtu)})
 	if l2 := n.Spec().Layer2; l2 != nil {
-		lines = append(lines, describe.Field{Key: "IPAM", Values: d.Plain(ipamText(l2.IPAM))})
+		lines = append(lines, humanview.Field{Key: "IPAM", Values: d.Plain(ipamText(l2.IPAM))})
 	}
 	transport := string(n.Transport())
 	if no := n.Spec().NoOverlay; no != nil {
 		transport += fmt.Sprintf(" (outbound SNAT %s, routing %s)", no.OutboundSNAT, no.Routing)
 	}
-	lines = append(lines, describe.Field{Key: "Transport", Values: d.Plain(transport)})
+	lines = append(lines, humanview.Field{Key: "Transport", Values: d.Plain(transport)})
 	d.Fields(lines)
 }
 
@@ -206,20 +204,20 @@ func orDefault(s string) string {
 }
 
 func (d *describer) connections(cncs []ovnkv1.ClusterNetworkConnect) {
-	t := d.Palette.Table(table.Column{Header: "NAME", MinWidth: 10}, table.Column{Header: "CONNECTIVITY", Stack: true}, table.Column{Header: "STATUS"})
+	t := d.Palette.Table(humanview.Column{Header: "NAME", MinWidth: 10}, humanview.Column{Header: "CONNECTIVITY", Stack: true}, humanview.Column{Header: "STATUS"})
 	for _, c := range cncs {
 		var kinds []string
 		for _, k := range c.Spec.Connectivity {
 			kinds = append(kinds, string(k))
 		}
-		status := table.Text(orNone(string(c.Status.Status)))
+		status := humanview.Text(orNone(string(c.Status.Status)))
 		switch c.Status.Status {
 		case ovnkv1.ConnectStatusSuccess:
 			status.Style = &d.Palette.Good
 		case ovnkv1.ConnectStatusFailure:
 			status.Style = &d.Palette.Bad
 		}
-		t.Add(table.Text(c.Name), table.Cell{Values: kinds}, status)
+		t.Add(humanview.Text(c.Name), humanview.Cell{Values: kinds}, status)
 	}
 	d.Section("Connected to", "", t)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/kubelist"
 	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
@@ -113,16 +112,16 @@ func (o *listOptions) run(ctx context.Context) error {
 	connects := connectsByNetwork(usernet.NewModel(nets, nsLabels), cncs)
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
-		table.Column{Header: "NAME", MinWidth: 12},
-		table.Column{Header: "SCOPE", MinWidth: 9},
-		table.Column{Header: "TOPOLOGY"},
-		table.Column{Header: "ROLE"},
+		humanview.Column{Header: "NAME", MinWidth: 12},
+		humanview.Column{Header: "SCOPE", MinWidth: 9},
+		humanview.Column{Header: "TOPOLOGY"},
+		humanview.Column{Header: "ROLE"},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: table.Wrap(":")},
-		table.Column{Header: "TRANSPORT", Optional: 1},
-		table.Column{Header: "READY"},
-		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
-		table.Column{Header: "AGE", Optional: 2},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: humanview.Wrap(":")},
+		humanview.Column{Header: "TRANSPORT", Optional: 1},
+		humanview.Column{Header: "READY"},
+		humanview.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
+		humanview.Column{Header: "AGE", Optional: 2},
 	)
 	for _, n := range nets {
 		scope := n.Namespace()
@@ -132,15 +131,15 @@ func (o *listOptions) run(ctx context.Context) error {
 		rs := humanview.Readiness(reports, n.OVNName(), "network")
 		ready := humanview.CountReady(rs)
 		t.Add(
-			table.Text(n.Name()),
-			table.Text(scope),
-			table.Text(string(n.Spec().Topology)),
-			table.Text(string(n.Role())),
-			table.List(n.Subnets(), p.Faint),
-			table.Text(string(n.Transport())),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			table.List(names(connects[n.OVNName()]), p.Faint),
-			table.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
+			humanview.Text(n.Name()),
+			humanview.Text(scope),
+			humanview.Text(string(n.Spec().Topology)),
+			humanview.Text(string(n.Role())),
+			humanview.List(n.Subnets(), p.Faint),
+			humanview.Text(string(n.Transport())),
+			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			humanview.List(names(connects[n.OVNName()]), p.Faint),
+			humanview.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/zoneview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
@@ -193,18 +193,18 @@ func (t *tableWriter) table(header []string, rows [][]string) {
 	if t.err != nil {
 		return
 	}
-	tb := &table.Table{Header: t.st.heading}
+	tb := &humanview.Table{Header: t.st.heading}
 	var shown []int
 	for i, h := range header {
 		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
 			shown = append(shown, i)
-			tb.Columns = append(tb.Columns, table.Column{Header: h, MinWidth: minColumnWidth, Fold: table.Fill("_")})
+			tb.Columns = append(tb.Columns, humanview.Column{Header: h, MinWidth: minColumnWidth, Fold: humanview.Fill("_")})
 		}
 	}
 	for _, r := range rows {
-		cells := make([]table.Cell, len(shown))
+		cells := make([]humanview.Cell, len(shown))
 		for j, i := range shown {
-			cells[j] = table.Text(r[i])
+			cells[j] = humanview.Text(r[i])
 		}
 		tb.Add(cells...)
 	}

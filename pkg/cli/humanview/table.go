@@ -1,4 +1,4 @@
-// Package table draws tables the way kubectl draws them (upper-case headers, columns
+// Tables are drawn the way kubectl draws them (upper-case headers, columns
 // three spaces apart, no borders), laid out by tablewriter and made to fit a terminal.
 // When a table is too wide, the columns that may narrow (Column.MinWidth) fold their
 // cells, widest first and never below their minimum; when that is not enough, in turn:
@@ -6,7 +6,8 @@
 // closer (Table.TightGap); and optional columns are left out, least useful first
 // (Column.Optional). A column folds its cells by wrapping them (nothing shown is cut)
 // or by cutting them short with "…".
-package table
+
+package humanview
 
 import (
 	"bytes"
