@@ -1,6 +1,7 @@
 // Package humanview draws the plugin's human views, the output -o leaves for people
-// rather than scripts: tables fitted to the terminal, kubectl describe's blocks, and
-// the palette they are drawn in, with kubectl's AGE and per-node READY.
+// rather than scripts: tables fitted to the terminal, kubectl describe's blocks, lines
+// of styled text wrapped to it (trees, titles), and the palette they are drawn in,
+// with kubectl's AGE and per-node READY.
 package humanview
 
 import (

@@ -160,9 +160,9 @@ func (o *options) write(f *cmdutil.Factory, v View, z *zoneview.Zone) error {
 		t.println("\nThe network has no routers in this zone.")
 	}
 	for _, r := range v.Routers {
-		head := zoneview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
+		head := humanview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
 		if r.Role != "" {
-			head = append(head, zoneview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
+			head = append(head, humanview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
 		}
 		t.println("\n" + head.Render(t.width))
 		t.routes(r.Routes)
@@ -184,7 +184,7 @@ func (t *tableWriter) println(s string) {
 
 // paragraph prints text wrapped to the width.
 func (t *tableWriter) paragraph(style lipgloss.Style, text string) {
-	t.println(zoneview.Line{{Style: style, Text: text}}.Render(t.width))
+	t.println(humanview.Line{{Style: style, Text: text}}.Render(t.width))
 }
 
 // table prints a table of rows under header, leaving out the columns that are empty
