@@ -16,7 +16,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -56,7 +56,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
   # The namespace network red of ns1, for scripts
   kubectl ovnk routes red -n ns1 --node worker1 -o json`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: zoneview.CompleteNetwork(f),
+		ValidArgsFunction: livezone.CompleteNetwork(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.out.Validate(); err != nil {
 				return err
@@ -75,7 +75,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 }
 
 func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error {
-	z, err := zoneview.Read(ctx, f, o.nb, o.node)
+	z, err := livezone.Read(ctx, f, o.nb, o.node)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error
 	}
 	v := View{Node: z.Node, Network: n, Routers: []Router{}}
 	for _, lr := range routers {
-		r := Router{Name: lr.Name, Role: zoneview.RouterRole(n, lr.Name), Routes: routes(z, lr)}
+		r := Router{Name: lr.Name, Role: livezone.RouterRole(n, lr.Name), Routes: routes(z, lr)}
 		if o.policies {
 			r.Policies = policies(z, lr)
 		}
@@ -102,10 +102,10 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error
 
 // routersOf resolves the argument: the zone's router of that name, else a network and
 // all its routers.
-func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Network, []*nbdb.LogicalRouter, error) {
+func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Network, []*nbdb.LogicalRouter, error) {
 	if lr := z.Router(arg); lr != nil {
 		name := lr.ExternalIDs[rows.NetworkKey]
-		n := zoneview.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
+		n := livezone.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
 		if name != "" {
 			n.Name = cluster.UserNetworkName(name)
 		}
@@ -113,11 +113,11 @@ func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Netwo
 	}
 	ns, explicit, err := f.Namespace()
 	if err != nil {
-		return zoneview.Network{}, nil, err
+		return livezone.Network{}, nil, err
 	}
-	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
+	n, err := z.Network(arg, livezone.Namespace{Name: ns, Explicit: explicit})
 	if err != nil {
-		return zoneview.Network{}, nil, err
+		return livezone.Network{}, nil, err
 	}
 	return n, z.Routers(n), nil
 }
@@ -146,7 +146,7 @@ type tableWriter struct {
 	err   error
 }
 
-func (o *options) write(f *cmdutil.Factory, v View, z *zoneview.Zone) error {
+func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
 	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width()}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
@@ -278,7 +278,7 @@ func (t *tableWriter) policies(policies []Policy) {
 
 // nat prints the NAT rules with lr-nat-list's columns in its order, which from OVN
 // 25.03 has MATCH after GATEWAY_PORT.
-func (t *tableWriter) nat(nats []zoneview.NAT) {
+func (t *tableWriter) nat(nats []livezone.NAT) {
 	t.println("")
 	if len(nats) == 0 {
 		t.println("No NAT rules.")

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -79,7 +79,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 // run shows what arg names: a connect (connect/NAME or its router's name), else a
 // network.
 func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node, nb string) error {
-	z, err := zoneview.Read(ctx, f, nb, node)
+	z, err := livezone.Read(ctx, f, nb, node)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node
 		if err != nil {
 			return err
 		}
-		v := newBuilder(z, zoneview.Network{}).connectView(cnc, cr)
+		v := newBuilder(z, livezone.Network{}).connectView(cnc, cr)
 		if !out.Human() {
 			return out.PrintData(v, f.Out)
 		}
@@ -99,7 +99,7 @@ func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node
 	if err != nil {
 		return err
 	}
-	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
+	n, err := z.Network(arg, livezone.Namespace{Name: ns, Explicit: explicit})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss/tree"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/topology"
 )
 
@@ -48,7 +48,7 @@ type treeWriter struct {
 }
 
 // write prints a network's view: one tree per router and switch.
-func (t treeWriter) write(w io.Writer, v View, z *zoneview.Zone) error {
+func (t treeWriter) write(w io.Writer, v View, z *livezone.Zone) error {
 	var trees []*tree.Tree
 	for _, r := range v.Routers {
 		trees = append(trees, t.router(r))
@@ -62,7 +62,7 @@ func (t treeWriter) write(w io.Writer, v View, z *zoneview.Zone) error {
 
 // writeConnect prints a connect's view: the connect router's tree, then one per
 // connected network's router.
-func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *zoneview.Zone) error {
+func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *livezone.Zone) error {
 	trees := []*tree.Tree{t.router(v.Router)}
 	for _, r := range v.Networks {
 		trees = append(trees, t.connectedRouter(r))
@@ -75,7 +75,7 @@ func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *zoneview.Zone) e
 
 // page prints the title, the hint about the node, the trees and more, a pointer to
 // the route tables.
-func (t treeWriter) page(w io.Writer, z *zoneview.Zone, title string, trees []*tree.Tree, more string) error {
+func (t treeWriter) page(w io.Writer, z *livezone.Zone, title string, trees []*tree.Tree, more string) error {
 	var b strings.Builder
 	b.WriteString(humanview.Line{seg(t.st.title, title)}.Render(t.width) + "\n")
 	if hint := z.NodeHint(); hint != "" {
@@ -231,7 +231,7 @@ func (t treeWriter) bindingLines(remote bool, node, chassis, tunnelKey string) [
 	return nil
 }
 
-func (t treeWriter) nat(n zoneview.NAT) humanview.Line {
+func (t treeWriter) nat(n livezone.NAT) humanview.Line {
 	arrow := " → "
 	from, to := n.LogicalIP, n.ExternalIP
 	switch n.Type {

@@ -12,8 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
 
@@ -104,7 +103,7 @@ zone of SRC's or DST's node cannot be read.`,
 	fs.StringVar(&o.nb, "nb", "", "read every zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
 	fs.StringVar(&o.save, "save", "", "also write everything the trace read (zones, chassis, pods, request) to this file, for --from-file")
 	fs.StringVar(&o.fromFile, "from-file", "", "replay a trace written by --save, without a cluster")
-	_ = cmd.RegisterFlagCompletionFunc("network", zoneview.CompleteNetwork(f))
+	_ = cmd.RegisterFlagCompletionFunc("network", livezone.CompleteNetwork(f))
 	_ = cmd.RegisterFlagCompletionFunc("proto", cobra.FixedCompletions([]string{"tcp", "udp", "icmp"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -169,7 +168,7 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, srcArg, dstArg st
 	if err != nil {
 		return err
 	}
-	zones := newZoneCache(live.For(f, o.nb))
+	zones := newZoneCache(livezone.For(f, o.nb))
 	r := newResolver(inv, zones, ns)
 	req, err := r.resolve(ctx, src, dst, pf)
 	if err != nil {

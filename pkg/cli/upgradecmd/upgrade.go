@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
 
@@ -45,8 +45,8 @@ type Options struct {
 	f *cmdutil.Factory
 	// Interval is the wait between two looks of --watch.
 	Interval time.Duration
-	// source reads the zones; nil means live.For(f, NB).
-	source live.Source
+	// source reads the zones; nil means livezone.For(f, NB).
+	source livezone.Source
 	// timeoutSet says --timeout was given.
 	timeoutSet bool
 }
@@ -150,7 +150,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	src := o.source
 	if src == nil {
-		src = live.For(o.f, o.NB)
+		src = livezone.For(o.f, o.NB)
 	}
 	look := func(ctx context.Context) (assessment, error) {
 		a, err := assess(ctx, conn.Client, src, o.f.Settings.AgentNamespace)
