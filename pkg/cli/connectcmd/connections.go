@@ -13,7 +13,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/kubelist"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -67,7 +67,7 @@ else Ready; Pending until the leader has written conditions.
 }
 
 func (o *connectionsOptions) run(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	_, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {

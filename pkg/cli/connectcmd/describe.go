@@ -13,7 +13,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -51,7 +51,7 @@ progress on each node, and the recent events about it.`,
 }
 
 func (o *describeOptions) run(ctx context.Context, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // disconnectOptions are the flags and dependencies of `disconnect`.
@@ -74,7 +73,7 @@ func (o *disconnectOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
@@ -113,7 +112,7 @@ func findConnect(snap *snapshot, args []string) (*ovnkv1.ClusterNetworkConnect, 
 		}
 		return nil, fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects; to name a connect by its networks, give all of them", args[0])
 	}
-	var nets []usernet.Network
+	var nets []netview.Network
 	for _, arg := range args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -38,13 +38,13 @@ type request struct {
 // ClusterUserDefinedNetworks that lack NetworkNameLabel, then create the connect.
 type plan struct {
 	connect *ovnkv1.ClusterNetworkConnect
-	label   []usernet.Network
+	label   []netview.Network
 }
 
 // planConnect checks the request against the cluster and returns the plan, or the
 // first reason to refuse it, in one line naming the values and the fix.
 func (r *request) planConnect(snap *snapshot) (*plan, error) {
-	var nets []usernet.Network
+	var nets []netview.Network
 	for _, arg := range r.args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {
@@ -103,7 +103,7 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 
 // connectable is the network as the leader reads it, or why the leader would not
 // connect it (cluster.Connectability) or would not create it at all.
-func connectable(n usernet.Network, model *usernet.Model) (*cluster.Network, error) {
+func connectable(n netview.Network, model *netview.Model) (*cluster.Network, error) {
 	cn, err := model.Network(n)
 	if err != nil {
 		return nil, fmt.Errorf("network %s cannot be connected: its spec is invalid (%w), so the leader does not create it; fix the network, or leave it out", n.Ref(), err)
@@ -120,7 +120,7 @@ func connectable(n usernet.Network, model *usernet.Model) (*cluster.Network, err
 // overlappingNetworks refuses networks whose pod subnets overlap, by the leader's rule
 // (cluster.CheckConnectedOverlap): once connected, an address would name a pod in each.
 // cnets are nets as the leader reads them.
-func overlappingNetworks(nets []usernet.Network, cnets []*cluster.Network) error {
+func overlappingNetworks(nets []netview.Network, cnets []*cluster.Network) error {
 	for i := range cnets {
 		var e *cluster.ConnectedOverlapError
 		if errors.As(cluster.CheckConnectedOverlap(cnets[i], cnets[:i]), &e) {
@@ -133,7 +133,7 @@ func overlappingNetworks(nets []usernet.Network, cnets []*cluster.Network) error
 
 // connectSubnets are --subnet, or the defaults, for the IP families of the networks:
 // one per family some network has, and none of a family no network has.
-func (r *request) connectSubnets(nets []usernet.Network) ([]connectSubnet, error) {
+func (r *request) connectSubnets(nets []netview.Network) ([]connectSubnet, error) {
 	var out []connectSubnet
 	for _, v4 := range []bool{true, false} {
 		family := "IPv4"
@@ -195,7 +195,7 @@ func prefixStrings(ps []netip.Prefix) []string {
 // rule (cluster.CheckConnectConflict): both routers would hand out the same link
 // addresses on that network's router, and the leader would refuse the later connect.
 // cnets are nets as the leader reads them.
-func otherConnects(snap *snapshot, nets []usernet.Network, cnets []*cluster.Network, subnets []connectSubnet) error {
+func otherConnects(snap *snapshot, nets []netview.Network, cnets []*cluster.Network, subnets []connectSubnet) error {
 	mine := &cluster.Connect{Subnets: modelSubnets(subnets)}
 	for _, cn := range cnets {
 		mine.Networks = append(mine.Networks, cn.Name)
@@ -249,9 +249,9 @@ func nodeSlots(snap *snapshot) (int, string) {
 
 // labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,
 // after refusing labels that would make the selector pick another network or miss one.
-func labelsToAdd(snap *snapshot, nets []usernet.Network) ([]usernet.Network, error) {
+func labelsToAdd(snap *snapshot, nets []netview.Network) ([]netview.Network, error) {
 	var names []string
-	var out []usernet.Network
+	var out []netview.Network
 	for _, n := range nets {
 		if !n.Cluster() {
 			continue
@@ -286,7 +286,7 @@ const maxNameLength = validation.DNS1123LabelMaxLength
 
 // connectName is --name, checked to be free, or a free name derived from the networks:
 // "blue-green" for blue and green, "ns-tenant-blue" for ns/tenant and blue.
-func (r *request) connectName(snap *snapshot, nets []usernet.Network) (string, error) {
+func (r *request) connectName(snap *snapshot, nets []netview.Network) (string, error) {
 	if r.name != "" {
 		if c := snap.connect(r.name); c != nil {
 			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(snap.selected(c).all())))

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -128,7 +128,7 @@ func log2Ceil(v uint64) int {
 // checkCapacity checks that the subnet holds a block for each network, and each block
 // a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
 // at twice its node id) or one link for a Layer2 network.
-func checkCapacity(s connectSubnet, flagPrefix int, nets []usernet.Network, nodeSlots int, slotsText string) error {
+func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, nodeSlots int, slotsText string) error {
 	bitLen := s.cidr.Addr().BitLen()
 	blockSize := pow2(bitLen - s.blockPrefix)
 	var layer3 []string

@@ -1,6 +1,6 @@
-// A zone is read straight from its NB endpoint (--nb, or the
-// settings' nb-endpoints, as the local sandbox writes them) or, in a real cluster,
-// through `ovnk-agent dump` run by exec in the node's agent pod.
+// A zone is read straight from its NB endpoint (--nb, or the settings' nb-endpoints, as
+// the local sandbox writes them) or, in a real cluster, through `ovnk-agent dump` run by
+// exec in the node's agent pod.
 
 package livezone
 

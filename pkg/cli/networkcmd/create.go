@@ -18,8 +18,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	netvalidation "github.com/ovnk/ovnk/pkg/api/v1/validation"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -146,7 +145,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	if err := o.checkCluster(ctx, s, obj); err != nil {
 		return err
@@ -155,7 +154,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if o.dryRun == dryRunServer {
 		opts = append(opts, client.DryRunAll)
 	}
-	n := usernet.Of(obj)
+	n := netview.Of(obj)
 	if err := s.Client.Create(ctx, obj, opts...); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s %q already exists%s: pick another NAME, or delete it first", n.ResourceType(), n.Name(), inNamespace(n))
@@ -169,7 +168,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	return err
 }
 
-func inNamespace(n usernet.Network) string {
+func inNamespace(n netview.Network) string {
 	if n.Cluster() {
 		return ""
 	}

@@ -14,8 +14,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -60,7 +59,7 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 }
 
 func (o *deleteOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
@@ -110,7 +109,7 @@ func podList(pods []string) string {
 // Primary network every pod of the namespaces it serves, for a Secondary network the
 // pods with an interface on it in k8s.ovn.org/pod-networks. Finished and host-network
 // pods have no interface on any pod network and do not count.
-func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, error) {
+func (s *session) podsUsing(ctx context.Context, n netview.Network) ([]string, error) {
 	nsLabels := map[string]map[string]string{}
 	if n.Cluster() {
 		all, err := s.NamespaceLabels(ctx)
@@ -153,7 +152,7 @@ func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, e
 }
 
 // usage returns the test of whether a pod uses n, given the namespaces n serves.
-func (s *session) usage(ctx context.Context, n usernet.Network, served map[string]bool) (func(*corev1.Pod) bool, error) {
+func (s *session) usage(ctx context.Context, n netview.Network, served map[string]bool) (func(*corev1.Pod) bool, error) {
 	if n.Role() == ovnkv1.NetworkRolePrimary {
 		return func(p *corev1.Pod) bool { return served[p.Namespace] }, nil
 	}

@@ -15,8 +15,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -64,7 +63,7 @@ func exactlyOneNetwork(cmd *cobra.Command, args []string) error {
 }
 
 func (o *describeOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
 	if err != nil {
@@ -88,7 +87,7 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
 	// The model of n alone selects as one of every network: selection looks at each
 	// network on its own.
-	d.connections(connectsByNetwork(usernet.NewModel([]usernet.Network{n}, nsLabels), cncs)[n.OVNName()])
+	d.connections(connectsByNetwork(netview.NewModel([]netview.Network{n}, nsLabels), cncs)[n.OVNName()])
 	d.Events(events)
 	return d.Flush(o.f.Out)
 }
@@ -98,7 +97,7 @@ type describer struct {
 	*humanview.Description
 }
 
-func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]string) {
+func (d *describer) network(n netview.Network, nsLabels map[string]map[string]string) {
 	lines := []humanview.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
 	if n.Cluster() {
 		sel := &n.CUDN.Spec.NamespaceSelector

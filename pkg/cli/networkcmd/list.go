@@ -13,8 +13,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/kubelist"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // listOptions are the flags and dependencies of `network list`.
@@ -73,7 +72,7 @@ func (o *listOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	nets, err := s.networks(ctx, ns)
 	if err != nil {
@@ -109,7 +108,7 @@ func (o *listOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
-	connects := connectsByNetwork(usernet.NewModel(nets, nsLabels), cncs)
+	connects := connectsByNetwork(netview.NewModel(nets, nsLabels), cncs)
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
 		humanview.Column{Header: "NAME", MinWidth: 12},
@@ -147,8 +146,8 @@ func (o *listOptions) run(ctx context.Context) error {
 
 // servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the
 // ClusterUserDefinedNetworks that select it.
-func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]string) []usernet.Network {
-	var out []usernet.Network
+func servingNamespace(nets []netview.Network, ns string, nsLabels map[string]string) []netview.Network {
+	var out []netview.Network
 	for _, n := range nets {
 		if served, err := n.Namespaces(map[string]map[string]string{ns: nsLabels}); err == nil && slices.Contains(served, ns) {
 			out = append(out, n)
@@ -158,7 +157,7 @@ func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]str
 }
 
 // printObjects prints the networks as a kubectl List.
-func (o *listOptions) printObjects(nets []usernet.Network) error {
+func (o *listOptions) printObjects(nets []netview.Network) error {
 	objs := make([]client.Object, len(nets))
 	for i, n := range nets {
 		objs[i] = n.Object()

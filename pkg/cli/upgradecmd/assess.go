@@ -14,7 +14,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/livezone"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
@@ -82,7 +82,7 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 			return nil, fmt.Errorf("list %s: %w", l.what, err)
 		}
 	}
-	cudns, udns, err := usernet.ListAll(ctx, c)
+	cudns, udns, err := netview.ListAll(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,11 @@
-// Package usernet is how the plugin's commands see a user-defined network: a
-// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show of
-// either. The rules the leader applies (selection by connects, connectability, the
-// checks between networks) are pkg/cluster's; Model reads the networks into
-// pkg/cluster's types so that the commands apply those rules, not a copy of them.
-package usernet
+// Package netview is how the plugin's commands read and see the cluster's user-defined
+// networks: a network is a ClusterUserDefinedNetwork or a UserDefinedNetwork, seen
+// through what the commands show of either, and a Session reads them (with the nodes,
+// namespaces and connects the commands show them with) from the API server. The rules
+// the leader applies (selection by connects, connectability, the checks between
+// networks) are pkg/cluster's; Model reads the networks into pkg/cluster's types so
+// that the commands apply those rules, not a copy of them.
+package netview
 
 import (
 	"cmp"

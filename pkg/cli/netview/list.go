@@ -1,4 +1,4 @@
-package usernet
+package netview
 
 import (
 	"context"
