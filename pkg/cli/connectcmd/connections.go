@@ -12,7 +12,6 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/kubelist"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -120,9 +119,5 @@ func (o *connectionsOptions) printObjects(cncs []ovnkv1.ClusterNetworkConnect) e
 	for i := range cncs {
 		objs[i] = &cncs[i]
 	}
-	list, err := kubelist.Of(objs...)
-	if err != nil {
-		return err
-	}
-	return o.output.PrintObject(list, o.f.Out)
+	return o.output.PrintList(objs, o.f.Out)
 }

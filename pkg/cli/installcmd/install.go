@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -144,7 +143,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		applied = append(applied, crd)
 	}
 	if !o.DryRun {
-		if err := waitEstablished(ctx, c, crds, o.Timeout, progress.New(o.f)); err != nil {
+		if err := waitEstablished(ctx, c, crds, o.Timeout, o.f.ProgressLine()); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -98,7 +97,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	return waitGone(ctx, c, crds, o.Timeout, progress.New(o.f))
+	return waitGone(ctx, c, crds, o.Timeout, o.f.ProgressLine())
 }
 
 // delete deletes obj and reports it, or that it was not there. A namespace that ovnk

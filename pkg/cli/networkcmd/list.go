@@ -12,7 +12,6 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/kubelist"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
@@ -162,9 +161,5 @@ func (o *listOptions) printObjects(nets []netview.Network) error {
 	for i, n := range nets {
 		objs[i] = n.Object()
 	}
-	list, err := kubelist.Of(objs...)
-	if err != nil {
-		return err
-	}
-	return o.output.PrintObject(list, o.f.Out)
+	return o.output.PrintList(objs, o.f.Out)
 }
