@@ -81,7 +81,7 @@ topology and route tables of every node, and packets traced through them.`,
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),
 		completioncmd.New(),
-		versioncmd.New(f.Kube, f.IOStreams),
+		versioncmd.New(f),
 	)
 	return cmd
 }
