@@ -80,7 +80,7 @@ topology and route tables of every node, and packets traced through them.`,
 		tracecmd.New(f),
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),
-		completioncmd.New(),
+		completioncmd.New(f),
 		versioncmd.New(f),
 	)
 	return cmd
