@@ -74,4 +74,6 @@ func (o *Options) Validate() error {
 }
 
 // Run prints the script.
-func (o *Options) Run(context.Context) error { return shells[o.shell](o.cmd.Root(), o.cmd.OutOrStdout()) }
+func (o *Options) Run(context.Context) error {
+	return shells[o.shell](o.cmd.Root(), o.cmd.OutOrStdout())
+}
