@@ -22,11 +22,15 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
-// options are the command's flags.
+// options are the command's flags and argument.
 type options struct {
 	node, nb      string
 	policies, nat bool
 	out           *cmdutil.Output
+
+	f *cmdutil.Factory
+	// arg names the network or router.
+	arg string
 }
 
 // New returns the `routes` command.
@@ -57,12 +61,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
   kubectl ovnk routes red -n ns1 --node worker1 -o json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: livezone.CompleteNetwork(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context(), f, args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
 	o.out = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
@@ -74,12 +73,23 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 	return cmd
 }
 
-func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error {
+// Complete takes the factory and the network or router.
+func (o *options) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.arg = f, args[0]
+	return nil
+}
+
+// Validate checks -o before anything is contacted.
+func (o *options) Validate() error { return o.out.Validate() }
+
+// Run reads the zone and shows the routers' tables.
+func (o *options) Run(ctx context.Context) error {
+	f := o.f
 	z, err := livezone.Read(ctx, f, o.nb, o.node)
 	if err != nil {
 		return err
 	}
-	n, routers, err := routersOf(z, f, arg)
+	n, routers, err := routersOf(z, f, o.arg)
 	if err != nil {
 		return err
 	}
