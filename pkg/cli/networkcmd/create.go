@@ -49,6 +49,11 @@ type createOptions struct {
 	routing           string
 	ipam              string
 	dryRun            string
+
+	// args should be the new network's name.
+	args []string
+	// obj is the network to create, built by Validate.
+	obj client.Object
 }
 
 func newCreateCmd(f *cmdutil.Factory) *cobra.Command {
@@ -86,15 +91,7 @@ IPv6, for a dual-stack network.`,
   # A cluster network without overlay for namespaces labelled tenant=acme
   kubectl ovnk network create acme --cluster --namespace-selector tenant=acme --subnet 10.30.0.0/16 \
       --transport no-overlay --outbound-snat disabled --routing unmanaged`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	o.cmd = cmd
 	fl := cmd.Flags()
@@ -124,7 +121,18 @@ IPv6, for a dual-stack network.`,
 	return cmd
 }
 
-func (o *createOptions) run(ctx context.Context, name string) error {
+// Complete takes the factory and the new network's name.
+func (o *createOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks the name and the flags, and builds the network from them, sending
+// nothing.
+func (o *createOptions) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", o.cmd.CommandPath(), len(o.args))
+	}
 	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
 		// A dry run is for seeing the object: print it as YAML unless -o says otherwise.
 		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
@@ -134,10 +142,15 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if err := o.output.Validate(); err != nil {
 		return err
 	}
-	obj, err := o.build(name)
-	if err != nil {
-		return err
-	}
+	var err error
+	o.obj, err = o.build(o.args[0])
+	return err
+}
+
+// Run creates the network, after checking it against the cluster (or prints it, for
+// a client dry run).
+func (o *createOptions) Run(ctx context.Context) error {
+	obj := o.obj
 	if o.dryRun == dryRunClient {
 		return o.output.PrintObject(obj, o.f.Out)
 	}

@@ -24,8 +24,11 @@ const maxNamedPods = 3
 // deleteOptions are the flags and dependencies of `network delete`.
 type deleteOptions struct {
 	f       *cmdutil.Factory
+	cmd     *cobra.Command
 	cluster bool
 	force   bool
+	// args should name one network.
+	args []string
 }
 
 func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
@@ -47,18 +50,27 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 
   # Delete a cluster network even though pods still use it
   kubectl ovnk network delete shared --cluster --force`,
-		Args:              exactlyOneNetwork,
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	o.cmd = cmd
 	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
 	cmd.Flags().BoolVar(&o.force, "force", false, "delete the network even while pods use it")
 	return cmd
 }
 
-func (o *deleteOptions) run(ctx context.Context, arg string) error {
+// Complete takes the factory and the network.
+func (o *deleteOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one network is named.
+func (o *deleteOptions) Validate() error { return exactlyOneNetwork(o.cmd.CommandPath(), o.args) }
+
+// Run deletes the network, unless pods use it and --force is not given.
+func (o *deleteOptions) Run(ctx context.Context) error {
+	arg := o.args[0]
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)

@@ -22,8 +22,11 @@ import (
 // describeOptions are the flags and dependencies of `network describe`.
 type describeOptions struct {
 	f       *cmdutil.Factory
+	cmd     *cobra.Command
 	cluster bool
 	now     func() time.Time
+	// args should name one network.
+	args []string
 }
 
 func newDescribeCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
@@ -44,25 +47,35 @@ have is refused with the candidates; --cluster picks the ClusterUserDefinedNetwo
 
   # A cluster network, also when a namespaced network has the same name
   kubectl ovnk network describe shared --cluster`,
-		Args:              exactlyOneNetwork,
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	o.cmd = cmd
 	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
 	return cmd
 }
 
-// exactlyOneNetwork is the Args check of describe and delete.
-func exactlyOneNetwork(cmd *cobra.Command, args []string) error {
+// exactlyOneNetwork is the check of the arguments of describe and delete, whose path
+// is cmdPath.
+func exactlyOneNetwork(cmdPath string, args []string) error {
 	if len(args) != 1 {
-		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", cmd.CommandPath(), len(args))
+		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", cmdPath, len(args))
 	}
 	return nil
 }
 
-func (o *describeOptions) run(ctx context.Context, arg string) error {
+// Complete takes the factory and the network.
+func (o *describeOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one network is named.
+func (o *describeOptions) Validate() error { return exactlyOneNetwork(o.cmd.CommandPath(), o.args) }
+
+// Run reads the network and what shows its state, and describes it.
+func (o *describeOptions) Run(ctx context.Context) error {
+	arg := o.args[0]
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)

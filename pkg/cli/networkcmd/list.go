@@ -48,18 +48,23 @@ TRANSPORT, then AGE, are left out (-o json has everything).`,
   kubectl ovnk network list -o name
   kubectl ovnk network list -o jsonpath='{.items[*].metadata.name}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	o.output = cmdutil.AddOutputFlag(cmd)
 	return cmd
 }
 
-func (o *listOptions) run(ctx context.Context) error {
+// Complete takes the factory; list has no arguments.
+func (o *listOptions) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
+}
+
+// Validate checks -o before anything is contacted.
+func (o *listOptions) Validate() error { return o.output.Validate() }
+
+// Run lists the networks, of every namespace or of -n's.
+func (o *listOptions) Run(ctx context.Context) error {
 	ns, explicit, err := o.f.Namespace()
 	if err != nil {
 		return err
