@@ -19,8 +19,11 @@ import (
 // connectionsOptions are the flags and dependencies of `connections`.
 type connectionsOptions struct {
 	f      *cmdutil.Factory
+	cmd    *cobra.Command
 	output *cmdutil.Output
 	now    func() time.Time
+	// args should be none: one connect is for describe.
+	args []string
 }
 
 func newConnectionsCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
@@ -47,25 +50,30 @@ else Ready; Pending until the leader has written conditions.
   kubectl ovnk connections -o json
   kubectl ovnk connections -o name
   kubectl ovnk connections -o jsonpath='{.items[*].metadata.name}'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%s takes no arguments (got %q): to see one connect, run kubectl ovnk connections describe %s", cmd.CommandPath(), args[0], args[0])
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
+	o.cmd = cmd
 	o.output = cmdutil.AddOutputFlag(cmd)
 	cmd.AddCommand(newDescribeCmd(f, now))
 	return cmd
 }
 
-func (o *connectionsOptions) run(ctx context.Context) error {
+// Complete takes the factory and the arguments, which should be none.
+func (o *connectionsOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that no connect is named, and -o, before anything is contacted.
+func (o *connectionsOptions) Validate() error {
+	if len(o.args) > 0 {
+		return fmt.Errorf("%s takes no arguments (got %q): to see one connect, run kubectl ovnk connections describe %s", o.cmd.CommandPath(), o.args[0], o.args[0])
+	}
+	return o.output.Validate()
+}
+
+// Run lists the connects.
+func (o *connectionsOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	_, snap, err := openSnapshot(ctx, o.f)

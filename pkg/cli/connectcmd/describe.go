@@ -20,12 +20,15 @@ import (
 // describeOptions are the dependencies of `connections describe`.
 type describeOptions struct {
 	f   *cmdutil.Factory
+	cmd *cobra.Command
 	now func() time.Time
+	// args should name one connect.
+	args []string
 }
 
 func newDescribeCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
 	o := &describeOptions{f: f, now: now}
-	return &cobra.Command{
+	o.cmd = &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Say what a connect makes reachable, how it is addressed, and how far it is programmed",
 		Long: `Show one ClusterNetworkConnect: which networks reach which through it (every
@@ -37,20 +40,29 @@ connect router's tunnel key (once the leader allocated them), its conditions, it
 progress on each node, and the recent events about it.`,
 		Example: `  # What blue-green connects, and whether every node programmed it
   kubectl ovnk connections describe blue-green`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%s takes one connect's NAME (got %d arguments); `kubectl ovnk connections` lists them", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
 		ValidArgsFunction: completeConnectName(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	return o.cmd
 }
 
-func (o *describeOptions) run(ctx context.Context, name string) error {
+// Complete takes the factory and the connect.
+func (o *describeOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one connect is named.
+func (o *describeOptions) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes one connect's NAME (got %d arguments); `kubectl ovnk connections` lists them", o.cmd.CommandPath(), len(o.args))
+	}
+	return nil
+}
+
+// Run reads the connect and what shows its state, and describes it.
+func (o *describeOptions) Run(ctx context.Context) error {
+	name := o.args[0]
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
