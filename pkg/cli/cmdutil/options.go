@@ -14,6 +14,9 @@ import (
 //   - Validate, which checks the flags and the arguments and returns an error naming the
 //     value and the fix: nothing is sent to the cluster before it passes;
 //   - Run, which does the command's work.
+//
+// Counting the arguments stays cobra's (Args: cobra.NoArgs, ExactArgs, MaximumNArgs),
+// in the words cobra gives every command; any other check of them is Validate's.
 type Options interface {
 	Complete(f *Factory, args []string) error
 	Validate() error
