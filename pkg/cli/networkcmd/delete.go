@@ -23,16 +23,12 @@ const maxNamedPods = 3
 
 // deleteOptions are the flags and dependencies of `network delete`.
 type deleteOptions struct {
-	f       *cmdutil.Factory
-	cmd     *cobra.Command
-	cluster bool
-	force   bool
-	// args should name one network.
-	args []string
+	networkArg
+	force bool
 }
 
 func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &deleteOptions{f: f}
+	o := &deleteOptions{}
 	cmd := &cobra.Command{
 		Use:   "delete NAME | NAMESPACE/NAME",
 		Short: "Delete a network that no pod uses (--force: even if pods use it)",
@@ -53,27 +49,16 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.cmd = cmd
-	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+	o.bind(cmd)
 	cmd.Flags().BoolVar(&o.force, "force", false, "delete the network even while pods use it")
 	return cmd
 }
 
-// Complete takes the factory and the network.
-func (o *deleteOptions) Complete(f *cmdutil.Factory, args []string) error {
-	o.f, o.args = f, args
-	return nil
-}
-
-// Validate checks that one network is named.
-func (o *deleteOptions) Validate() error { return exactlyOneNetwork(o.cmd.CommandPath(), o.args) }
-
 // Run deletes the network, unless pods use it and --force is not given.
 func (o *deleteOptions) Run(ctx context.Context) error {
-	arg := o.args[0]
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
-	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
+	s, n, err := o.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -21,16 +21,12 @@ import (
 
 // describeOptions are the flags and dependencies of `network describe`.
 type describeOptions struct {
-	f       *cmdutil.Factory
-	cmd     *cobra.Command
-	cluster bool
-	now     func() time.Time
-	// args should name one network.
-	args []string
+	networkArg
+	now func() time.Time
 }
 
 func newDescribeCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
-	o := &describeOptions{f: f, now: now}
+	o := &describeOptions{now: now}
 	cmd := &cobra.Command{
 		Use:   "describe NAME | NAMESPACE/NAME",
 		Short: "Show a network: its spec, conditions, readiness on every node, connections and recent events",
@@ -50,35 +46,15 @@ have is refused with the candidates; --cluster picks the ClusterUserDefinedNetwo
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.cmd = cmd
-	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+	o.bind(cmd)
 	return cmd
 }
 
-// exactlyOneNetwork is the check of the arguments of describe and delete, whose path
-// is cmdPath.
-func exactlyOneNetwork(cmdPath string, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", cmdPath, len(args))
-	}
-	return nil
-}
-
-// Complete takes the factory and the network.
-func (o *describeOptions) Complete(f *cmdutil.Factory, args []string) error {
-	o.f, o.args = f, args
-	return nil
-}
-
-// Validate checks that one network is named.
-func (o *describeOptions) Validate() error { return exactlyOneNetwork(o.cmd.CommandPath(), o.args) }
-
 // Run reads the network and what shows its state, and describes it.
 func (o *describeOptions) Run(ctx context.Context) error {
-	arg := o.args[0]
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
-	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
+	s, n, err := o.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,14 +47,43 @@ func targetOf(f *cmdutil.Factory, arg string, cluster bool) (target, error) {
 	return t, nil
 }
 
-// openNetwork connects and finds the one network arg names, as describe and delete take
-// it (cluster is their --cluster).
-func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bool) (*session, netview.Network, error) {
-	t, err := targetOf(f, arg, cluster)
+// networkArg is the one network describe and delete take, and their --cluster: the
+// options, Complete and Validate, that the two have in common.
+type networkArg struct {
+	f       *cmdutil.Factory
+	cmd     *cobra.Command
+	cluster bool
+	// args should name one network.
+	args []string
+}
+
+// bind registers --cluster on cmd, whose path the errors name.
+func (o *networkArg) bind(cmd *cobra.Command) {
+	o.cmd = cmd
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+}
+
+// Complete takes the factory and the network.
+func (o *networkArg) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one network is named.
+func (o *networkArg) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", o.cmd.CommandPath(), len(o.args))
+	}
+	return nil
+}
+
+// open connects to the cluster and finds the network, within ctx.
+func (o *networkArg) open(ctx context.Context) (*session, netview.Network, error) {
+	t, err := targetOf(o.f, o.args[0], o.cluster)
 	if err != nil {
 		return nil, netview.Network{}, err
 	}
-	s, err := connect(f)
+	s, err := connect(o.f)
 	if err != nil {
 		return nil, netview.Network{}, err
 	}
