@@ -25,7 +25,7 @@ func (f *Factory) ProgressLine() *ProgressLine {
 	}
 	l := &ProgressLine{w: f.ErrOut, terminal: f.isTerminal(f.ErrOut), width: width(f.ErrOut)}
 	if l.width <= 0 {
-		l.width = DefaultWidth
+		l.width = defaultWidth
 	}
 	return l
 }

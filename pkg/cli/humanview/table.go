@@ -22,8 +22,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// Gap is the spaces between columns, as in kubectl's tables.
-const Gap = 3
+// columnGap is the spaces between columns, as in kubectl's tables.
+const columnGap = 3
 
 // Column is a table column and how its cells give way when the table is too wide.
 type Column struct {
@@ -139,11 +139,11 @@ func (l layout) total() int {
 func (t *Table) fit(width int) layout {
 	var l layout
 	for _, stacked := range []bool{false, true} {
-		if l = t.shrink(stacked, Gap, 0, width); l.total() <= width {
+		if l = t.shrink(stacked, columnGap, 0, width); l.total() <= width {
 			return l
 		}
 	}
-	gap := Gap
+	gap := columnGap
 	if t.TightGap > 0 {
 		gap = t.TightGap
 		if l = t.shrink(true, gap, 0, width); l.total() <= width {
