@@ -80,8 +80,8 @@ topology and route tables of every node, and packets traced through them.`,
 		tracecmd.New(f),
 		installcmd.NewInstall(f),
 		installcmd.NewUninstall(f),
-		completioncmd.New(),
-		versioncmd.New(f.Kube, f.IOStreams),
+		completioncmd.New(f),
+		versioncmd.New(f),
 	)
 	return cmd
 }

@@ -179,6 +179,15 @@ func (b *builder) collision(name string, srcs []networkSource) {
 	b.unavailable[name] = true
 }
 
+// CUDNNamespaces names the namespaces a ClusterUserDefinedNetwork serves: those of
+// namespaces its namespace selector matches, in the order given. A selector that does
+// not parse is an error: the spec is invalid, and the leader does not create the
+// network. It is the rule the leader reads networks by (SpecNetworks, Build), for the
+// plugin to show which namespaces a network serves.
+func CUDNNamespaces(c *ovnkv1.ClusterUserDefinedNetwork, namespaces []corev1.Namespace) ([]string, error) {
+	return selectNamespaces(&c.Spec.NamespaceSelector, namespacePtrs(namespaces))
+}
+
 // selectNamespaces returns the names of the namespaces sel matches, sorted.
 func selectNamespaces(sel *metav1.LabelSelector, namespaces []*corev1.Namespace) ([]string, error) {
 	s, err := metav1.LabelSelectorAsSelector(sel)

@@ -4,6 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
 // TestSpecNetworks checks that SpecNetworks keeps networks without ids, which Build
@@ -56,5 +61,34 @@ func TestUserNetworkName(t *testing.T) {
 		if got := UserNetworkName(ovn); got != user {
 			t.Errorf("UserNetworkName(%q) = %q, want %q", ovn, got, user)
 		}
+	}
+}
+
+func TestCUDNNamespaces(t *testing.T) {
+	namespaces := []corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"team": "x"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b", Labels: map[string]string{"team": "y"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"team": "x"}}},
+	}
+	cudn := func(sel metav1.LabelSelector) *ovnkv1.ClusterUserDefinedNetwork {
+		return &ovnkv1.ClusterUserDefinedNetwork{Spec: ovnkv1.ClusterUserDefinedNetworkSpec{NamespaceSelector: sel}}
+	}
+	for _, tc := range []struct {
+		name    string
+		sel     metav1.LabelSelector
+		want    []string
+		wantErr bool
+	}{
+		{name: "matching labels", sel: metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}, want: []string{"a", "c"}},
+		{name: "an empty selector serves every namespace", want: []string{"a", "b", "c"}},
+		{name: "a selector that does not parse serves none", wantErr: true,
+			sel: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Near"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CUDNNamespaces(cudn(tc.sel), namespaces)
+			if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {
+				t.Fatalf("CUDNNamespaces = %v, %v; want %v (error %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
 	}
 }

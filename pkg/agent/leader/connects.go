@@ -223,19 +223,10 @@ func (p *planner) acceptConnect(ce *connectEntry, reserved []cluster.ReservedRan
 	return nil
 }
 
-// recreateFix is how a wrong connectSubnets is fixed: the field cannot change.
-const recreateFix = "delete this ClusterNetworkConnect and create it again with other connectSubnets (they cannot be changed)"
-
 // connectOverlapsReserved checks the connect subnets against the cluster's own ranges.
 func connectOverlapsReserved(spec *cluster.Connect, reserved []cluster.ReservedRange) *problem {
-	for _, cs := range spec.Subnets {
-		for _, r := range reserved {
-			if cs.CIDR.Overlaps(r.Prefix) {
-				return &problem{ReasonConnectSubnetOverlap, fmt.Sprintf(
-					"connect subnet %s overlaps %s, so nothing is connected; %s, overlapping none of the cluster's subnets",
-					cs.CIDR, r.What, recreateFix)}
-			}
-		}
+	if err := cluster.CheckConnectReserved(spec.Subnets, reserved); err != nil {
+		return &problem{ReasonConnectSubnetOverlap, err.Error()}
 	}
 	return nil
 }
@@ -245,29 +236,12 @@ func connectOverlapsReserved(spec *cluster.Connect, reserved []cluster.ReservedR
 // two links with overlapping addresses.
 func connectConflicts(ce *connectEntry, accepted []*connectEntry) *problem {
 	for _, o := range accepted {
-		i := slices.IndexFunc(ce.spec.Networks, func(n string) bool { return slices.Contains(o.spec.Networks, n) })
-		if i < 0 {
-			continue
-		}
-		for _, cs := range ce.spec.Subnets {
-			for _, os := range o.spec.Subnets {
-				if cs.CIDR.Overlaps(os.CIDR) {
-					return &problem{ReasonConnectSubnetConflict, fmt.Sprintf(
-						"connect subnet %s overlaps connect subnet %s of ClusterNetworkConnect %q, which %s and also connects network %q, so nothing is connected; %s, not overlapping %q's, or select networks %q does not",
-						cs.CIDR, os.CIDR, o.cnc.Name, precedence(o.cnc, ce.cnc), ce.spec.Networks[i], recreateFix, o.cnc.Name, o.cnc.Name)}
-				}
-			}
+		sameSecond := o.cnc.CreationTimestamp.Equal(&ce.cnc.CreationTimestamp)
+		if err := cluster.CheckConnectConflict(ce.spec, o.spec, sameSecond); err != nil {
+			return &problem{ReasonConnectSubnetConflict, err.Error()}
 		}
 	}
 	return nil
-}
-
-// precedence says why the older connect of two goes first.
-func precedence(older, younger *ovnkv1.ClusterNetworkConnect) string {
-	if older.CreationTimestamp.Equal(&younger.CreationTimestamp) {
-		return "was created in the same second and comes first by name"
-	}
-	return "was created first"
 }
 
 // connectNetworks gives the connect's networks their blocks: networks that cannot be
@@ -355,24 +329,8 @@ func ipv4First(blocks []netip.Prefix) []netip.Prefix {
 // connectSubnetOverlapsNetwork checks the connect subnets against a network's own
 // ranges: its routers would have a link address inside them.
 func connectSubnetOverlapsNetwork(spec *cluster.Connect, e *netEntry) *problem {
-	var own []cluster.ReservedRange
-	for _, s := range e.net.Subnets {
-		own = append(own, cluster.ReservedRange{Prefix: s.CIDR, What: fmt.Sprintf("subnet %s", s.CIDR)})
-	}
-	for _, j := range e.net.JoinSubnets {
-		own = append(own, cluster.ReservedRange{Prefix: j, What: fmt.Sprintf("join subnet %s", j)})
-	}
-	for _, t := range e.net.TransitSubnets {
-		own = append(own, cluster.ReservedRange{Prefix: t, What: fmt.Sprintf("transit subnet %s", t)})
-	}
-	for _, cs := range spec.Subnets {
-		for _, r := range own {
-			if cs.CIDR.Overlaps(r.Prefix) {
-				return &problem{ReasonConnectSubnetOverlap, fmt.Sprintf(
-					"network %q is not connected: connect subnet %s overlaps its %s; %s, overlapping none of the networks' subnets, or select other networks",
-					e.name, cs.CIDR, r.What, recreateFix)}
-			}
-		}
+	if err := cluster.CheckConnectNetwork(spec.Subnets, e.net); err != nil {
+		return &problem{ReasonConnectSubnetOverlap, err.Error()}
 	}
 	return nil
 }
@@ -380,16 +338,12 @@ func connectSubnetOverlapsNetwork(spec *cluster.Connect, e *netEntry) *problem {
 // overlapsConnected checks a network's subnets against the networks connected before
 // it: the connect router could not tell where to send an address both have.
 func overlapsConnected(e *netEntry, connected []*netEntry) *problem {
-	for _, o := range connected {
-		for _, s := range e.net.Subnets {
-			for _, os := range o.net.Subnets {
-				if s.CIDR.Overlaps(os.CIDR) {
-					return &problem{ReasonSubnetOverlap, fmt.Sprintf(
-						"network %q is not connected: its subnet %s overlaps subnet %s of network %q, which is connected; connected networks need subnets that do not overlap, so select only one of them",
-						e.name, s.CIDR, os.CIDR, o.name)}
-				}
-			}
-		}
+	nets := make([]*cluster.Network, len(connected))
+	for i, o := range connected {
+		nets[i] = o.net
+	}
+	if err := cluster.CheckConnectedOverlap(e.net, nets); err != nil {
+		return &problem{ReasonSubnetOverlap, err.Error()}
 	}
 	return nil
 }
@@ -407,7 +361,7 @@ func tooFewBlocks(spec *cluster.Connect, size uint64, networks int, without []st
 	return problem{ReasonConnectSubnetTooSmall, fmt.Sprintf(
 		"connect subnet %s holds %s of /%d (%s addresses each), but %d networks are connected: they need %d × %s = %s addresses; %s no block; %s, larger, or select fewer networks",
 		cs.CIDR, blockCount(size), cs.NetworkPrefix, power2(host), networks, networks, power2(host), times(networks, host),
-		namedNetworks(without, "has", "have"), recreateFix)}
+		namedNetworks(without, "has", "have"), cluster.RecreateConnectFix)}
 }
 
 // blockCount says "1 block" or "n blocks".

@@ -406,10 +406,14 @@ func TestLeaderConnectProblems(t *testing.T) {
 		e.createConnect(t, cncFixture(younger, 0, byLabels(label("shared"), nil), connectSubnet("172.30.128.0/17", 24)))
 		c := e.waitAccepted(t, younger, func(c *ovnkv1.ClusterNetworkConnect) string {
 			// Both are likely created in the same second: then the name decides.
+			precedence := "was created first"
+			if olderObj.CreationTimestamp.Equal(&c.CreationTimestamp) {
+				precedence = "was created in the same second and comes first by name"
+			}
 			return fmt.Sprintf(`False ConnectSubnetConflict: connect subnet 172.30.128.0/17 overlaps connect subnet 172.30.0.0/16 of ClusterNetworkConnect %q, `+
 				`which %s and also connects network "cluster_udn_cncp-shared-%s", so nothing is connected; `+
 				`delete this ClusterNetworkConnect and create it again with other connectSubnets (they cannot be changed), not overlapping %q's, or select networks %q does not`,
-				older, precedence(olderObj, c), sfx, older, older)
+				older, precedence, sfx, older, older)
 		})
 		failed(t, c)
 		if len(c.Annotations) != 0 {

@@ -416,17 +416,6 @@ clusternetworkconnect/z-older Ready False Pending: ready on 0/1 nodes; node n1: 
 	}
 }
 
-// TestPrecedence: the message says why the older connect goes first.
-func TestPrecedence(t *testing.T) {
-	a, b, c := cncFixture("a", 1, nil), cncFixture("b", 1, nil), cncFixture("c", 2, nil)
-	if got := precedence(a, b); got != "was created in the same second and comes first by name" {
-		t.Errorf("precedence of a tie: %s", got)
-	}
-	if got := precedence(a, c); got != "was created first" {
-		t.Errorf("precedence of the older: %s", got)
-	}
-}
-
 // TestPlanConnectServices: ClusterIPServiceNetwork is accepted, and status says that
 // only pods are connected.
 func TestPlanConnectServices(t *testing.T) {

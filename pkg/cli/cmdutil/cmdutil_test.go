@@ -132,7 +132,7 @@ func TestWidth(t *testing.T) {
 		t.Errorf("terminal of 200: width %d", got)
 	}
 	f = &Factory{Getenv: env(nil), TerminalWidth: func(any) int { return 0 }}
-	if got := f.Width(); got != DefaultWidth {
+	if got := f.Width(); got != defaultWidth {
 		t.Errorf("nothing known: width %d", got)
 	}
 }

@@ -1,7 +1,7 @@
 // Package cmdutil is what every `kubectl ovnk` command shares: the connection to the
 // cluster (kubectl's flags), the plugin's own settings, output formats and the terminal
-// (colour, width). Commands receive one Factory and ask it for what they need, so a test
-// can point a whole command tree at a test API server.
+// (colour, width, a progress line). Commands receive one Factory and ask it for what
+// they need, so a test can point a whole command tree at a test API server.
 package cmdutil
 
 import (

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -74,6 +75,28 @@ func (o *Output) PrintObject(obj runtime.Object, w io.Writer) error {
 		return o.unknown()
 	}
 	return p.PrintObj(obj, w)
+}
+
+// PrintList prints objs as the List kubectl prints for several objects, so that -o
+// json, yaml, name and jsonpath give what `kubectl get` would. Each object gets its
+// apiVersion and kind from Scheme: the client leaves them empty on the typed objects it
+// reads.
+func (o *Output) PrintList(objs []client.Object, w io.Writer) error {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, obj := range objs {
+		gvks, _, err := Scheme.ObjectKinds(obj)
+		if err != nil {
+			return fmt.Errorf("kind of %T %s: %w", obj, obj.GetName(), err)
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return fmt.Errorf("convert %s %s: %w", gvks[0].Kind, obj.GetName(), err)
+		}
+		u := unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(gvks[0])
+		list.Items = append(list.Items, u)
+	}
+	return o.PrintObject(list, w)
 }
 
 // PrintData prints a view that is not a Kubernetes object (a topology, a route table,

@@ -10,9 +10,9 @@ import (
 	"golang.org/x/term"
 )
 
-// DefaultWidth is the width assumed when the output is not a terminal and COLUMNS is
+// defaultWidth is the width assumed when the output is not a terminal and COLUMNS is
 // unset: what a pipe or a file gets, so output there does not depend on who ran it.
-const DefaultWidth = 80
+const defaultWidth = 80
 
 // fileDescriptor is what *os.File offers; a stream without it is never a terminal.
 type fileDescriptor interface{ Fd() uintptr }
@@ -49,7 +49,7 @@ func (f *Factory) Colour() bool {
 }
 
 // Width is the number of columns output to Out may use: the terminal's, else COLUMNS,
-// else DefaultWidth.
+// else defaultWidth.
 func (f *Factory) Width() int {
 	if f.TerminalWidth != nil {
 		if w := f.TerminalWidth(f.Out); w > 0 {
@@ -61,7 +61,7 @@ func (f *Factory) Width() int {
 	if n, err := strconv.Atoi(f.getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	return DefaultWidth
+	return defaultWidth
 }
 
 // Renderer is a lipgloss renderer for w that colours only when Colour says so.

@@ -4,10 +4,13 @@
 package completioncmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 )
 
 // shells maps each supported shell to the cobra generator of its script.
@@ -18,9 +21,17 @@ var shells = map[string]func(root *cobra.Command, w io.Writer) error{
 	"powershell": func(root *cobra.Command, w io.Writer) error { return root.GenPowerShellCompletionWithDesc(w) },
 }
 
+// Options are the arguments and dependencies of `completion`.
+type Options struct {
+	shell string
+	// cmd is the completion command: the script completes its root, on its output.
+	cmd *cobra.Command
+}
+
 // New returns the `completion` command.
-func New() *cobra.Command {
-	return &cobra.Command{
+func New(f *cmdutil.Factory) *cobra.Command {
+	o := &Options{}
+	o.cmd = &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script for kubectl-ovnk",
 		Long: `completion prints a script that completes kubectl-ovnk's commands, flags, and the
@@ -41,17 +52,28 @@ to complete a plugin's arguments.`,
   # fish
   kubectl-ovnk completion fish > ~/.config/fish/completions/kubectl-ovnk.fish`,
 		ValidArgs:             []string{"bash", "zsh", "fish", "powershell"},
-		Args:                  cobra.MatchAll(cobra.ExactArgs(1), onlyShells),
+		Args:                  cobra.ExactArgs(1),
 		DisableFlagsInUseLine: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return shells[args[0]](cmd.Root(), cmd.OutOrStdout())
-		},
+		RunE:                  cmdutil.RunE(f, o),
 	}
+	return o.cmd
 }
 
-func onlyShells(_ *cobra.Command, args []string) error {
-	if _, ok := shells[args[0]]; !ok {
-		return fmt.Errorf("no completion for shell %q: use bash, zsh, fish or powershell", args[0])
+// Complete takes the shell.
+func (o *Options) Complete(_ *cmdutil.Factory, args []string) error {
+	o.shell = args[0]
+	return nil
+}
+
+// Validate checks that there is a script for the shell.
+func (o *Options) Validate() error {
+	if _, ok := shells[o.shell]; !ok {
+		return fmt.Errorf("no completion for shell %q: use bash, zsh, fish or powershell", o.shell)
 	}
 	return nil
+}
+
+// Run prints the script.
+func (o *Options) Run(context.Context) error {
+	return shells[o.shell](o.cmd.Root(), o.cmd.OutOrStdout())
 }

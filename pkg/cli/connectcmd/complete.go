@@ -9,7 +9,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -70,9 +70,9 @@ func connectableRefs(ctx context.Context, c client.Client, taken []string) ([]st
 	if err := c.List(ctx, &udns); err != nil {
 		return nil, err
 	}
-	nets := usernet.FromLists(&cudns, &udns)
+	nets := netview.FromLists(&cudns, &udns)
 	sortNetworks(nets)
-	model := usernet.NewModel(nets, nil) // connectability needs no namespace
+	model := netview.NewModel(nets, nil) // connectability needs no namespace
 	var out []string
 	for _, n := range nets {
 		cn, err := model.Network(n)

@@ -13,7 +13,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -52,6 +52,11 @@ type connectOptions struct {
 	connectivity  []string
 	serviceCIDRs  []string
 	dryRun        string
+
+	// args name the networks.
+	args []string
+	// req is what the arguments and flags ask, read by Validate.
+	req *request
 }
 
 func newConnectCmd(f *cmdutil.Factory) *cobra.Command {
@@ -92,16 +97,8 @@ connect subnet too small for the networks and the cluster's nodes; and a name ta
 
   # See the ClusterNetworkConnect without creating it
   kubectl ovnk connect blue green --dry-run`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return fmt.Errorf("%s takes at least two networks to connect (got %d): name a ClusterUserDefinedNetwork as NAME and a UserDefinedNetwork as NAMESPACE/NAME, e.g. kubectl ovnk connect blue tenant-a/web", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
 		ValidArgsFunction: completeNetworkArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args)
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
 	o.cmd = cmd
 	fl := cmd.Flags()
@@ -120,7 +117,18 @@ connect subnet too small for the networks and the cluster's nodes; and a name ta
 	return cmd
 }
 
-func (o *connectOptions) run(ctx context.Context, args []string) error {
+// Complete takes the factory and the networks.
+func (o *connectOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks the networks' names and the flags, refusing mistakes before the
+// cluster is asked.
+func (o *connectOptions) Validate() error {
+	if len(o.args) < 2 {
+		return fmt.Errorf("%s takes at least two networks to connect (got %d): name a ClusterUserDefinedNetwork as NAME and a UserDefinedNetwork as NAMESPACE/NAME, e.g. kubectl ovnk connect blue tenant-a/web", o.cmd.CommandPath(), len(o.args))
+	}
 	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
 		// A dry run is for seeing the object: YAML unless -o says otherwise.
 		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
@@ -130,11 +138,16 @@ func (o *connectOptions) run(ctx context.Context, args []string) error {
 	if err := o.output.Validate(); err != nil {
 		return err
 	}
-	req, err := o.request(args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	var err error
+	o.req, err = o.request(o.args)
+	return err
+}
+
+// Run checks the request against the cluster and creates the connect (or prints it,
+// for a client dry run).
+func (o *connectOptions) Run(ctx context.Context) error {
+	req := o.req
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {

@@ -12,17 +12,18 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/kubelist"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // connectionsOptions are the flags and dependencies of `connections`.
 type connectionsOptions struct {
 	f      *cmdutil.Factory
+	cmd    *cobra.Command
 	output *cmdutil.Output
 	now    func() time.Time
+	// args should be none: one connect is for describe.
+	args []string
 }
 
 func newConnectionsCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
@@ -49,26 +50,31 @@ else Ready; Pending until the leader has written conditions.
   kubectl ovnk connections -o json
   kubectl ovnk connections -o name
   kubectl ovnk connections -o jsonpath='{.items[*].metadata.name}'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%s takes no arguments (got %q): to see one connect, run kubectl ovnk connections describe %s", cmd.CommandPath(), args[0], args[0])
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
+	o.cmd = cmd
 	o.output = cmdutil.AddOutputFlag(cmd)
 	cmd.AddCommand(newDescribeCmd(f, now))
 	return cmd
 }
 
-func (o *connectionsOptions) run(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+// Complete takes the factory and the arguments, which should be none.
+func (o *connectionsOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that no connect is named, and -o, before anything is contacted.
+func (o *connectionsOptions) Validate() error {
+	if len(o.args) > 0 {
+		return fmt.Errorf("%s takes no arguments (got %q): to see one connect, run kubectl ovnk connections describe %s", o.cmd.CommandPath(), o.args[0], o.args[0])
+	}
+	return o.output.Validate()
+}
+
+// Run lists the connects.
+func (o *connectionsOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	_, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
@@ -83,14 +89,14 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 	}
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
-		table.Column{Header: "NAME", MinWidth: 10},
-		table.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
+		humanview.Column{Header: "NAME", MinWidth: 10},
+		humanview.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":")},
-		table.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList("")},
-		table.Column{Header: "STATUS"},
-		table.Column{Header: "NODES"},
-		table.Column{Header: "AGE", Optional: 1},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":")},
+		humanview.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList("")},
+		humanview.Column{Header: "STATUS"},
+		humanview.Column{Header: "NODES"},
+		humanview.Column{Header: "AGE", Optional: 1},
 	)
 	reports := cluster.ReadZoneReports(snap.nodes)
 	for i := range snap.connects {
@@ -103,13 +109,13 @@ func (o *connectionsOptions) run(ctx context.Context) error {
 		rs := humanview.Readiness(reports, cluster.ConnectZoneStatusKey(c.Name), "connect")
 		ready := humanview.CountReady(rs)
 		t.Add(
-			table.Text(c.Name),
-			table.List(refs(snap.selected(c).connected), p.Faint),
-			table.List(subnets, p.Faint),
-			table.List(connectivityWordsOf(c), p.Faint),
-			table.Styled(status, healthStyle(p, h)),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			table.Text(humanview.Age(c.CreationTimestamp, o.now())),
+			humanview.Text(c.Name),
+			humanview.List(refs(snap.selected(c).connected), p.Faint),
+			humanview.List(subnets, p.Faint),
+			humanview.List(connectivityWordsOf(c), p.Faint),
+			humanview.Styled(status, healthStyle(p, h)),
+			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			humanview.Text(humanview.Age(c.CreationTimestamp, o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())
@@ -121,9 +127,5 @@ func (o *connectionsOptions) printObjects(cncs []ovnkv1.ClusterNetworkConnect) e
 	for i := range cncs {
 		objs[i] = &cncs[i]
 	}
-	list, err := kubelist.Of(objs...)
-	if err != nil {
-		return err
-	}
-	return o.output.PrintObject(list, o.f.Out)
+	return o.output.PrintList(objs, o.f.Out)
 }

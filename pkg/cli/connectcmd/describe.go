@@ -12,22 +12,23 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/describe"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // describeOptions are the dependencies of `connections describe`.
 type describeOptions struct {
 	f   *cmdutil.Factory
+	cmd *cobra.Command
 	now func() time.Time
+	// args should name one connect.
+	args []string
 }
 
 func newDescribeCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
 	o := &describeOptions{f: f, now: now}
-	return &cobra.Command{
+	o.cmd = &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Say what a connect makes reachable, how it is addressed, and how far it is programmed",
 		Long: `Show one ClusterNetworkConnect: which networks reach which through it (every
@@ -39,21 +40,30 @@ connect router's tunnel key (once the leader allocated them), its conditions, it
 progress on each node, and the recent events about it.`,
 		Example: `  # What blue-green connects, and whether every node programmed it
   kubectl ovnk connections describe blue-green`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%s takes one connect's NAME (got %d arguments); `kubectl ovnk connections` lists them", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
 		ValidArgsFunction: completeConnectName(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	return o.cmd
 }
 
-func (o *describeOptions) run(ctx context.Context, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+// Complete takes the factory and the connect.
+func (o *describeOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one connect is named.
+func (o *describeOptions) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes one connect's NAME (got %d arguments); `kubectl ovnk connections` lists them", o.cmd.CommandPath(), len(o.args))
+	}
+	return nil
+}
+
+// Run reads the connect and what shows its state, and describes it.
+func (o *describeOptions) Run(ctx context.Context) error {
+	name := o.args[0]
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
@@ -63,13 +73,13 @@ func (o *describeOptions) run(ctx context.Context, name string) error {
 	if cnc == nil {
 		return fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects", name)
 	}
-	events, err := describe.RecentEvents(ctx, s.Clientset, "", cnc.UID)
+	events, err := humanview.RecentEvents(ctx, s.Clientset, "", cnc.UID)
 	if err != nil {
 		return s.Failed(err, "list events about connect "+cnc.Name)
 	}
 	sel := snap.selected(cnc)
 	alloc := allocationOf(cnc)
-	d := describer{describe.New(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
 	d.summary(cnc, sel, alloc)
 	d.reachability(cnc, sel)
 	d.notTransitive(snap, cnc, sel)
@@ -83,7 +93,7 @@ func (o *describeOptions) run(ctx context.Context, name string) error {
 
 // describer writes the sections of a connect's description.
 type describer struct {
-	*describe.Writer
+	*humanview.Description
 }
 
 func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, alloc allocation) {
@@ -97,14 +107,14 @@ func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, al
 	}
 	connectivityValues := d.Plain(strings.Join(connectivity, ", "))
 	if requests(cnc, ovnkv1.ConnectivityClusterIPServiceNetwork) {
-		connectivityValues = append(connectivityValues, describe.Value{Text: "Note: " + servicesNotProgrammed, Style: d.Palette.Warn})
+		connectivityValues = append(connectivityValues, humanview.Value{Text: "Note: " + servicesNotProgrammed, Style: d.Palette.Warn})
 	}
-	tunnelKey := []describe.Value{{Text: "<not allocated yet>", Style: d.Palette.Faint}}
+	tunnelKey := []humanview.Value{{Text: "<not allocated yet>", Style: d.Palette.Faint}}
 	if alloc.tunnelKey != 0 {
 		tunnelKey = d.Plain(strconv.Itoa(alloc.tunnelKey))
 	}
 	status, h := statusOf(cnc)
-	lines := []describe.Field{
+	lines := []humanview.Field{
 		{Key: "Name", Values: d.Plain(cnc.Name)},
 		{Key: "Networks", Values: d.Plain(orNoneText(strings.Join(refs(sel.connected), ", ")))},
 		{Key: "Selects", Values: d.Plain(orNoneLines(selectorText(cnc))...)},
@@ -114,11 +124,11 @@ func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, al
 		{Key: "Tunnel key", Values: tunnelKey},
 	}
 	if alloc.problem != "" {
-		lines = append(lines, describe.Field{Key: "Allocation", Values: []describe.Value{{Text: "unreadable: " + alloc.problem, Style: d.Palette.Bad}}})
+		lines = append(lines, humanview.Field{Key: "Allocation", Values: []humanview.Value{{Text: "unreadable: " + alloc.problem, Style: d.Palette.Bad}}})
 	}
 	lines = append(lines,
-		describe.Field{Key: "Status", Values: []describe.Value{{Text: status, Style: healthStyle(d.Palette, h)}}},
-		describe.Field{Key: "Age", Values: d.Plain(d.Age(cnc.CreationTimestamp))},
+		humanview.Field{Key: "Status", Values: []humanview.Value{{Text: status, Style: healthStyle(d.Palette, h)}}},
+		humanview.Field{Key: "Age", Values: d.Plain(d.Age(cnc.CreationTimestamp))},
 	)
 	d.Fields(lines)
 }
@@ -256,10 +266,10 @@ func pairKey(a, b string) string {
 
 func (d *describer) networks(sel selection, alloc allocation) {
 	t := d.Palette.Table(
-		table.Column{Header: "NETWORK", MinWidth: 10},
-		table.Column{Header: "TOPOLOGY"},
-		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.0.0/16"), Fold: foldList(":")},
-		table.Column{Header: "BLOCKS", Stack: true, MinWidth: len("192.168.0.0/24"), Fold: foldList(":")},
+		humanview.Column{Header: "NETWORK", MinWidth: 10},
+		humanview.Column{Header: "TOPOLOGY"},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.0.0/16"), Fold: foldList(":")},
+		humanview.Column{Header: "BLOCKS", Stack: true, MinWidth: len("192.168.0.0/24"), Fold: foldList(":")},
 	)
 	for _, n := range sel.connected {
 		var subnets, blocks []string
@@ -269,11 +279,11 @@ func (d *describer) networks(sel selection, alloc allocation) {
 		for _, b := range alloc.blocksOf(n) {
 			blocks = append(blocks, b.String())
 		}
-		blockCell := table.List(blocks, d.Palette.Faint)
+		blockCell := humanview.List(blocks, d.Palette.Faint)
 		if len(blocks) == 0 {
-			blockCell = table.Styled("<not allocated yet>", d.Palette.Faint)
+			blockCell = humanview.Styled("<not allocated yet>", d.Palette.Faint)
 		}
-		t.Add(table.Text(n.Ref()), table.Text(string(n.Topology())), table.List(subnets, d.Palette.Faint), blockCell)
+		t.Add(humanview.Text(n.Ref()), humanview.Text(string(n.Topology())), humanview.List(subnets, d.Palette.Faint), blockCell)
 	}
 	d.Section("Connected networks", "", t)
 }
@@ -283,9 +293,9 @@ func (d *describer) refused(sel selection) {
 	if len(sel.refused) == 0 {
 		return
 	}
-	t := d.Palette.Table(table.Column{Header: "NETWORK", MinWidth: 10}, table.Column{Header: "REASON", MinWidth: 20})
+	t := d.Palette.Table(humanview.Column{Header: "NETWORK", MinWidth: 10}, humanview.Column{Header: "REASON", MinWidth: 20})
 	for _, r := range sel.refused {
-		t.Add(table.Text(r.network.Ref()), table.Styled(r.reason, d.Palette.Bad))
+		t.Add(humanview.Text(r.network.Ref()), humanview.Styled(r.reason, d.Palette.Bad))
 	}
 	d.Section("Selected but not connected", "", t)
 }

@@ -11,14 +11,16 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // disconnectOptions are the flags and dependencies of `disconnect`.
 type disconnectOptions struct {
 	f      *cmdutil.Factory
+	cmd    *cobra.Command
 	dryRun string
+	// args name the connect, or the networks it connects.
+	args []string
 }
 
 func newDisconnectCmd(f *cmdutil.Factory) *cobra.Command {
@@ -43,24 +45,28 @@ only name the networks.`,
 
   # Say what would be deleted, and delete nothing
   kubectl ovnk disconnect blue tenant-a/web --dry-run`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("%s takes a connect's NAME or the networks it connects, e.g. kubectl ovnk disconnect blue-green or kubectl ovnk disconnect blue green (`kubectl ovnk connections` lists the connects)", cmd.CommandPath())
-			}
-			return nil
-		},
 		ValidArgsFunction: completeDisconnectArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args)
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	o.cmd = cmd
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", dryRunNone, "say what would be deleted and delete nothing: client (no change is requested) or server (the API server checks the delete)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func (o *disconnectOptions) run(ctx context.Context, args []string) error {
+// Complete takes the factory and the connect, or its networks.
+func (o *disconnectOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks the arguments and --dry-run before anything is contacted.
+func (o *disconnectOptions) Validate() error {
+	args := o.args
+	if len(args) == 0 {
+		return fmt.Errorf("%s takes a connect's NAME or the networks it connects, e.g. kubectl ovnk disconnect blue-green or kubectl ovnk disconnect blue green (`kubectl ovnk connections` lists the connects)", o.cmd.CommandPath())
+	}
 	switch o.dryRun {
 	case dryRunNone, dryRunClient, dryRunServer:
 	default:
@@ -74,7 +80,13 @@ func (o *disconnectOptions) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	return nil
+}
+
+// Run finds the connect and deletes it.
+func (o *disconnectOptions) Run(ctx context.Context) error {
+	args := o.args
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	s, snap, err := openSnapshot(ctx, o.f)
 	if err != nil {
@@ -113,7 +125,7 @@ func findConnect(snap *snapshot, args []string) (*ovnkv1.ClusterNetworkConnect, 
 		}
 		return nil, fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects; to name a connect by its networks, give all of them", args[0])
 	}
-	var nets []usernet.Network
+	var nets []netview.Network
 	for _, arg := range args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 )
 
 // healthStyle is the style of a health.
@@ -29,7 +28,7 @@ func foldList(breakAt string) func(line string, width int) []string {
 	return func(line string, width int) []string {
 		var out []string
 		for _, v := range strings.Split(line, ",") {
-			out = append(out, table.Wrap(breakAt)(v, width)...)
+			out = append(out, humanview.Wrap(breakAt)(v, width)...)
 		}
 		return out
 	}

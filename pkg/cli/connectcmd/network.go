@@ -8,26 +8,22 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // subnetPrefixes are the network's pod subnets. The API server admits only valid
 // CIDRs; one that does not parse anyway is left out rather than guessed at.
-func subnetPrefixes(n usernet.Network) []netip.Prefix { return prefixes(n.Subnets()) }
-
-// joinSubnetPrefixes are the join subnets the network sets itself; nil means the
-// defaults.
-func joinSubnetPrefixes(n usernet.Network) []netip.Prefix { return prefixes(n.JoinSubnets()) }
+func subnetPrefixes(n netview.Network) []netip.Prefix { return prefixes(n.Subnets()) }
 
 // hasFamily reports whether the network has an IPv4 (v4) or IPv6 subnet.
-func hasFamily(n usernet.Network, v4 bool) bool {
+func hasFamily(n netview.Network, v4 bool) bool {
 	return slices.ContainsFunc(subnetPrefixes(n), func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })
 }
 
 // ownerKey is the network's key in k8s.ovn.org/network-connect-subnet, "" until the
 // leader gave the network an id.
-func ownerKey(n usernet.Network) string {
+func ownerKey(n netview.Network) string {
 	id, ok, err := cluster.NetworkIDCodec.Lookup(cluster.ObjectRef{Kind: n.Kind(), Namespace: n.Namespace(), Name: n.Name()}, n.Object().GetAnnotations())
 	if err != nil || !ok {
 		return ""
@@ -46,11 +42,11 @@ func prefixes(cidrs []string) []netip.Prefix {
 }
 
 // sortNetworks orders networks by how the commands name them.
-func sortNetworks(nets []usernet.Network) {
-	slices.SortFunc(nets, func(a, b usernet.Network) int { return strings.Compare(a.Ref(), b.Ref()) })
+func sortNetworks(nets []netview.Network) {
+	slices.SortFunc(nets, func(a, b netview.Network) int { return strings.Compare(a.Ref(), b.Ref()) })
 }
 
-func refs(nets []usernet.Network) []string {
+func refs(nets []netview.Network) []string {
 	out := make([]string, len(nets))
 	for i, n := range nets {
 		out[i] = n.Ref()
@@ -78,7 +74,7 @@ func checkRef(arg string) error {
 // resolve finds the network arg names among nets: a ClusterUserDefinedNetwork by NAME,
 // a UserDefinedNetwork by NAMESPACE/NAME. When none matches, the error says what does
 // exist under that name.
-func resolve(nets []usernet.Network, arg string) (usernet.Network, error) {
+func resolve(nets []netview.Network, arg string) (netview.Network, error) {
 	for _, n := range nets {
 		if n.Ref() == arg {
 			return n, nil
@@ -96,13 +92,13 @@ func resolve(nets []usernet.Network, arg string) (usernet.Network, error) {
 		if len(udns) > 0 {
 			hint = "a UserDefinedNetwork is named NAMESPACE/NAME: did you mean " + orList(udns) + "?"
 		}
-		return usernet.Network{}, fmt.Errorf("unknown network %s: there is no ClusterUserDefinedNetwork %s (%s)", arg, arg, hint)
+		return netview.Network{}, fmt.Errorf("unknown network %s: there is no ClusterUserDefinedNetwork %s (%s)", arg, arg, hint)
 	}
 	hint := fmt.Sprintf("`kubectl ovnk network list -n %s` shows that namespace's networks", ns)
-	if slices.ContainsFunc(nets, func(n usernet.Network) bool { return n.Cluster() && n.CUDN.Name == name }) {
+	if slices.ContainsFunc(nets, func(n netview.Network) bool { return n.Cluster() && n.CUDN.Name == name }) {
 		hint = fmt.Sprintf("the ClusterUserDefinedNetwork %s is named without a namespace", name)
 	}
-	return usernet.Network{}, fmt.Errorf("unknown network %s: there is no UserDefinedNetwork %s in namespace %s (%s)", arg, name, ns, hint)
+	return netview.Network{}, fmt.Errorf("unknown network %s: there is no UserDefinedNetwork %s in namespace %s (%s)", arg, name, ns, hint)
 }
 
 // orList joins words as "a, b or c".

@@ -3,6 +3,7 @@ package connectcmd
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -13,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -37,13 +38,13 @@ type request struct {
 // ClusterUserDefinedNetworks that lack NetworkNameLabel, then create the connect.
 type plan struct {
 	connect *ovnkv1.ClusterNetworkConnect
-	label   []usernet.Network
+	label   []netview.Network
 }
 
 // planConnect checks the request against the cluster and returns the plan, or the
 // first reason to refuse it, in one line naming the values and the fix.
 func (r *request) planConnect(snap *snapshot) (*plan, error) {
-	var nets []usernet.Network
+	var nets []netview.Network
 	for _, arg := range r.args {
 		n, err := resolve(snap.networks, arg)
 		if err != nil {
@@ -51,27 +52,25 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 		}
 		nets = append(nets, n)
 	}
-	for _, n := range nets {
-		if err := connectable(n, snap.model); err != nil {
+	cnets := make([]*cluster.Network, len(nets))
+	for i, n := range nets {
+		cn, err := connectable(n, snap.model)
+		if err != nil {
 			return nil, err
 		}
+		cnets[i] = cn
 	}
-	if err := overlappingNetworks(nets); err != nil {
+	if err := overlappingNetworks(nets, cnets); err != nil {
 		return nil, err
 	}
 	subnets, err := r.connectSubnets(nets)
 	if err != nil {
 		return nil, err
 	}
-	reserved := reservedRanges(snap, r.services)
-	for _, s := range subnets {
-		for _, res := range reserved {
-			if s.cidr.Overlaps(res.prefix) {
-				return nil, fmt.Errorf("%s overlaps %s: a connect subnet must stay out of every network, join, transit, service and masquerade subnet, so choose another with --subnet", s.origin, res.what)
-			}
-		}
+	if err := r.reservedOverlaps(snap, subnets); err != nil {
+		return nil, err
 	}
-	if err := r.otherConnects(snap, nets, subnets); err != nil {
+	if err := otherConnects(snap, nets, cnets, subnets); err != nil {
 		return nil, err
 	}
 	slots, slotsText := nodeSlots(snap)
@@ -102,34 +101,31 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	return &plan{connect: cnc, label: toLabel}, nil
 }
 
-// connectable refuses a network the leader would not connect (cluster.Connectability),
-// or would not create at all.
-func connectable(n usernet.Network, model *usernet.Model) error {
+// connectable is the network as the leader reads it, or why the leader would not
+// connect it (cluster.Connectability) or would not create it at all.
+func connectable(n netview.Network, model *netview.Model) (*cluster.Network, error) {
 	cn, err := model.Network(n)
 	if err != nil {
-		return fmt.Errorf("network %s cannot be connected: its spec is invalid (%w), so the leader does not create it; fix the network, or leave it out", n.Ref(), err)
+		return nil, fmt.Errorf("network %s cannot be connected: its spec is invalid (%w), so the leader does not create it; fix the network, or leave it out", n.Ref(), err)
 	}
 	switch cluster.Connectability(cn) {
 	case cluster.RefusedSecondary:
-		return fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.Ref(), strings.ToLower(string(n.Role())))
+		return nil, fmt.Errorf("network %s cannot be connected: it is a %s network, and only primary networks have a router to connect; leave it out", n.Ref(), strings.ToLower(string(n.Role())))
 	case cluster.RefusedNoOverlay:
-		return fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.Ref())
+		return nil, fmt.Errorf("network %s cannot be connected: it uses transport NoOverlay, and connect routers need the Geneve overlay; leave it out", n.Ref())
 	}
-	return nil
+	return cn, nil
 }
 
-// overlappingNetworks refuses networks whose pod subnets overlap: once connected, an
-// address would name a pod in each.
-func overlappingNetworks(nets []usernet.Network) error {
-	for i, a := range nets {
-		for _, b := range nets[i+1:] {
-			for _, pa := range subnetPrefixes(a) {
-				for _, pb := range subnetPrefixes(b) {
-					if pa.Overlaps(pb) {
-						return fmt.Errorf("networks %s (%s) and %s (%s) overlap: connected networks need distinct pod addresses, so connect only networks whose subnets do not overlap", a.Ref(), pa, b.Ref(), pb)
-					}
-				}
-			}
+// overlappingNetworks refuses networks whose pod subnets overlap, by the leader's rule
+// (cluster.CheckConnectedOverlap): once connected, an address would name a pod in each.
+// cnets are nets as the leader reads them.
+func overlappingNetworks(nets []netview.Network, cnets []*cluster.Network) error {
+	for i := range cnets {
+		var e *cluster.ConnectedOverlapError
+		if errors.As(cluster.CheckConnectedOverlap(cnets[i], cnets[:i]), &e) {
+			other := nets[slices.IndexFunc(cnets, func(cn *cluster.Network) bool { return cn.Name == e.Other })]
+			return fmt.Errorf("networks %s (%s) and %s (%s) overlap: connected networks need distinct pod addresses, so connect only networks whose subnets do not overlap", other.Ref(), e.OtherSubnet, nets[i].Ref(), e.Subnet)
 		}
 	}
 	return nil
@@ -137,7 +133,7 @@ func overlappingNetworks(nets []usernet.Network) error {
 
 // connectSubnets are --subnet, or the defaults, for the IP families of the networks:
 // one per family some network has, and none of a family no network has.
-func (r *request) connectSubnets(nets []usernet.Network) ([]connectSubnet, error) {
+func (r *request) connectSubnets(nets []netview.Network) ([]connectSubnet, error) {
 	var out []connectSubnet
 	for _, v4 := range []bool{true, false} {
 		family := "IPv4"
@@ -195,31 +191,34 @@ func prefixStrings(ps []netip.Prefix) []string {
 }
 
 // otherConnects refuses connecting networks that a connect already connects exactly, and
-// connect subnets that overlap those of a connect sharing a network: both routers would
-// hand out the same link addresses on that network's router (the leader would refuse
-// the later connect).
-func (r *request) otherConnects(snap *snapshot, nets []usernet.Network, subnets []connectSubnet) error {
+// connect subnets that overlap those of a connect sharing a network, by the leader's
+// rule (cluster.CheckConnectConflict): both routers would hand out the same link
+// addresses on that network's router, and the leader would refuse the later connect.
+// cnets are nets as the leader reads them.
+func otherConnects(snap *snapshot, nets []netview.Network, cnets []*cluster.Network, subnets []connectSubnet) error {
+	mine := &cluster.Connect{Subnets: modelSubnets(subnets)}
+	for _, cn := range cnets {
+		mine.Networks = append(mine.Networks, cn.Name)
+	}
 	for i := range snap.connects {
 		other := &snap.connects[i]
-		theirs := snap.selected(other).all()
-		if sameNetworks(theirs, nets) {
+		if sameNetworks(snap.selected(other).all(), nets) {
 			return fmt.Errorf("%s are already connected by connect %s (`kubectl ovnk connections describe %s` shows it)", describeNetworks(nets), other.Name, other.Name)
 		}
-		common := shared(nets, theirs)
-		if len(common) == 0 {
-			continue
+		theirs, err := snap.model.Connect(other)
+		if err != nil {
+			continue // the leader connects nothing of a connect it cannot read
 		}
-		for _, cs := range other.Spec.ConnectSubnets {
-			p, err := netip.ParsePrefix(string(cs.CIDR))
-			if err != nil {
-				continue
-			}
-			for _, s := range subnets {
-				if s.cidr.Overlaps(p) {
-					return fmt.Errorf("%s overlaps connect subnet %s of connect %s, which also connects %s: connects sharing a network need distinct connect subnets, so choose another with --subnet",
-						s.origin, p, other.Name, andList(common))
+		var e *cluster.ConnectConflictError
+		if errors.As(cluster.CheckConnectConflict(mine, theirs, false), &e) {
+			var common []string
+			for _, n := range nets {
+				if slices.Contains(e.Shared, n.OVNName()) {
+					common = append(common, n.Ref())
 				}
 			}
+			return fmt.Errorf("%s overlaps connect subnet %s of connect %s, which also connects %s: connects sharing a network need distinct connect subnets, so choose another with --subnet",
+				originOf(subnets, e.Subnet), e.OtherSubnet, other.Name, andList(common))
 		}
 	}
 	return nil
@@ -250,9 +249,9 @@ func nodeSlots(snap *snapshot) (int, string) {
 
 // labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,
 // after refusing labels that would make the selector pick another network or miss one.
-func labelsToAdd(snap *snapshot, nets []usernet.Network) ([]usernet.Network, error) {
+func labelsToAdd(snap *snapshot, nets []netview.Network) ([]netview.Network, error) {
 	var names []string
-	var out []usernet.Network
+	var out []netview.Network
 	for _, n := range nets {
 		if !n.Cluster() {
 			continue
@@ -287,7 +286,7 @@ const maxNameLength = validation.DNS1123LabelMaxLength
 
 // connectName is --name, checked to be free, or a free name derived from the networks:
 // "blue-green" for blue and green, "ns-tenant-blue" for ns/tenant and blue.
-func (r *request) connectName(snap *snapshot, nets []usernet.Network) (string, error) {
+func (r *request) connectName(snap *snapshot, nets []netview.Network) (string, error) {
 	if r.name != "" {
 		if c := snap.connect(r.name); c != nil {
 			return "", fmt.Errorf("--name %s: connect %s already exists (it connects %s): choose another name", r.name, r.name, networksOrNone(describeNetworks(snap.selected(c).all())))

@@ -10,24 +10,24 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // planCUDN is a primary ClusterUserDefinedNetwork of a snapshot, not on any server.
-func planCUDN(name string, topology ovnkv1.NetworkTopology, subnets ...string) usernet.Network {
-	return usernet.Network{CUDN: &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: ovnkv1.ClusterUserDefinedNetworkSpec{Network: spec(topology, subnets...)}}}
+func planCUDN(name string, topology ovnkv1.NetworkTopology, subnets ...string) netview.Network {
+	return netview.Network{CUDN: &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: ovnkv1.ClusterUserDefinedNetworkSpec{Network: spec(topology, subnets...)}}}
 }
 
 // TestPlanSubnets checks the connect subnets chosen for the networks' IP families:
 // the defaults, and --network-prefix given for IPv4 or IPv6.
 func TestPlanSubnets(t *testing.T) {
-	snap := &snapshot{networks: []usernet.Network{
+	snap := &snapshot{networks: []netview.Network{
 		planCUDN("v4", ovnkv1.NetworkTopologyLayer3, "10.1.0.0/16"),
 		planCUDN("v6", ovnkv1.NetworkTopologyLayer3, "fd00:1::/48"),
 		planCUDN("v6b", ovnkv1.NetworkTopologyLayer2, "fd00:2::/64"),
 		planCUDN("dual", ovnkv1.NetworkTopologyLayer2, "10.2.0.0/16", "fd00:3::/64"),
 	}}
-	snap.model = usernet.NewModel(snap.networks, nil)
+	snap.model = netview.NewModel(snap.networks, nil)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -62,7 +62,7 @@ func TestPlanSubnets(t *testing.T) {
 func TestConnectName(t *testing.T) {
 	long := strings.Repeat("a", 40)
 	snap := &snapshot{
-		networks: []usernet.Network{
+		networks: []netview.Network{
 			planCUDN("blue", ovnkv1.NetworkTopologyLayer3, "10.1.0.0/16"),
 			planCUDN("green.example", ovnkv1.NetworkTopologyLayer3, "10.2.0.0/16"),
 			planCUDN(long+"-x", ovnkv1.NetworkTopologyLayer3, "10.3.0.0/16"),
@@ -71,10 +71,10 @@ func TestConnectName(t *testing.T) {
 		},
 		connects: []ovnkv1.ClusterNetworkConnect{{ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "blue-tenant-web-2"}}},
 	}
-	snap.model = usernet.NewModel(snap.networks, nil)
+	snap.model = netview.NewModel(snap.networks, nil)
 	name := func(args ...string) string {
 		t.Helper()
-		var nets []usernet.Network
+		var nets []netview.Network
 		for _, a := range args {
 			n, err := resolve(snap.networks, a)
 			if err != nil {

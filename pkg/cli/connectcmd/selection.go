@@ -8,14 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // selectorsFor returns network selectors that select exactly nets: the
 // ClusterUserDefinedNetworks by NetworkNameLabel, the UserDefinedNetworks (all primary)
 // by their namespaces' names, since a namespace has at most one primary network.
-func selectorsFor(nets []usernet.Network) ovnkv1.NetworkSelectors {
+func selectorsFor(nets []netview.Network) ovnkv1.NetworkSelectors {
 	var cudns, namespaces []string
 	for _, n := range nets {
 		if n.Cluster() {
@@ -53,17 +53,17 @@ func inSelector(key string, values []string) metav1.LabelSelector {
 // selection is what a connect's selectors pick, as pkg/cluster reads them: the
 // networks that can be connected, and those that cannot, with the reason.
 type selection struct {
-	connected []usernet.Network // sorted by ref
+	connected []netview.Network // sorted by ref
 	refused   []refusedNetwork
 }
 
 type refusedNetwork struct {
-	network usernet.Network
+	network netview.Network
 	reason  string
 }
 
 // all is every selected network, connectable or not, sorted by ref.
-func (s selection) all() []usernet.Network {
+func (s selection) all() []netview.Network {
 	out := slices.Clone(s.connected)
 	for _, r := range s.refused {
 		out = append(out, r.network)
@@ -72,7 +72,7 @@ func (s selection) all() []usernet.Network {
 	return out
 }
 
-// selected reads the networks cnc selects, as the leader does (usernet.Model):
+// selected reads the networks cnc selects, as the leader does (netview.Model):
 // ClusterUserDefinedNetworks by their labels, and the Primary UserDefinedNetwork of each
 // namespace its namespace selector matches; a network whose spec is invalid is never
 // selected, and a selector that does not parse selects nothing.
@@ -123,7 +123,7 @@ func selectorText(cnc *ovnkv1.ClusterNetworkConnect) []string {
 }
 
 // sameNetworks reports whether two network lists hold the same networks.
-func sameNetworks(a, b []usernet.Network) bool {
+func sameNetworks(a, b []netview.Network) bool {
 	ra, rb := refs(a), refs(b)
 	slices.Sort(ra)
 	slices.Sort(rb)
@@ -131,10 +131,10 @@ func sameNetworks(a, b []usernet.Network) bool {
 }
 
 // shared lists the networks of a that b also holds, by ref.
-func shared(a, b []usernet.Network) []string {
+func shared(a, b []netview.Network) []string {
 	var out []string
 	for _, n := range a {
-		if slices.ContainsFunc(b, func(m usernet.Network) bool { return m.Ref() == n.Ref() }) {
+		if slices.ContainsFunc(b, func(m netview.Network) bool { return m.Ref() == n.Ref() }) {
 			out = append(out, n.Ref())
 		}
 	}
@@ -142,6 +142,6 @@ func shared(a, b []usernet.Network) []string {
 }
 
 // describeNetworks names networks as "blue and ns/green" for messages.
-func describeNetworks(nets []usernet.Network) string {
+func describeNetworks(nets []netview.Network) string {
 	return andList(refs(nets))
 }

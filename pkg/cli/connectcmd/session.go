@@ -9,30 +9,29 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // session is one command's connection to the API server.
 type session struct {
-	*netsession.Session
+	*netview.Session
 }
 
 // snapshot is what the commands read of the cluster: every network, namespace, node
 // and connect. Connects select networks by labels, of the networks and of their
 // namespaces, so reading them means reading all of these.
 type snapshot struct {
-	networks []usernet.Network // sorted by ref
+	networks []netview.Network // sorted by ref
 	nsLabels map[string]map[string]string
 	// model is the networks as the leader reads them, for selection.
-	model    *usernet.Model
+	model    *netview.Model
 	nodes    []corev1.Node // sorted by name
 	connects []ovnkv1.ClusterNetworkConnect
 }
 
 // openSnapshot connects to the cluster f names and reads its snapshot, within ctx.
 func openSnapshot(ctx context.Context, f *cmdutil.Factory) (*session, *snapshot, error) {
-	conn, err := netsession.Open(f, "networks and connects")
+	conn, err := netview.Open(f, "networks and connects")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +63,7 @@ func (s *session) snapshot(ctx context.Context) (*snapshot, error) {
 	sortNetworks(networks)
 	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(connects, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
-	return &snapshot{networks: networks, nsLabels: nsLabels, model: usernet.NewModel(networks, nsLabels), nodes: nodes, connects: connects}, nil
+	return &snapshot{networks: networks, nsLabels: nsLabels, model: netview.NewModel(networks, nsLabels), nodes: nodes, connects: connects}, nil
 }
 
 // connect returns the connect called name, or nil.

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -97,7 +97,7 @@ func allocationOf(cnc *ovnkv1.ClusterNetworkConnect) allocation {
 }
 
 // blocksOf are the network's blocks, nil until the leader allocated them.
-func (a allocation) blocksOf(n usernet.Network) []netip.Prefix {
+func (a allocation) blocksOf(n netview.Network) []netip.Prefix {
 	key := ownerKey(n)
 	if key == "" {
 		return nil

@@ -1,6 +1,7 @@
 package connectcmd
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -8,7 +9,7 @@ import (
 	"strings"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -127,7 +128,7 @@ func log2Ceil(v uint64) int {
 // checkCapacity checks that the subnet holds a block for each network, and each block
 // a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
 // at twice its node id) or one link for a Layer2 network.
-func checkCapacity(s connectSubnet, flagPrefix int, nets []usernet.Network, nodeSlots int, slotsText string) error {
+func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, nodeSlots int, slotsText string) error {
 	bitLen := s.cidr.Addr().BitLen()
 	blockSize := pow2(bitLen - s.blockPrefix)
 	var layer3 []string
@@ -172,26 +173,56 @@ func verbS(n int) string {
 	return ""
 }
 
-// reservedRange is a range a connect subnet must not overlap, and how to name it.
-type reservedRange struct {
-	prefix netip.Prefix
-	what   string
+// modelSubnets are the connect subnets as pkg/cluster has them.
+func modelSubnets(subnets []connectSubnet) []cluster.ConnectSubnet {
+	out := make([]cluster.ConnectSubnet, len(subnets))
+	for i, s := range subnets {
+		out[i] = cluster.ConnectSubnet{CIDR: s.cidr, NetworkPrefix: s.blockPrefix}
+	}
+	return out
 }
 
-// reservedRanges are every range a connect subnet must stay out of: the subnets and
-// join subnets of every network of the cluster, the default join, transit and
-// masquerade subnets, the service subnets, and the default network's node subnets
-// (its cluster subnets are not in any object, but each node's share of them is).
-func reservedRanges(snap *snapshot, services []netip.Prefix) []reservedRange {
-	var out []reservedRange
-	add := func(ps []netip.Prefix, format string, args ...any) {
-		for _, p := range ps {
-			out = append(out, reservedRange{prefix: p, what: fmt.Sprintf(format, append([]any{p}, args...)...)})
-		}
+// originOf names the connect subnet p in messages, as the user gave it.
+func originOf(subnets []connectSubnet, p netip.Prefix) string {
+	return subnets[slices.IndexFunc(subnets, func(s connectSubnet) bool { return s.cidr == p })].origin
+}
+
+// reservedOverlaps refuses connect subnets that overlap the cluster's own ranges or a
+// network's, by the leader's rules: cluster.CheckConnectReserved, then
+// cluster.CheckConnectNetwork. The plugin does not read the agent's configuration, so
+// the cluster's ranges are the defaults, the service subnets (--service-cidr) and the
+// default network's node subnets (its cluster subnets are not in any object, but each
+// node's share of them is). And where the leader checks only the networks a connect
+// selects, the plugin keeps a connect subnet out of every valid network: a network
+// selected later would not be connected.
+func (r *request) reservedOverlaps(snap *snapshot, subnets []connectSubnet) error {
+	const fix = "a connect subnet must stay out of every network, join, transit, service and masquerade subnet, so choose another with --subnet"
+	model := modelSubnets(subnets)
+	var reserved *cluster.ConnectReservedError
+	if errors.As(cluster.CheckConnectReserved(model, clusterRanges(snap, r.services)), &reserved) {
+		return fmt.Errorf("%s overlaps %s: %s", originOf(subnets, reserved.Subnet), reserved.Range.What, fix)
 	}
 	for _, n := range snap.networks {
-		add(subnetPrefixes(n), "subnet %s of network %s", n.Ref())
-		add(joinSubnetPrefixes(n), "join subnet %s of network %s", n.Ref())
+		cn, err := snap.model.Network(n)
+		if err != nil {
+			continue // the leader does not create it: its ranges are free
+		}
+		var own *cluster.ConnectNetworkOverlapError
+		if errors.As(cluster.CheckConnectNetwork(model, cn), &own) {
+			return fmt.Errorf("%s overlaps %s of network %s: %s", originOf(subnets, own.Subnet), own.Range.What, n.Ref(), fix)
+		}
+	}
+	return nil
+}
+
+// clusterRanges are the cluster's own ranges a connect subnet must stay out of, as the
+// plugin knows them (see reservedOverlaps).
+func clusterRanges(snap *snapshot, services []netip.Prefix) []cluster.ReservedRange {
+	var out []cluster.ReservedRange
+	add := func(ps []netip.Prefix, format string, args ...any) {
+		for _, p := range ps {
+			out = append(out, cluster.ReservedRange{Prefix: p, What: fmt.Sprintf(format, append([]any{p}, args...)...)})
+		}
 	}
 	add(cluster.UDNJoinSubnets(), "the default join subnet %s of user-defined networks")
 	add(cluster.DefaultJoinSubnets(), "the default network's join subnet %s")

@@ -1,6 +1,7 @@
-// Package humanview is what the plugin's human views (the tables and descriptions -o
-// leaves for people rather than scripts) have in common: the palette they are drawn
-// in, tables in its style, and kubectl's AGE and per-node READY.
+// Package humanview draws the plugin's human views, the output -o leaves for people
+// rather than scripts: tables fitted to the terminal, kubectl describe's blocks, lines
+// of styled text wrapped to it (trees, titles), and the palette they are drawn in,
+// with kubectl's AGE and per-node READY.
 package humanview
 
 import (
@@ -12,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -52,8 +52,8 @@ func (p Palette) Ratio(ready, total int) lipgloss.Style {
 const tightColumnGap = 2
 
 // Table is a table of the views: headers in the palette's header style.
-func (p Palette) Table(columns ...table.Column) *table.Table {
-	return &table.Table{Columns: columns, Header: p.Header, TightGap: tightColumnGap}
+func (p Palette) Table(columns ...Column) *Table {
+	return &Table{Columns: columns, Header: p.Header, TightGap: tightColumnGap}
 }
 
 // Age is kubectl's AGE: how long before now t was, in its short form (5m, 30h, 12d).

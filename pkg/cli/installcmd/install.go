@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -45,6 +44,8 @@ type InstallOptions struct {
 	Output         *cmdutil.Output
 
 	f *cmdutil.Factory
+	// agent is what the flags and --config ask of the agent, read by Validate.
+	agent manifests.AgentOptions
 }
 
 // NewInstall returns the `install` command.
@@ -78,12 +79,7 @@ Fields that another field manager set (say, kubectl edit) are a conflict, which
   # Then wait for every agent
   kubectl ovnk status --wait`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Output.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	cmd.Flags().StringVar(&o.Image, "image", "", "the agent's image (default "+manifests.DefaultImageRepository+":<plugin version>)")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "have the API server check every object without storing any; prints what would change")
@@ -96,8 +92,17 @@ Fields that another field manager set (say, kubectl edit) are a conflict, which
 	return cmd
 }
 
-// Run checks the options, then applies the CRDs, waits for them, and applies the agent.
-func (o *InstallOptions) Run(ctx context.Context) error {
+// Complete takes the factory; install has no arguments.
+func (o *InstallOptions) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
+}
+
+// Validate checks the flags and reads --config, before anything is contacted.
+func (o *InstallOptions) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
 	if err := checkImage(o.Image); err != nil {
 		return err
 	}
@@ -105,17 +110,21 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	namespace := o.f.Settings.AgentNamespace
-	opts := manifests.AgentOptions{Namespace: namespace, Image: o.Image, UpdateStrategy: appsv1.DaemonSetUpdateStrategyType(o.UpdateStrategy)}
+	o.agent = manifests.AgentOptions{Namespace: namespace, Image: o.Image, UpdateStrategy: appsv1.DaemonSetUpdateStrategyType(o.UpdateStrategy)}
 	if o.ConfigFile != "" {
 		config, err := readAgentConfig(o.ConfigFile, namespace)
 		if err != nil {
 			return err
 		}
-		opts.Config = config
+		o.agent.Config = config
 	}
-	if _, _, err := manifestObjects(opts); err != nil { // bad options, before connecting
-		return err
-	}
+	_, _, err := manifestObjects(o.agent)
+	return err
+}
+
+// Run applies the CRDs, waits for them, and applies the agent.
+func (o *InstallOptions) Run(ctx context.Context) error {
+	opts, namespace := o.agent, o.agent.Namespace
 	conn, err := o.f.Connect()
 	if err != nil {
 		return err
@@ -144,7 +153,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		applied = append(applied, crd)
 	}
 	if !o.DryRun {
-		if err := waitEstablished(ctx, c, crds, o.Timeout, progress.New(o.f)); err != nil {
+		if err := waitEstablished(ctx, c, crds, o.Timeout, o.f.ProgressLine()); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -46,7 +45,7 @@ meant; --keep-crds removes only the agent and leaves the CRDs and their objects.
   # Remove everything, networks included
   kubectl ovnk uninstall --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+		RunE: cmdutil.RunE(f, o),
 	}
 	cmd.Flags().BoolVar(&o.KeepCRDs, "keep-crds", false, "keep the CRDs, and so every network and other k8s.ovn.org object")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "delete the CRDs even though k8s.ovn.org objects exist, deleting them too")
@@ -57,11 +56,17 @@ meant; --keep-crds removes only the agent and leaves the CRDs and their objects.
 // systemNamespaces are never deleted, whatever --agent-namespace says.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, "kube-node-lease"}
 
+// Complete takes the factory; uninstall has no arguments.
+func (o *UninstallOptions) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
+}
+
+// Validate checks the flags before anything is contacted.
+func (o *UninstallOptions) Validate() error { return checkTimeout(o.Timeout) }
+
 // Run deletes the agent's objects, then the CRDs.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	if err := checkTimeout(o.Timeout); err != nil {
-		return err
-	}
 	crds, agent, err := manifestObjects(manifests.AgentOptions{Namespace: o.f.Settings.AgentNamespace})
 	if err != nil {
 		return err
@@ -98,7 +103,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	return waitGone(ctx, c, crds, o.Timeout, progress.New(o.f))
+	return waitGone(ctx, c, crds, o.Timeout, o.f.ProgressLine())
 }
 
 // delete deletes obj and reports it, or that it was not there. A namespace that ovnk

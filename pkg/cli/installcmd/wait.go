@@ -10,13 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ovnk/ovnk/pkg/cli/progress"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 )
 
 // waitCRDs polls the CRDs until done says each is where it should be, showing
 // "<what>: n/total" as progress whenever it changes, and fails at the timeout naming
 // those that are not.
-func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line,
+func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *cmdutil.ProgressLine,
 	what string, done func(crd *unstructured.Unstructured, getErr error) (bool, error)) error {
 	defer p.Finish()
 	deadline := time.NewTimer(timeout)
@@ -55,7 +55,7 @@ func waitCRDs(ctx context.Context, c client.Client, crds []*unstructured.Unstruc
 }
 
 // waitEstablished waits until the API server serves every CRD (condition Established).
-func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line) error {
+func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *cmdutil.ProgressLine) error {
 	return waitCRDs(ctx, c, crds, timeout, p, "Waiting for the CRDs to be established", func(crd *unstructured.Unstructured, err error) (bool, error) {
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -66,7 +66,7 @@ func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.
 
 // waitGone waits until every CRD is deleted, which the API server does after deleting
 // all of its objects.
-func waitGone(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *progress.Line) error {
+func waitGone(ctx context.Context, c client.Client, crds []*unstructured.Unstructured, timeout time.Duration, p *cmdutil.ProgressLine) error {
 	return waitCRDs(ctx, c, crds, timeout, p, "Waiting for the CRDs and their objects to be deleted", func(_ *unstructured.Unstructured, err error) (bool, error) {
 		if apierrors.IsNotFound(err) {
 			return true, nil

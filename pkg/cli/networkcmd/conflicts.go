@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -14,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -22,7 +21,7 @@ import (
 // namespaces it serves exist (or, for a selector, a note when none matches yet), and
 // no network already serving one of them would make the leader refuse it.
 func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client.Object) error {
-	n := usernet.Of(obj)
+	n := netview.Of(obj)
 	nsLabels := map[string]map[string]string{}
 	if n.Cluster() {
 		all, err := s.NamespaceLabels(ctx)
@@ -42,11 +41,9 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 		}
 		nsLabels[ns.Name] = ns.Labels
 	}
-	var served []string
-	for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-		if n.Serves(ns, nsLabels[ns]) {
-			served = append(served, ns)
-		}
+	served, err := n.Namespaces(nsLabels)
+	if err != nil {
+		return fmt.Errorf("--namespace-selector %s: %w", o.namespaceSelector, err)
 	}
 	if len(served) == 0 {
 		// Nothing to conflict with; say so, as the user may have expected matches.
@@ -69,14 +66,14 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 // and transit subnets. The cluster's configured ranges (cluster, service and
 // masquerade subnets) are the agent's configuration, which the plugin does not read:
 // the leader still checks those. nsLabels are the labels of every namespace n serves.
-func conflict(n usernet.Network, nsLabels map[string]map[string]string, existing []usernet.Network) error {
-	var others []usernet.Network
+func conflict(n netview.Network, nsLabels map[string]map[string]string, existing []netview.Network) error {
+	var others []netview.Network
 	for _, e := range existing {
 		if e.Owner() != n.Owner() { // the same object: create reports that it exists
 			others = append(others, e)
 		}
 	}
-	model := usernet.NewModel(append(others, n), nsLabels)
+	model := netview.NewModel(append(others, n), nsLabels)
 	mine, err := model.Network(n)
 	if err != nil {
 		return fmt.Errorf("%w: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)", err)
@@ -111,20 +108,20 @@ func conflict(n usernet.Network, nsLabels map[string]map[string]string, existing
 // seniority orders the valid networks of others as the leader weighs them in a
 // conflict (cluster.CompareSeniority: those the leader gave a network id first, then
 // the older, then by name), and indexes them by network name.
-func seniority(model *usernet.Model, others []usernet.Network) ([]*cluster.Network, map[string]usernet.Network) {
+func seniority(model *netview.Model, others []netview.Network) ([]*cluster.Network, map[string]netview.Network) {
 	type entry struct {
 		net *cluster.Network
-		obj usernet.Network
+		obj netview.Network
 	}
 	var entries []entry
-	byName := map[string]usernet.Network{}
+	byName := map[string]netview.Network{}
 	for _, o := range others {
 		if cn, err := model.Network(o); err == nil {
 			entries = append(entries, entry{cn, o})
 			byName[cn.Name] = o
 		}
 	}
-	holdsID := func(o usernet.Network) bool {
+	holdsID := func(o netview.Network) bool {
 		_, ok := o.Object().GetAnnotations()[cluster.AnnotationNetworkID]
 		return ok
 	}

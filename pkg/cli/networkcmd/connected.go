@@ -5,13 +5,13 @@ import (
 	"strings"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // connectsByNetwork maps each network's OVN name to the ClusterNetworkConnects that
-// select it, sorted by name, as the leader selects (usernet.Model). Each connect's
+// select it, sorted by name, as the leader selects (netview.Model). Each connect's
 // selectors are read once, however many networks are shown.
-func connectsByNetwork(model *usernet.Model, cncs []ovnkv1.ClusterNetworkConnect) map[string][]ovnkv1.ClusterNetworkConnect {
+func connectsByNetwork(model *netview.Model, cncs []ovnkv1.ClusterNetworkConnect) map[string][]ovnkv1.ClusterNetworkConnect {
 	sorted := slices.Clone(cncs)
 	slices.SortFunc(sorted, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
 	out := map[string][]ovnkv1.ClusterNetworkConnect{}

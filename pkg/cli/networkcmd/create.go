@@ -18,8 +18,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	netvalidation "github.com/ovnk/ovnk/pkg/api/v1/validation"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -50,6 +49,11 @@ type createOptions struct {
 	routing           string
 	ipam              string
 	dryRun            string
+
+	// args should be the new network's name.
+	args []string
+	// obj is the network to create, built by Validate.
+	obj client.Object
 }
 
 func newCreateCmd(f *cmdutil.Factory) *cobra.Command {
@@ -87,15 +91,7 @@ IPv6, for a dual-stack network.`,
   # A cluster network without overlay for namespaces labelled tenant=acme
   kubectl ovnk network create acme --cluster --namespace-selector tenant=acme --subnet 10.30.0.0/16 \
       --transport no-overlay --outbound-snat disabled --routing unmanaged`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	o.cmd = cmd
 	fl := cmd.Flags()
@@ -125,7 +121,18 @@ IPv6, for a dual-stack network.`,
 	return cmd
 }
 
-func (o *createOptions) run(ctx context.Context, name string) error {
+// Complete takes the factory and the new network's name.
+func (o *createOptions) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks the name and the flags, and builds the network from them, sending
+// nothing.
+func (o *createOptions) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", o.cmd.CommandPath(), len(o.args))
+	}
 	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
 		// A dry run is for seeing the object: print it as YAML unless -o says otherwise.
 		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
@@ -135,10 +142,15 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if err := o.output.Validate(); err != nil {
 		return err
 	}
-	obj, err := o.build(name)
-	if err != nil {
-		return err
-	}
+	var err error
+	o.obj, err = o.build(o.args[0])
+	return err
+}
+
+// Run creates the network, after checking it against the cluster (or prints it, for
+// a client dry run).
+func (o *createOptions) Run(ctx context.Context) error {
+	obj := o.obj
 	if o.dryRun == dryRunClient {
 		return o.output.PrintObject(obj, o.f.Out)
 	}
@@ -146,7 +158,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	if err := o.checkCluster(ctx, s, obj); err != nil {
 		return err
@@ -155,7 +167,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	if o.dryRun == dryRunServer {
 		opts = append(opts, client.DryRunAll)
 	}
-	n := usernet.Of(obj)
+	n := netview.Of(obj)
 	if err := s.Client.Create(ctx, obj, opts...); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s %q already exists%s: pick another NAME, or delete it first", n.ResourceType(), n.Name(), inNamespace(n))
@@ -169,7 +181,7 @@ func (o *createOptions) run(ctx context.Context, name string) error {
 	return err
 }
 
-func inNamespace(n usernet.Network) string {
+func inNamespace(n netview.Network) string {
 	if n.Cluster() {
 		return ""
 	}

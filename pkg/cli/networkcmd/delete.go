@@ -14,8 +14,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -24,13 +23,12 @@ const maxNamedPods = 3
 
 // deleteOptions are the flags and dependencies of `network delete`.
 type deleteOptions struct {
-	f       *cmdutil.Factory
-	cluster bool
-	force   bool
+	networkArg
+	force bool
 }
 
 func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &deleteOptions{f: f}
+	o := &deleteOptions{}
 	cmd := &cobra.Command{
 		Use:   "delete NAME | NAMESPACE/NAME",
 		Short: "Delete a network that no pod uses (--force: even if pods use it)",
@@ -48,21 +46,19 @@ UserDefinedNetwork, NAME (with --cluster if ambiguous) for a ClusterUserDefinedN
 
   # Delete a cluster network even though pods still use it
   kubectl ovnk network delete shared --cluster --force`,
-		Args:              exactlyOneNetwork,
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
-	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+	o.bind(cmd)
 	cmd.Flags().BoolVar(&o.force, "force", false, "delete the network even while pods use it")
 	return cmd
 }
 
-func (o *deleteOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+// Run deletes the network, unless pods use it and --force is not given.
+func (o *deleteOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
-	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
+	s, n, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -110,18 +106,20 @@ func podList(pods []string) string {
 // Primary network every pod of the namespaces it serves, for a Secondary network the
 // pods with an interface on it in k8s.ovn.org/pod-networks. Finished and host-network
 // pods have no interface on any pod network and do not count.
-func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, error) {
-	served := map[string]bool{}
+func (s *session) podsUsing(ctx context.Context, n netview.Network) ([]string, error) {
+	nsLabels := map[string]map[string]string{}
 	if n.Cluster() {
-		nsLabels, err := s.NamespaceLabels(ctx)
+		all, err := s.NamespaceLabels(ctx)
 		if err != nil {
 			return nil, err
 		}
-		for ns, l := range nsLabels {
-			served[ns] = n.Serves(ns, l)
-		}
-	} else {
-		served[n.Namespace()] = true
+		nsLabels = all
+	}
+	served := map[string]bool{}
+	// A selector that does not parse serves no namespace.
+	names, _ := n.Namespaces(nsLabels)
+	for _, ns := range names {
+		served[ns] = true
 	}
 	uses, err := s.usage(ctx, n, served)
 	if err != nil {
@@ -151,7 +149,7 @@ func (s *session) podsUsing(ctx context.Context, n usernet.Network) ([]string, e
 }
 
 // usage returns the test of whether a pod uses n, given the namespaces n serves.
-func (s *session) usage(ctx context.Context, n usernet.Network, served map[string]bool) (func(*corev1.Pod) bool, error) {
+func (s *session) usage(ctx context.Context, n netview.Network, served map[string]bool) (func(*corev1.Pod) bool, error) {
 	if n.Role() == ovnkv1.NetworkRolePrimary {
 		return func(p *corev1.Pod) bool { return served[p.Namespace] }, nil
 	}

@@ -14,23 +14,19 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/describe"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // describeOptions are the flags and dependencies of `network describe`.
 type describeOptions struct {
-	f       *cmdutil.Factory
-	cluster bool
-	now     func() time.Time
+	networkArg
+	now func() time.Time
 }
 
 func newDescribeCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
-	o := &describeOptions{f: f, now: now}
+	o := &describeOptions{now: now}
 	cmd := &cobra.Command{
 		Use:   "describe NAME | NAMESPACE/NAME",
 		Short: "Show a network: its spec, conditions, readiness on every node, connections and recent events",
@@ -47,28 +43,18 @@ have is refused with the candidates; --cluster picks the ClusterUserDefinedNetwo
 
   # A cluster network, also when a namespaced network has the same name
   kubectl ovnk network describe shared --cluster`,
-		Args:              exactlyOneNetwork,
 		ValidArgsFunction: f.CompleteNames(completeNetworks(f)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0])
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
-	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+	o.bind(cmd)
 	return cmd
 }
 
-// exactlyOneNetwork is the Args check of describe and delete.
-func exactlyOneNetwork(cmd *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", cmd.CommandPath(), len(args))
-	}
-	return nil
-}
-
-func (o *describeOptions) run(ctx context.Context, arg string) error {
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+// Run reads the network and what shows its state, and describes it.
+func (o *describeOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
-	s, n, err := openNetwork(ctx, o.f, arg, o.cluster)
+	s, n, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -80,28 +66,28 @@ func (o *describeOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	events, err := describe.RecentEvents(ctx, s.Clientset, n.Namespace(), n.Object().GetUID())
+	events, err := humanview.RecentEvents(ctx, s.Clientset, n.Namespace(), n.Object().GetUID())
 	if err != nil {
 		return s.Failed(err, "list events about "+n.Ref())
 	}
-	d := describer{describe.New(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
 	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
 	// The model of n alone selects as one of every network: selection looks at each
 	// network on its own.
-	d.connections(connectsByNetwork(usernet.NewModel([]usernet.Network{n}, nsLabels), cncs)[n.OVNName()])
+	d.connections(connectsByNetwork(netview.NewModel([]netview.Network{n}, nsLabels), cncs)[n.OVNName()])
 	d.Events(events)
 	return d.Flush(o.f.Out)
 }
 
 // describer writes the sections of a network's description.
 type describer struct {
-	*describe.Writer
+	*humanview.Description
 }
 
-func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]string) {
-	lines := []describe.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
+func (d *describer) network(n netview.Network, nsLabels map[string]map[string]string) {
+	lines := []humanview.Field{{Key: "Name", Values: d.Plain(n.Name())}, {Key: "Kind", Values: d.Plain(n.Kind())}}
 	if n.Cluster() {
 		sel := &n.CUDN.Spec.NamespaceSelector
 		selText, err := metav1.LabelSelectorAsSelector(sel)
@@ -112,46 +98,42 @@ func (d *describer) network(n usernet.Network, nsLabels map[string]map[string]st
 				shown = "<every namespace>"
 			}
 		}
-		var served []string
-		for _, ns := range slices.Sorted(maps.Keys(nsLabels)) {
-			if n.Serves(ns, nsLabels[ns]) {
-				served = append(served, ns)
-			}
-		}
-		lines = append(lines, describe.Field{Key: "Selector", Values: d.Plain(shown)}, describe.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
+		// A selector that does not parse serves none; the Selector line says why.
+		served, _ := n.Namespaces(nsLabels)
+		lines = append(lines, humanview.Field{Key: "Selector", Values: d.Plain(shown)}, humanview.Field{Key: "Namespaces", Values: d.Plain(orNone(strings.Join(served, ", ")))})
 	} else {
-		lines = append(lines, describe.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})
+		lines = append(lines, humanview.Field{Key: "Namespace", Values: d.Plain(n.Namespace())})
 	}
 	if l := n.Object().GetLabels(); len(l) > 0 {
 		var kv []string
 		for _, k := range slices.Sorted(maps.Keys(l)) {
 			kv = append(kv, k+"="+l[k])
 		}
-		lines = append(lines, describe.Field{Key: "Labels", Values: d.Plain(kv...)})
+		lines = append(lines, humanview.Field{Key: "Labels", Values: d.Plain(kv...)})
 	}
 	lines = append(lines,
-		describe.Field{Key: "OVN network", Values: d.Plain(n.OVNName())},
-		describe.Field{Key: "Age", Values: d.Plain(d.Age(n.Object().GetCreationTimestamp()))},
-		describe.Field{Key: "Topology", Values: d.Plain(string(n.Spec().Topology))},
-		describe.Field{Key: "Role", Values: d.Plain(string(n.Role()))},
-		describe.Field{Key: "Subnets", Values: d.Plain(subnetLines(n.Spec())...)},
+		humanview.Field{Key: "OVN network", Values: d.Plain(n.OVNName())},
+		humanview.Field{Key: "Age", Values: d.Plain(d.Age(n.Object().GetCreationTimestamp()))},
+		humanview.Field{Key: "Topology", Values: d.Plain(string(n.Spec().Topology))},
+		humanview.Field{Key: "Role", Values: d.Plain(string(n.Role()))},
+		humanview.Field{Key: "Subnets", Values: d.Plain(subnetLines(n.Spec())...)},
 	)
 	if n.Role() == ovnkv1.NetworkRolePrimary {
-		lines = append(lines, describe.Field{Key: "Join subnets", Values: d.Plain(orDefault(strings.Join(n.JoinSubnets(), ", ")))})
+		lines = append(lines, humanview.Field{Key: "Join subnets", Values: d.Plain(orDefault(strings.Join(n.JoinSubnets(), ", ")))})
 	}
 	mtu := "default (" + strconv.Itoa(cluster.DefaultMTU) + ")"
 	if m := n.MTU(); m != 0 {
 		mtu = strconv.Itoa(int(m))
 	}
-	lines = append(lines, describe.Field{Key: "MTU", Values: d.Plain(mtu)})
+	lines = append(lines, humanview.Field{Key: "MTU", Values: d.Plain(mtu)})
 	if l2 := n.Spec().Layer2; l2 != nil {
-		lines = append(lines, describe.Field{Key: "IPAM", Values: d.Plain(ipamText(l2.IPAM))})
+		lines = append(lines, humanview.Field{Key: "IPAM", Values: d.Plain(ipamText(l2.IPAM))})
 	}
 	transport := string(n.Transport())
 	if no := n.Spec().NoOverlay; no != nil {
 		transport += fmt.Sprintf(" (outbound SNAT %s, routing %s)", no.OutboundSNAT, no.Routing)
 	}
-	lines = append(lines, describe.Field{Key: "Transport", Values: d.Plain(transport)})
+	lines = append(lines, humanview.Field{Key: "Transport", Values: d.Plain(transport)})
 	d.Fields(lines)
 }
 
@@ -210,20 +192,20 @@ func orDefault(s string) string {
 }
 
 func (d *describer) connections(cncs []ovnkv1.ClusterNetworkConnect) {
-	t := d.Palette.Table(table.Column{Header: "NAME", MinWidth: 10}, table.Column{Header: "CONNECTIVITY", Stack: true}, table.Column{Header: "STATUS"})
+	t := d.Palette.Table(humanview.Column{Header: "NAME", MinWidth: 10}, humanview.Column{Header: "CONNECTIVITY", Stack: true}, humanview.Column{Header: "STATUS"})
 	for _, c := range cncs {
 		var kinds []string
 		for _, k := range c.Spec.Connectivity {
 			kinds = append(kinds, string(k))
 		}
-		status := table.Text(orNone(string(c.Status.Status)))
+		status := humanview.Text(orNone(string(c.Status.Status)))
 		switch c.Status.Status {
 		case ovnkv1.ConnectStatusSuccess:
 			status.Style = &d.Palette.Good
 		case ovnkv1.ConnectStatusFailure:
 			status.Style = &d.Palette.Bad
 		}
-		t.Add(table.Text(c.Name), table.Cell{Values: kinds}, status)
+		t.Add(humanview.Text(c.Name), humanview.Cell{Values: kinds}, status)
 	}
 	d.Section("Connected to", "", t)
 }

@@ -17,7 +17,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -116,7 +116,7 @@ func TestLifecycle(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.T = t
-			var n usernet.Network
+			var n netview.Network
 			switch w := tc.want.(type) {
 			case *ovnkv1.UserDefinedNetwork:
 				n.UDN = w
@@ -133,7 +133,7 @@ func TestLifecycle(t *testing.T) {
 			if !h.exists(got) {
 				t.Fatalf("%s was not created", n.Ref())
 			}
-			if !equality.Semantic.DeepEqual(usernet.Of(got).Spec(), n.Spec()) || !equality.Semantic.DeepEqual(selectorOf(got), selectorOf(tc.want)) {
+			if !equality.Semantic.DeepEqual(netview.Of(got).Spec(), n.Spec()) || !equality.Semantic.DeepEqual(selectorOf(got), selectorOf(tc.want)) {
 				gotYAML, _ := yaml.Marshal(got)
 				wantYAML, _ := yaml.Marshal(tc.want)
 				t.Fatalf("the API server holds:\n%s\nwant:\n%s", gotYAML, wantYAML)

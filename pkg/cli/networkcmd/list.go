@@ -3,6 +3,7 @@ package networkcmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,10 +12,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/kubelist"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/table"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // listOptions are the flags and dependencies of `network list`.
@@ -50,18 +48,23 @@ TRANSPORT, then AGE, are left out (-o json has everything).`,
   kubectl ovnk network list -o name
   kubectl ovnk network list -o jsonpath='{.items[*].metadata.name}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	o.output = cmdutil.AddOutputFlag(cmd)
 	return cmd
 }
 
-func (o *listOptions) run(ctx context.Context) error {
+// Complete takes the factory; list has no arguments.
+func (o *listOptions) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
+}
+
+// Validate checks -o before anything is contacted.
+func (o *listOptions) Validate() error { return o.output.Validate() }
+
+// Run lists the networks, of every namespace or of -n's.
+func (o *listOptions) Run(ctx context.Context) error {
 	ns, explicit, err := o.f.Namespace()
 	if err != nil {
 		return err
@@ -73,7 +76,7 @@ func (o *listOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, netsession.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	nets, err := s.networks(ctx, ns)
 	if err != nil {
@@ -109,19 +112,19 @@ func (o *listOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
-	connects := connectsByNetwork(usernet.NewModel(nets, nsLabels), cncs)
+	connects := connectsByNetwork(netview.NewModel(nets, nsLabels), cncs)
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
-		table.Column{Header: "NAME", MinWidth: 12},
-		table.Column{Header: "SCOPE", MinWidth: 9},
-		table.Column{Header: "TOPOLOGY"},
-		table.Column{Header: "ROLE"},
+		humanview.Column{Header: "NAME", MinWidth: 12},
+		humanview.Column{Header: "SCOPE", MinWidth: 9},
+		humanview.Column{Header: "TOPOLOGY"},
+		humanview.Column{Header: "ROLE"},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		table.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: table.Wrap(":")},
-		table.Column{Header: "TRANSPORT", Optional: 1},
-		table.Column{Header: "READY"},
-		table.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
-		table.Column{Header: "AGE", Optional: 2},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: humanview.Wrap(":")},
+		humanview.Column{Header: "TRANSPORT", Optional: 1},
+		humanview.Column{Header: "READY"},
+		humanview.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
+		humanview.Column{Header: "AGE", Optional: 2},
 	)
 	for _, n := range nets {
 		scope := n.Namespace()
@@ -131,15 +134,15 @@ func (o *listOptions) run(ctx context.Context) error {
 		rs := humanview.Readiness(reports, n.OVNName(), "network")
 		ready := humanview.CountReady(rs)
 		t.Add(
-			table.Text(n.Name()),
-			table.Text(scope),
-			table.Text(string(n.Spec().Topology)),
-			table.Text(string(n.Role())),
-			table.List(n.Subnets(), p.Faint),
-			table.Text(string(n.Transport())),
-			table.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			table.List(names(connects[n.OVNName()]), p.Faint),
-			table.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
+			humanview.Text(n.Name()),
+			humanview.Text(scope),
+			humanview.Text(string(n.Spec().Topology)),
+			humanview.Text(string(n.Role())),
+			humanview.List(n.Subnets(), p.Faint),
+			humanview.Text(string(n.Transport())),
+			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			humanview.List(names(connects[n.OVNName()]), p.Faint),
+			humanview.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
 		)
 	}
 	return t.Render(o.f.Out, o.f.Width())
@@ -147,10 +150,10 @@ func (o *listOptions) run(ctx context.Context) error {
 
 // servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the
 // ClusterUserDefinedNetworks that select it.
-func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]string) []usernet.Network {
-	var out []usernet.Network
+func servingNamespace(nets []netview.Network, ns string, nsLabels map[string]string) []netview.Network {
+	var out []netview.Network
 	for _, n := range nets {
-		if n.Serves(ns, nsLabels) {
+		if served, err := n.Namespaces(map[string]map[string]string{ns: nsLabels}); err == nil && slices.Contains(served, ns) {
 			out = append(out, n)
 		}
 	}
@@ -158,14 +161,10 @@ func servingNamespace(nets []usernet.Network, ns string, nsLabels map[string]str
 }
 
 // printObjects prints the networks as a kubectl List.
-func (o *listOptions) printObjects(nets []usernet.Network) error {
+func (o *listOptions) printObjects(nets []netview.Network) error {
 	objs := make([]client.Object, len(nets))
 	for i, n := range nets {
 		objs[i] = n.Object()
 	}
-	list, err := kubelist.Of(objs...)
-	if err != nil {
-		return err
-	}
-	return o.output.PrintObject(list, o.f.Out)
+	return o.output.PrintList(objs, o.f.Out)
 }

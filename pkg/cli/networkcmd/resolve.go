@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
 // target is how describe and delete were asked for a network.
@@ -47,20 +47,49 @@ func targetOf(f *cmdutil.Factory, arg string, cluster bool) (target, error) {
 	return t, nil
 }
 
-// openNetwork connects and finds the one network arg names, as describe and delete take
-// it (cluster is their --cluster).
-func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bool) (*session, usernet.Network, error) {
-	t, err := targetOf(f, arg, cluster)
-	if err != nil {
-		return nil, usernet.Network{}, err
+// networkArg is the one network describe and delete take, and their --cluster: the
+// options, Complete and Validate, that the two have in common.
+type networkArg struct {
+	f       *cmdutil.Factory
+	cmd     *cobra.Command
+	cluster bool
+	// args should name one network.
+	args []string
+}
+
+// bind registers --cluster on cmd, whose path the errors name.
+func (o *networkArg) bind(cmd *cobra.Command) {
+	o.cmd = cmd
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NAME is a ClusterUserDefinedNetwork")
+}
+
+// Complete takes the factory and the network.
+func (o *networkArg) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks that one network is named.
+func (o *networkArg) Validate() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("%s takes one network, NAME or NAMESPACE/NAME (got %d arguments); `kubectl ovnk network list` shows them", o.cmd.CommandPath(), len(o.args))
 	}
-	s, err := connect(f)
+	return nil
+}
+
+// open connects to the cluster and finds the network, within ctx.
+func (o *networkArg) open(ctx context.Context) (*session, netview.Network, error) {
+	t, err := targetOf(o.f, o.args[0], o.cluster)
 	if err != nil {
-		return nil, usernet.Network{}, err
+		return nil, netview.Network{}, err
+	}
+	s, err := connect(o.f)
+	if err != nil {
+		return nil, netview.Network{}, err
 	}
 	n, err := s.resolve(ctx, t)
 	if err != nil {
-		return nil, usernet.Network{}, err
+		return nil, netview.Network{}, err
 	}
 	return s, n, nil
 }
@@ -71,7 +100,7 @@ func openNetwork(ctx context.Context, f *cmdutil.Factory, arg string, cluster bo
 // ClusterUserDefinedNetwork or the UserDefinedNetwork (of any namespace) of that name,
 // and must be exactly one of them: when several exist the error lists them and how to
 // name each.
-func (s *session) resolve(ctx context.Context, t target) (usernet.Network, error) {
+func (s *session) resolve(ctx context.Context, t target) (netview.Network, error) {
 	if ns, name, ok := strings.Cut(t.arg, "/"); ok {
 		return s.udn(ctx, ns, name)
 	}
@@ -86,29 +115,29 @@ func (s *session) resolve(ctx context.Context, t target) (usernet.Network, error
 		if n, cerr := s.cudn(ctx, t.arg); cerr == nil {
 			return n, nil
 		}
-		return usernet.Network{}, s.unknown(ctx, t)
+		return netview.Network{}, s.unknown(ctx, t)
 	}
-	var candidates []usernet.Network
+	var candidates []netview.Network
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
 	switch err := s.Client.Get(ctx, client.ObjectKey{Name: t.arg}, cudn); {
 	case err == nil:
-		candidates = append(candidates, usernet.Network{CUDN: cudn})
-	case !apierrors.IsNotFound(err) || netsession.IsResourceMissing(err):
-		return usernet.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+t.arg)
+		candidates = append(candidates, netview.Network{CUDN: cudn})
+	case !apierrors.IsNotFound(err) || netview.IsResourceMissing(err):
+		return netview.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+t.arg)
 	}
 	var udns ovnkv1.UserDefinedNetworkList
 	err := s.Client.List(ctx, &udns, client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", t.arg)})
 	if err != nil {
-		return usernet.Network{}, s.Failed(err, "list UserDefinedNetworks named "+t.arg)
+		return netview.Network{}, s.Failed(err, "list UserDefinedNetworks named "+t.arg)
 	}
 	for i := range udns.Items {
-		candidates = append(candidates, usernet.Network{UDN: &udns.Items[i]})
+		candidates = append(candidates, netview.Network{UDN: &udns.Items[i]})
 	}
 	switch len(candidates) {
 	case 1:
 		return candidates[0], nil
 	case 0:
-		return usernet.Network{}, s.unknown(ctx, t)
+		return netview.Network{}, s.unknown(ctx, t)
 	}
 	sortNetworks(candidates)
 	var ways []string
@@ -119,34 +148,34 @@ func (s *session) resolve(ctx context.Context, t target) (usernet.Network, error
 			ways = append(ways, fmt.Sprintf("UserDefinedNetwork %s (name it as %s)", c.Ref(), c.Ref()))
 		}
 	}
-	return usernet.Network{}, fmt.Errorf("network %q is ambiguous: it names %s", t.arg, strings.Join(ways, " and "))
+	return netview.Network{}, fmt.Errorf("network %q is ambiguous: it names %s", t.arg, strings.Join(ways, " and "))
 }
 
-func (s *session) cudn(ctx context.Context, name string) (usernet.Network, error) {
+func (s *session) cudn(ctx context.Context, name string) (netview.Network, error) {
 	cudn := &ovnkv1.ClusterUserDefinedNetwork{}
 	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, cudn)
-	if apierrors.IsNotFound(err) && !netsession.IsResourceMissing(err) {
-		return usernet.Network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
+	if apierrors.IsNotFound(err) && !netview.IsResourceMissing(err) {
+		return netview.Network{}, fmt.Errorf("no ClusterUserDefinedNetwork %q: `kubectl ovnk network list` shows the networks", name)
 	}
 	if err != nil {
-		return usernet.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+name)
+		return netview.Network{}, s.Failed(err, "get ClusterUserDefinedNetwork "+name)
 	}
-	return usernet.Network{CUDN: cudn}, nil
+	return netview.Network{CUDN: cudn}, nil
 }
 
-func (s *session) udn(ctx context.Context, ns, name string) (usernet.Network, error) {
+func (s *session) udn(ctx context.Context, ns, name string) (netview.Network, error) {
 	udn := &ovnkv1.UserDefinedNetwork{}
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, udn)
-	if apierrors.IsNotFound(err) && !netsession.IsResourceMissing(err) {
+	if apierrors.IsNotFound(err) && !netview.IsResourceMissing(err) {
 		if _, nsErr := s.namespace(ctx, ns); nsErr != nil {
-			return usernet.Network{}, nsErr
+			return netview.Network{}, nsErr
 		}
-		return usernet.Network{}, fmt.Errorf("no UserDefinedNetwork %q in namespace %s: `kubectl ovnk network list -n %s` shows its networks", name, ns, ns)
+		return netview.Network{}, fmt.Errorf("no UserDefinedNetwork %q in namespace %s: `kubectl ovnk network list -n %s` shows its networks", name, ns, ns)
 	}
 	if err != nil {
-		return usernet.Network{}, s.Failed(err, "get UserDefinedNetwork "+ns+"/"+name)
+		return netview.Network{}, s.Failed(err, "get UserDefinedNetwork "+ns+"/"+name)
 	}
-	return usernet.Network{UDN: udn}, nil
+	return netview.Network{UDN: udn}, nil
 }
 
 // unknown is the error for a bare name that names nothing.

@@ -12,18 +12,17 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/netsession"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // session is one command's connection to the API server.
 type session struct {
-	*netsession.Session
+	*netview.Session
 }
 
 func connect(f *cmdutil.Factory) (*session, error) {
-	s, err := netsession.Open(f, "networks")
+	s, err := netview.Open(f, "networks")
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +31,7 @@ func connect(f *cmdutil.Factory) (*session, error) {
 
 // networks lists the ClusterUserDefinedNetworks and the UserDefinedNetworks of ns, or
 // of every namespace when ns is "", sorted as sortNetworks does.
-func (s *session) networks(ctx context.Context, ns string) ([]usernet.Network, error) {
+func (s *session) networks(ctx context.Context, ns string) ([]netview.Network, error) {
 	nets, err := s.Networks(ctx, ns)
 	if err != nil {
 		return nil, err
@@ -42,8 +41,8 @@ func (s *session) networks(ctx context.Context, ns string) ([]usernet.Network, e
 }
 
 // sortNetworks orders cluster networks first, then namespaced ones by namespace/name.
-func sortNetworks(nets []usernet.Network) {
-	slices.SortFunc(nets, func(a, b usernet.Network) int {
+func sortNetworks(nets []netview.Network) {
+	slices.SortFunc(nets, func(a, b netview.Network) int {
 		if a.Cluster() != b.Cluster() {
 			if a.Cluster() {
 				return -1

@@ -15,18 +15,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/table"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
 
-// options are the command's flags.
+// options are the command's flags and argument.
 type options struct {
 	node, nb      string
 	policies, nat bool
 	out           *cmdutil.Output
+
+	f *cmdutil.Factory
+	// arg names the network or router.
+	arg string
 }
 
 // New returns the `routes` command.
@@ -56,13 +60,8 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
   # The namespace network red of ns1, for scripts
   kubectl ovnk routes red -n ns1 --node worker1 -o json`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: zoneview.CompleteNetwork(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.Validate(); err != nil {
-				return err
-			}
-			return o.run(cmd.Context(), f, args[0])
-		},
+		ValidArgsFunction: livezone.CompleteNetwork(f),
+		RunE:              cmdutil.RunE(f, o),
 	}
 	o.out = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
@@ -74,18 +73,29 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 	return cmd
 }
 
-func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error {
-	z, err := zoneview.Read(ctx, f, o.nb, o.node)
+// Complete takes the factory and the network or router.
+func (o *options) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.arg = f, args[0]
+	return nil
+}
+
+// Validate checks -o before anything is contacted.
+func (o *options) Validate() error { return o.out.Validate() }
+
+// Run reads the zone and shows the routers' tables.
+func (o *options) Run(ctx context.Context) error {
+	f := o.f
+	z, err := livezone.Read(ctx, f, o.nb, o.node)
 	if err != nil {
 		return err
 	}
-	n, routers, err := routersOf(z, f, arg)
+	n, routers, err := routersOf(z, f, o.arg)
 	if err != nil {
 		return err
 	}
 	v := View{Node: z.Node, Network: n, Routers: []Router{}}
 	for _, lr := range routers {
-		r := Router{Name: lr.Name, Role: zoneview.RouterRole(n, lr.Name), Routes: routes(z, lr)}
+		r := Router{Name: lr.Name, Role: livezone.RouterRole(n, lr.Name), Routes: routes(z, lr)}
 		if o.policies {
 			r.Policies = policies(z, lr)
 		}
@@ -102,10 +112,10 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, arg string) error
 
 // routersOf resolves the argument: the zone's router of that name, else a network and
 // all its routers.
-func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Network, []*nbdb.LogicalRouter, error) {
+func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Network, []*nbdb.LogicalRouter, error) {
 	if lr := z.Router(arg); lr != nil {
 		name := lr.ExternalIDs[rows.NetworkKey]
-		n := zoneview.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
+		n := livezone.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
 		if name != "" {
 			n.Name = cluster.UserNetworkName(name)
 		}
@@ -113,11 +123,11 @@ func routersOf(z *zoneview.Zone, f *cmdutil.Factory, arg string) (zoneview.Netwo
 	}
 	ns, explicit, err := f.Namespace()
 	if err != nil {
-		return zoneview.Network{}, nil, err
+		return livezone.Network{}, nil, err
 	}
-	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
+	n, err := z.Network(arg, livezone.Namespace{Name: ns, Explicit: explicit})
 	if err != nil {
-		return zoneview.Network{}, nil, err
+		return livezone.Network{}, nil, err
 	}
 	return n, z.Routers(n), nil
 }
@@ -146,7 +156,7 @@ type tableWriter struct {
 	err   error
 }
 
-func (o *options) write(f *cmdutil.Factory, v View, z *zoneview.Zone) error {
+func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
 	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width()}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
@@ -160,9 +170,9 @@ func (o *options) write(f *cmdutil.Factory, v View, z *zoneview.Zone) error {
 		t.println("\nThe network has no routers in this zone.")
 	}
 	for _, r := range v.Routers {
-		head := zoneview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
+		head := humanview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
 		if r.Role != "" {
-			head = append(head, zoneview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
+			head = append(head, humanview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
 		}
 		t.println("\n" + head.Render(t.width))
 		t.routes(r.Routes)
@@ -184,7 +194,7 @@ func (t *tableWriter) println(s string) {
 
 // paragraph prints text wrapped to the width.
 func (t *tableWriter) paragraph(style lipgloss.Style, text string) {
-	t.println(zoneview.Line{{Style: style, Text: text}}.Render(t.width))
+	t.println(humanview.Line{{Style: style, Text: text}}.Render(t.width))
 }
 
 // table prints a table of rows under header, leaving out the columns that are empty
@@ -193,18 +203,18 @@ func (t *tableWriter) table(header []string, rows [][]string) {
 	if t.err != nil {
 		return
 	}
-	tb := &table.Table{Header: t.st.heading}
+	tb := &humanview.Table{Header: t.st.heading}
 	var shown []int
 	for i, h := range header {
 		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
 			shown = append(shown, i)
-			tb.Columns = append(tb.Columns, table.Column{Header: h, MinWidth: minColumnWidth, Fold: table.Fill("_")})
+			tb.Columns = append(tb.Columns, humanview.Column{Header: h, MinWidth: minColumnWidth, Fold: humanview.Fill("_")})
 		}
 	}
 	for _, r := range rows {
-		cells := make([]table.Cell, len(shown))
+		cells := make([]humanview.Cell, len(shown))
 		for j, i := range shown {
-			cells[j] = table.Text(r[i])
+			cells[j] = humanview.Text(r[i])
 		}
 		tb.Add(cells...)
 	}
@@ -278,7 +288,7 @@ func (t *tableWriter) policies(policies []Policy) {
 
 // nat prints the NAT rules with lr-nat-list's columns in its order, which from OVN
 // 25.03 has MATCH after GATEWAY_PORT.
-func (t *tableWriter) nat(nats []zoneview.NAT) {
+func (t *tableWriter) nat(nats []livezone.NAT) {
 	t.println("")
 	if len(nats) == 0 {
 		t.println("No NAT rules.")

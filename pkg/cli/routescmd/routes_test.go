@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/livezonetest"
 	"github.com/ovnk/ovnk/pkg/cli/routescmd"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 // routesJSON runs `routes args… -o json` and decodes the view.
 func routesJSON(t *testing.T, k *testenv.Kube, args ...string) routescmd.View {
 	t.Helper()
-	return zoneviewtest.JSON[routescmd.View](t, k, append([]string{"routes"}, args...)...)
+	return livezonetest.JSON[routescmd.View](t, k, append([]string{"routes"}, args...)...)
 }
 
 // nbctlLines runs the real ovn-nbctl against the NB and returns its lines with
@@ -41,7 +41,7 @@ func nbctlLines(t *testing.T, nb *testenv.NB, args ...string) []string {
 	}
 	var rows []string
 	for _, l := range strings.Split(out, "\n") {
-		l = zoneviewtest.Normalize(l)
+		l = livezonetest.Normalize(l)
 		switch {
 		case l == "", strings.HasSuffix(l, " Routes"), strings.HasPrefix(l, "Route Table "), l == "Routing Policies", strings.HasPrefix(l, "TYPE GATEWAY_PORT"):
 			continue
@@ -59,7 +59,7 @@ func words(values ...string) string {
 			out = append(out, v)
 		}
 	}
-	return zoneviewtest.Normalize(strings.Join(out, " "))
+	return livezonetest.Normalize(strings.Join(out, " "))
 }
 
 // nbctlNATRow is a NAT rule of -o json as ovn-nbctl lr-nat-list prints it, runs of
@@ -68,7 +68,7 @@ func words(values ...string) string {
 // logical port and external MAC only of a rule that has both. That printer is tested
 // byte for byte against ovn-nbctl, so this compares the rules' values and order
 // without a second copy of the widths. Our table shows values whole.
-func nbctlNATRow(n zoneview.NAT) string {
+func nbctlNATRow(n livezone.NAT) string {
 	nat := &nbdb.NAT{Type: n.Type, ExternalIP: n.ExternalIP, ExternalPortRange: n.ExternalPortRange, LogicalIP: n.LogicalIP, Match: n.Match}
 	if n.ExternalMAC != "" {
 		nat.ExternalMAC = &n.ExternalMAC
@@ -76,7 +76,7 @@ func nbctlNATRow(n zoneview.NAT) string {
 	if n.LogicalPort != "" {
 		nat.LogicalPort = &n.LogicalPort
 	}
-	return zoneviewtest.Normalize(nbctl.ListedNAT{NAT: nat, GatewayPort: n.GatewayPort}.Line())
+	return livezonetest.Normalize(nbctl.ListedNAT{NAT: nat, GatewayPort: n.GatewayPort}.Line())
 }
 
 // tableRows are the route and policy rows our table prints for each router, with runs
@@ -86,7 +86,7 @@ func tableRows(out string) map[string][]string {
 	rows := map[string][]string{}
 	router, inNAT := "", false
 	for _, l := range strings.Split(out, "\n") {
-		l = zoneviewtest.Normalize(l)
+		l = livezonetest.Normalize(l)
 		switch {
 		case strings.HasPrefix(l, "Router "):
 			router, _, _ = strings.Cut(strings.TrimPrefix(l, "Router "), " ")
@@ -166,8 +166,8 @@ func addRoute(columns ...string) []string {
 // policies as the table prints them. nbctlEdits adds the rows ovn-nbctl lists its own
 // way.
 func TestRoutesMatchOVNNBCtl(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, args := range nbctlEdits {
@@ -179,7 +179,7 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 	for _, network := range []string{"default", "blue"} {
 		args := []string{network, "--node", "node1", "--nb", nb.Endpoint, "--policies", "--nat"}
 		v := routesJSON(t, k, args...)
-		out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, append([]string{"routes"}, args...)...)
+		out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, append([]string{"routes"}, args...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,11 +212,11 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 		}
 	}
 
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint, "--policies")
+	out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, "routes", "ovn_cluster_router", "--node", "node1", "--nb", nb.Endpoint, "--policies")
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoneviewtest.RequireLines(t, out,
+	livezonetest.RequireLines(t, out,
 		"Router ovn_cluster_router (cluster router)",
 		"Route Table <main>:",
 		"192.168.0.0/24 100.88.0.3 dst-ip ecmp",
@@ -236,13 +236,13 @@ func TestRoutesMatchOVNNBCtl(t *testing.T) {
 // TestRoutesOKEP5094Listings requires the route, policy and NAT listings of OKEP-5094
 // (as the topology golden test pins them) in the tables of ovn-control-plane's zone.
 func TestRoutesOKEP5094Listings(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "routes", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint, "--policies", "--nat")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
+	out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, "routes", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint, "--policies", "--nat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoneviewtest.RequireLines(t, out,
+	livezonetest.RequireLines(t, out,
 		"Router test12_namespace.scoped_transit_router (transit router)",
 		"10.96.0.1 203.203.0.2 dst-ip",
 		"10.96.0.10 203.203.0.2 dst-ip",
@@ -268,8 +268,8 @@ func TestRoutesOKEP5094Listings(t *testing.T) {
 
 // TestRoutesOfOneRouter: a router's name selects that router alone, of any network.
 func TestRoutesOfOneRouter(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	v := routesJSON(t, k, "GR_cluster_udn_blue_node1", "--node", "node1", "--nb", nb.Endpoint)
 	if len(v.Routers) != 1 || v.Routers[0].Name != "GR_cluster_udn_blue_node1" || v.Routers[0].Role != "gateway router" || v.Network.Name != "blue" || v.Network.OVNName != "cluster_udn_blue" {
 		t.Fatalf("routes of GR_cluster_udn_blue_node1: %+v", v)
@@ -284,9 +284,9 @@ func TestRoutesOfOneRouter(t *testing.T) {
 
 // TestRoutesYAML: -o yaml is the same view.
 func TestRoutesYAML(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "routes", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", nb.Endpoint, "--nat", "-o", "yaml")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, "routes", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", nb.Endpoint, "--nat", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +301,10 @@ func TestRoutesYAML(t *testing.T) {
 
 // TestRoutesGolden pins the tables with and without colour, at 80 and 200 columns.
 func TestRoutesGolden(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	zoneviewtest.Goldens(t, k, "routes", []zoneviewtest.Golden{
+	k := livezonetest.Cluster(t)
+	okep := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	layer3 := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
+	livezonetest.Goldens(t, k, "routes", []livezonetest.Golden{
 		{Name: "okep5094-ovn-worker", Args: []string{"routes", "test12/namespace-scoped", "--node", "ovn-worker", "--policies", "--nat", "--nb", okep.Endpoint}},
 		{Name: "layer3-node1-blue", Args: []string{"routes", "blue", "--node", "node1", "--policies", "--nat", "--nb", layer3.Endpoint}},
 		{Name: "layer3-node1-default-routes", Args: []string{"routes", "default", "--nb", layer3.Endpoint}},
@@ -313,8 +313,8 @@ func TestRoutesGolden(t *testing.T) {
 
 // TestRoutesBadInput: each mistake is one line naming the value and what exists.
 func TestRoutesBadInput(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	missing := "unix:" + filepath.Join(t.TempDir(), "missing.sock")
 	for _, c := range []struct {
 		args []string
@@ -326,7 +326,7 @@ func TestRoutesBadInput(t *testing.T) {
 		{nil, []string{"accepts 1 arg(s), received 0"}},
 		{[]string{"blue", "--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
 	} {
-		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"routes"}, c.args...)...)
+		out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, append([]string{"routes"}, c.args...)...)
 		clitest.OneLine(t, err, c.want...)
 		if out != "" {
 			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
@@ -340,16 +340,16 @@ func TestRoutesBadInput(t *testing.T) {
 // connect subnet. The table has docs/connect.md's lr-route-list lines; -o json has that
 // router alone, with exactly the routes the fixture's nodes and blocks call for.
 func TestRoutesOfConnectRouter(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
+	k := livezonetest.Cluster(t)
 	st := topologytest.OKEP5224()
-	nb := zoneviewtest.ZoneNB(t, st, "ovn-worker")
+	nb := livezonetest.ZoneNB(t, st, "ovn-worker")
 	const router = "connect_router_colored-enterprise"
 	args := []string{router, "--node", "ovn-worker", "--nb", nb.Endpoint}
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, append([]string{"routes"}, args...)...)
+	out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, append([]string{"routes"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoneviewtest.RequireLines(t, out,
+	livezonetest.RequireLines(t, out,
 		"Router "+router,
 		"Route Table <main>:",
 		"100.10.0.0/24 192.168.1.8 dst-ip",

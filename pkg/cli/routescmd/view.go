@@ -1,7 +1,7 @@
 package routescmd
 
 import (
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 )
@@ -11,7 +11,7 @@ import (
 type View struct {
 	// Node is the node whose zone was read.
 	Node    string           `json:"node"`
-	Network zoneview.Network `json:"network"`
+	Network livezone.Network `json:"network"`
 	// Routers are sorted by name.
 	Routers []Router `json:"routers"`
 }
@@ -29,7 +29,7 @@ type Router struct {
 	// first, then by match.
 	Policies []Policy `json:"policies,omitempty"`
 	// NAT is ordered as `ovn-nbctl lr-nat-list` prints it.
-	NAT []zoneview.NAT `json:"nat,omitempty"`
+	NAT []livezone.NAT `json:"nat,omitempty"`
 }
 
 // Route is a static route, its addresses written as ovn-nbctl prints them: host bits
@@ -76,7 +76,7 @@ const (
 )
 
 // routes lists a router's static routes as `ovn-nbctl lr-route-list` does.
-func routes(z *zoneview.Zone, lr *nbdb.LogicalRouter) []Route {
+func routes(z *livezone.Zone, lr *nbdb.LogicalRouter) []Route {
 	var static []*nbdb.LogicalRouterStaticRoute
 	for _, key := range lr.StaticRoutes {
 		if r := z.Index.Routes[key]; r != nil {
@@ -102,7 +102,7 @@ func routes(z *zoneview.Zone, lr *nbdb.LogicalRouter) []Route {
 }
 
 // policies lists a router's policies as `ovn-nbctl lr-policy-list` does.
-func policies(z *zoneview.Zone, lr *nbdb.LogicalRouter) []Policy {
+func policies(z *livezone.Zone, lr *nbdb.LogicalRouter) []Policy {
 	var all []*nbdb.LogicalRouterPolicy
 	for _, key := range lr.Policies {
 		if p := z.Index.Policies[key]; p != nil {

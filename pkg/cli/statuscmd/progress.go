@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 )
 
 // plainEvery is how often a non-terminal gets a progress line when nothing changed, so
@@ -16,7 +15,7 @@ const plainEvery = 10 * time.Second
 // is rewritten in place; elsewhere (a CI log, a file) a plain line whenever the state
 // changes, and every plainEvery anyway.
 type waitProgress struct {
-	line  *progress.Line
+	line  *cmdutil.ProgressLine
 	start time.Time
 
 	lastLine    string    // the last state shown, without the elapsed time
@@ -24,7 +23,7 @@ type waitProgress struct {
 }
 
 func newWaitProgress(f *cmdutil.Factory) *waitProgress {
-	return &waitProgress{line: progress.New(f), start: time.Now()}
+	return &waitProgress{line: f.ProgressLine(), start: time.Now()}
 }
 
 // show reports a report that is not ready yet.

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
 )
 
 // view is how the human output is drawn: its width, whether it is coloured, and the
@@ -65,37 +65,37 @@ func (v *view) render(w io.Writer, r Report) error {
 	return err
 }
 
-func (v *view) nodeRows(nodes []NodeStatus) [][]table.Cell {
-	rows := make([][]table.Cell, 0, len(nodes))
+func (v *view) nodeRows(nodes []NodeStatus) [][]humanview.Cell {
+	rows := make([][]humanview.Cell, 0, len(nodes))
 	for _, n := range nodes {
-		row := []table.Cell{table.Text(n.Node), table.Styled("ready", v.good), table.Text(n.Version), {}, {}, table.Styled(oneLine(n.LastError), v.bad)}
+		row := []humanview.Cell{humanview.Text(n.Node), humanview.Styled("ready", v.good), humanview.Text(n.Version), {}, {}, humanview.Styled(oneLine(n.LastError), v.bad)}
 		switch {
 		case !n.Agent:
-			row[1] = table.Styled("no agent", v.bad)
+			row[1] = humanview.Styled("no agent", v.bad)
 		case !n.Ready:
-			row[1] = table.Styled("not ready", v.bad)
+			row[1] = humanview.Styled("not ready", v.bad)
 		}
 		if n.Leader {
-			row[3] = table.Text("yes")
+			row[3] = humanview.Text("yes")
 			if v.colour {
-				row[3] = table.Styled("★", v.warn)
+				row[3] = humanview.Styled("★", v.warn)
 			}
 		}
 		switch {
 		case n.LastReconcile != nil:
-			row[4] = table.Text(age(v.now, *n.LastReconcile) + " ago")
+			row[4] = humanview.Text(age(v.now, *n.LastReconcile) + " ago")
 		case n.Agent:
-			row[4] = table.Styled("never", v.faint)
+			row[4] = humanview.Styled("never", v.faint)
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func (v *view) networkRows(networks []NetworkStatus) [][]table.Cell {
-	rows := make([][]table.Cell, 0, len(networks))
+func (v *view) networkRows(networks []NetworkStatus) [][]humanview.Cell {
+	rows := make([][]humanview.Cell, 0, len(networks))
 	for _, nw := range networks {
-		ready := table.Styled(fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), v.good)
+		ready := humanview.Styled(fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), v.good)
 		if len(nw.NotReady) > 0 || nw.TotalNodes == 0 {
 			ready.Style = &v.bad
 		}
@@ -103,7 +103,7 @@ func (v *view) networkRows(networks []NetworkStatus) [][]table.Cell {
 		for i, nr := range nw.NotReady {
 			reasons[i] = nr.Node + ": " + oneLine(nr.Reason)
 		}
-		rows = append(rows, []table.Cell{table.Text(nw.Network), ready, table.Text(strings.Join(reasons, "; "))})
+		rows = append(rows, []humanview.Cell{humanview.Text(nw.Network), ready, humanview.Text(strings.Join(reasons, "; "))})
 	}
 	return rows
 }
@@ -127,13 +127,13 @@ func (v *view) summary(out *bytes.Buffer, r Report) {
 // table draws rows under header, kubectl-style, and cuts the last column (the free
 // text) so that lines fit the view's width. The table is laid out from plain text and
 // coloured afterwards.
-func (v *view) table(out *bytes.Buffer, header []string, rows [][]table.Cell) error {
-	t := &table.Table{Rows: rows, Header: v.bold}
+func (v *view) table(out *bytes.Buffer, header []string, rows [][]humanview.Cell) error {
+	t := &humanview.Table{Rows: rows, Header: v.bold}
 	for _, h := range header {
-		t.Columns = append(t.Columns, table.Column{Header: h})
+		t.Columns = append(t.Columns, humanview.Column{Header: h})
 	}
 	t.Columns[len(t.Columns)-1].MinWidth = minLastColumn
-	t.Columns[len(t.Columns)-1].Fold = table.Cut
+	t.Columns[len(t.Columns)-1].Fold = humanview.Cut
 	return t.Render(out, v.width)
 }
 

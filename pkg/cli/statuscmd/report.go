@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
@@ -152,7 +152,7 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 	if err := c.List(ctx, &pods, client.InNamespace(namespace), agentPods); err != nil {
 		return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
 	}
-	cudns, udns, err := usernet.ListAll(ctx, c)
+	cudns, udns, err := netview.ListAll(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -68,17 +68,18 @@ naming what is still not ready.`,
   # For scripts: the same as JSON, e.g. the nodes whose agent is not ready
   kubectl ovnk status -o jsonpath='{.nodes[?(@.ready==false)].node}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o.f, o),
 	}
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "wait until every agent and every network on every node is ready")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --wait, how long to wait before giving up")
 	o.Output = cmdutil.AddOutputFlag(cmd)
 	return cmd
+}
+
+// Complete takes the factory; status has no arguments.
+func (o *Options) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
 }
 
 // Validate checks the flags before anything is contacted.

@@ -14,7 +14,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/topology"
@@ -44,7 +44,7 @@ type ConnectedRouter struct {
 	// Role is cluster router or transit router.
 	Role string `json:"role,omitempty"`
 	// Network is the network the router belongs to (its external_ids).
-	Network zoneview.Network `json:"network"`
+	Network livezone.Network `json:"network"`
 	// Links are the router's ports peered with the connect router (rtocr-…), by name.
 	Links []RouterPort `json:"links"`
 	// Policies counts the router's policies at priority 9001 that reroute to the
@@ -73,7 +73,7 @@ func connectArg(arg string) (string, bool) {
 // connectRouters are the zone's connect routers by connect name: the routers whose
 // external_ids say a ClusterNetworkConnect owns them. The networks' routers carry
 // only their network's IDs, even where their link ports carry the connect's.
-func connectRouters(z *zoneview.Zone) map[string]*nbdb.LogicalRouter {
+func connectRouters(z *livezone.Zone) map[string]*nbdb.LogicalRouter {
 	out := map[string]*nbdb.LogicalRouter{}
 	for _, lr := range z.Rows.Routers {
 		if cnc, ok := topology.ConnectOf(lr.ExternalIDs); ok {
@@ -86,7 +86,7 @@ func connectRouters(z *zoneview.Zone) map[string]*nbdb.LogicalRouter {
 // connectRouter resolves the connect arg names to its router in the zone. The error
 // for a connect the zone does not have says why its agent has not programmed it when
 // it reported a reason, else lists the connects the zone has.
-func connectRouter(z *zoneview.Zone, arg, cnc string) (*nbdb.LogicalRouter, error) {
+func connectRouter(z *livezone.Zone, arg, cnc string) (*nbdb.LogicalRouter, error) {
 	routers := connectRouters(z)
 	if lr := routers[cnc]; lr != nil {
 		return lr, nil
@@ -125,12 +125,12 @@ func (b *builder) connectView(cnc string, cr *nbdb.LogicalRouter) ConnectView {
 		lr := b.routerOfPort[p.Peer.Port]
 		l := byName[lr.Name]
 		if l == nil {
-			var n zoneview.Network
+			var n livezone.Network
 			if net := networkOf(lr.ExternalIDs); net != nil {
 				n = *net
 			}
 			l = &linked{lr: lr, nexthops: map[netip.Addr]bool{},
-				view: ConnectedRouter{Name: lr.Name, UUID: lr.UUID, Role: zoneview.RouterRole(n, lr.Name), Network: n, Links: []RouterPort{}}}
+				view: ConnectedRouter{Name: lr.Name, UUID: lr.UUID, Role: livezone.RouterRole(n, lr.Name), Network: n, Links: []RouterPort{}}}
 			byName[lr.Name] = l
 		}
 		for _, lrp := range b.z.RouterPorts(lr) {
@@ -180,7 +180,7 @@ func (b *builder) connectPolicies(lr *nbdb.LogicalRouter, addrs map[netip.Addr]b
 // zone runs a command in the node's agent, too slow for a key press.
 func completeArg(f *cmdutil.Factory) cobra.CompletionFunc {
 	names := f.CompleteNames(func(ctx context.Context, c client.Client) ([]string, error) {
-		nets, err := zoneview.ListNetworkNames(ctx, c)
+		nets, err := livezone.ListNetworkNames(ctx, c)
 		if err != nil {
 			return nil, err
 		}

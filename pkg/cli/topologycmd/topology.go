@@ -9,14 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // New returns the `topology` command.
 func New(f *cmdutil.Factory) *cobra.Command {
-	var node, nb string
-	var out *cmdutil.Output
+	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "topology [NETWORK | connect/NAME] [--node NODE]",
 		Short: "Show a network's or a connect's live OVN topology in a node's zone",
@@ -57,29 +56,44 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
   kubectl ovnk topology blue --node worker1 --nb unix:/var/run/ovn/ovnnb_db.sock`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeArg(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.Validate(); err != nil {
-				return err
-			}
-			arg := cluster.DefaultNetworkName
-			if len(args) == 1 {
-				arg = args[0]
-			}
-			return run(cmd.Context(), f, out, arg, node, nb)
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
-	out = cmdutil.AddOutputFlag(cmd)
+	o.out = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: a tree)"
-	cmd.Flags().StringVar(&node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
-	cmd.Flags().StringVar(&nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
+	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
+	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
 	_ = cmd.RegisterFlagCompletionFunc("node", f.CompleteNames(cmdutil.ListNodeNames))
 	return cmd
 }
 
-// run shows what arg names: a connect (connect/NAME or its router's name), else a
-// network.
-func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node, nb string) error {
-	z, err := zoneview.Read(ctx, f, nb, node)
+// options are the command's flags and argument.
+type options struct {
+	node, nb string
+	out      *cmdutil.Output
+
+	f *cmdutil.Factory
+	// arg names the network or the connect; the default network when omitted.
+	arg string
+}
+
+// Complete takes the factory and the network or connect, the default network when
+// there is none.
+func (o *options) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.arg = f, cluster.DefaultNetworkName
+	if len(args) == 1 {
+		o.arg = args[0]
+	}
+	return nil
+}
+
+// Validate checks -o before anything is contacted.
+func (o *options) Validate() error { return o.out.Validate() }
+
+// Run shows what the argument names: a connect (connect/NAME or its router's name),
+// else a network.
+func (o *options) Run(ctx context.Context) error {
+	f, out, arg := o.f, o.out, o.arg
+	z, err := livezone.Read(ctx, f, o.nb, o.node)
 	if err != nil {
 		return err
 	}
@@ -89,7 +103,7 @@ func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node
 		if err != nil {
 			return err
 		}
-		v := newBuilder(z, zoneview.Network{}).connectView(cnc, cr)
+		v := newBuilder(z, livezone.Network{}).connectView(cnc, cr)
 		if !out.Human() {
 			return out.PrintData(v, f.Out)
 		}
@@ -99,7 +113,7 @@ func run(ctx context.Context, f *cmdutil.Factory, out *cmdutil.Output, arg, node
 	if err != nil {
 		return err
 	}
-	n, err := z.Network(arg, zoneview.Namespace{Name: ns, Explicit: explicit})
+	n, err := z.Network(arg, livezone.Namespace{Name: ns, Explicit: explicit})
 	if err != nil {
 		return err
 	}

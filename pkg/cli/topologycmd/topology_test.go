@@ -16,9 +16,9 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/livezonetest"
 	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
 // topologyJSON runs `topology args… -o json` and decodes the view.
 func topologyJSON(t *testing.T, k *testenv.Kube, args ...string) topologycmd.View {
 	t.Helper()
-	return zoneviewtest.JSON[topologycmd.View](t, k, append([]string{"topology"}, args...)...)
+	return livezonetest.JSON[topologycmd.View](t, k, append([]string{"topology"}, args...)...)
 }
 
 // treeLines strips the tree's branches, so items compare as the text they hold.
@@ -47,8 +47,8 @@ func treeLines(out string) string {
 // TestTopologyShowsWhatTheNBHolds compares every router, switch and port of each
 // network of a Layer3 zone, as -o json shows them, with the NB's rows read directly.
 func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	set := nbtest.Snapshot(t, nb)
 	ix := rows.NewIndex(set)
 	for _, network := range []string{"default", "cluster_udn_blue"} {
@@ -129,13 +129,13 @@ func TestTopologyShowsWhatTheNBHolds(t *testing.T) {
 // TestTopologyOKEP5094Listings requires the port listings of OKEP-5094 (as the
 // topology golden test pins them) in the tree of ovn-control-plane's zone.
 func TestTopologyOKEP5094Listings(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint)
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-control-plane")
+	out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, "topology", "test12/namespace-scoped", "--node", "ovn-control-plane", "--nb", nb.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoneviewtest.RequireLines(t, treeLines(out),
+	livezonetest.RequireLines(t, treeLines(out),
 		"Network test12/namespace-scoped (test12_namespace-scoped, layer2) in node ovn-control-plane's zone",
 		"router test12_namespace.scoped_transit_router (transit router)",
 		"tunnel key: 16715779",
@@ -174,10 +174,10 @@ func TestTopologyOKEP5094Listings(t *testing.T) {
 
 // TestTopologyGolden pins the tree with and without colour, at 80 and 200 columns.
 func TestTopologyGolden(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+	k := livezonetest.Cluster(t)
+	okep := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	layer3 := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
+	livezonetest.Goldens(t, k, "topology", []livezonetest.Golden{
 		{Name: "okep5094-ovn-worker", Args: []string{"topology", "test12/namespace-scoped", "--node", "ovn-worker", "--nb", okep.Endpoint}},
 		{Name: "layer3-node1-blue", Args: []string{"topology", "blue", "--node", "node1", "--nb", layer3.Endpoint}},
 		{Name: "layer3-node1-default", Args: []string{"topology", "--nb", layer3.Endpoint}},
@@ -187,11 +187,11 @@ func TestTopologyGolden(t *testing.T) {
 // TestTopologyLayer2UpgradeGolden pins the tree of both sides of OKEP-5094's rolling
 // upgrade: an upgraded zone with its upgrade ports and a legacy zone.
 func TestTopologyLayer2UpgradeGolden(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
+	k := livezonetest.Cluster(t)
 	st := topologytest.Layer2Upgrade("node1")
-	upgraded := zoneviewtest.ZoneNB(t, st, "node1")
-	legacy := zoneviewtest.ZoneNB(t, st, "node2")
-	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+	upgraded := livezonetest.ZoneNB(t, st, "node1")
+	legacy := livezonetest.ZoneNB(t, st, "node2")
+	livezonetest.Goldens(t, k, "topology", []livezonetest.Golden{
 		{Name: "upgrade-node1-green", Args: []string{"topology", "green", "--node", "node1", "--nb", upgraded.Endpoint}},
 		{Name: "upgrade-node2-green", Args: []string{"topology", "green", "--node", "node2", "--nb", legacy.Endpoint}},
 	})
@@ -199,8 +199,8 @@ func TestTopologyLayer2UpgradeGolden(t *testing.T) {
 
 // TestTopologyNoColour: NO_COLOR and --no-color keep a terminal's output plain.
 func TestTopologyNoColour(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	tty := clitest.Terminal{TTY: true, Width: 80}
 	for _, c := range []struct {
 		env  map[string]string
@@ -209,7 +209,7 @@ func TestTopologyNoColour(t *testing.T) {
 		{map[string]string{"NO_COLOR": "1"}, nil},
 		{nil, []string{"--no-color"}},
 	} {
-		out, err := zoneviewtest.Run(t, k, tty, c.env, append([]string{"topology", "--nb", nb.Endpoint}, c.args...)...)
+		out, err := livezonetest.Run(t, k, tty, c.env, append([]string{"topology", "--nb", nb.Endpoint}, c.args...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,18 +222,18 @@ func TestTopologyNoColour(t *testing.T) {
 // TestTopologyDefaults: no NETWORK shows the default network; no --node the first
 // node by name, with a line saying how to pick another, which --node drops.
 func TestTopologyDefaults(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "--nb", nb.Endpoint)
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
+	out, err := livezonetest.Run(t, k, livezonetest.Wide, nil, "topology", "--nb", nb.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoneviewtest.RequireLines(t, treeLines(out),
+	livezonetest.RequireLines(t, treeLines(out),
 		"Network default (layer3) in node node1's zone",
 		"Showing node1, the first of 6 nodes by name; pick another with --node: node2, node3, ovn-control-plane, ovn-worker, ovn-worker2.",
 		"router ovn_cluster_router (cluster router)",
 	)
-	out, err = zoneviewtest.Run(t, k, zoneviewtest.Wide, nil, "topology", "--nb", nb.Endpoint, "--node", "node1")
+	out, err = livezonetest.Run(t, k, livezonetest.Wide, nil, "topology", "--nb", nb.Endpoint, "--node", "node1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestTopologyDefaults(t *testing.T) {
 		t.Errorf("the hint about --node stays when --node is given:\n%s", out)
 	}
 	v := topologyJSON(t, k, "--nb", nb.Endpoint)
-	if v.Node != "node1" || v.Network != (zoneview.Network{Name: "default", OVNName: "default", Topology: "layer3"}) {
+	if v.Node != "node1" || v.Network != (livezone.Network{Name: "default", OVNName: "default", Topology: "layer3"}) {
 		t.Errorf("default view: node %s, network %+v", v.Node, v.Network)
 	}
 }
@@ -249,19 +249,19 @@ func TestTopologyDefaults(t *testing.T) {
 // TestTopologyNetworkNames: a UDN by namespace/name, by name with -n, and by OVN name;
 // a CUDN by name and by OVN name.
 func TestTopologyNetworkNames(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	okep := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	layer3 := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	for _, c := range []struct {
 		nb   *testenv.NB
 		args []string
-		want zoneview.Network
+		want livezone.Network
 	}{
-		{okep, []string{"test12/namespace-scoped"}, zoneview.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
-		{okep, []string{"namespace-scoped", "-n", "test12"}, zoneview.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
-		{okep, []string{"test12_namespace-scoped"}, zoneview.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
-		{layer3, []string{"blue"}, zoneview.Network{Name: "blue", OVNName: "cluster_udn_blue", Topology: "layer3"}},
-		{layer3, []string{"cluster_udn_blue"}, zoneview.Network{Name: "blue", OVNName: "cluster_udn_blue", Topology: "layer3"}},
+		{okep, []string{"test12/namespace-scoped"}, livezone.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
+		{okep, []string{"namespace-scoped", "-n", "test12"}, livezone.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
+		{okep, []string{"test12_namespace-scoped"}, livezone.Network{Name: "test12/namespace-scoped", OVNName: "test12_namespace-scoped", Topology: "layer2"}},
+		{layer3, []string{"blue"}, livezone.Network{Name: "blue", OVNName: "cluster_udn_blue", Topology: "layer3"}},
+		{layer3, []string{"cluster_udn_blue"}, livezone.Network{Name: "blue", OVNName: "cluster_udn_blue", Topology: "layer3"}},
 	} {
 		v := topologyJSON(t, k, append(c.args, "--nb", c.nb.Endpoint, "--node", "ovn-worker")...)
 		if v.Network != c.want {
@@ -272,9 +272,9 @@ func TestTopologyNetworkNames(t *testing.T) {
 
 // TestTopologyYAML: -o yaml is the same view.
 func TestTopologyYAML(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker", "-o", "yaml")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestTopologyYAML(t *testing.T) {
 	if len(v.Routers) != 2 || len(v.Switches) != 2 || v.Routers[1].Name != "test12_namespace.scoped_transit_router" || len(v.Routers[1].Ports) != 4 {
 		t.Errorf("yaml view: %+v", v)
 	}
-	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker",
+	out, err = livezonetest.Run(t, k, livezonetest.Plain, nil, "topology", "test12/namespace-scoped", "--nb", nb.Endpoint, "--node", "ovn-worker",
 		"-o", "jsonpath={.routers[*].ports[?(@.remote)].name}")
 	if err != nil {
 		t.Fatal(err)
@@ -298,9 +298,9 @@ func TestTopologyYAML(t *testing.T) {
 // TestTopologyNodeFromSettings reads each node's zone from the NB the settings file
 // names for it, with no --nb: --node picks the zone.
 func TestTopologyNodeFromSettings(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
-	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
+	k := livezonetest.Cluster(t)
+	okep := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	layer3 := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
 	config := filepath.Join(t.TempDir(), "config.yaml")
 	settings := fmt.Sprintf("nb-endpoints:\n  ovn-worker: %s\n  node1: %s\n", okep.Endpoint, layer3.Endpoint)
 	if err := os.WriteFile(config, []byte(settings), 0o644); err != nil {
@@ -311,19 +311,19 @@ func TestTopologyNodeFromSettings(t *testing.T) {
 		{"ovn-worker", "test12/namespace-scoped", "GR_test12_namespace.scoped_ovn-worker"},
 		{"node1", "blue", "GR_cluster_udn_blue_node1"},
 	} {
-		out, err := zoneviewtest.Run(t, k, zoneviewtest.Wide, env, "topology", c.network, "--node", c.node)
+		out, err := livezonetest.Run(t, k, livezonetest.Wide, env, "topology", c.network, "--node", c.node)
 		if err != nil {
 			t.Fatalf("--node %s: %v", c.node, err)
 		}
-		zoneviewtest.RequireLines(t, treeLines(out), "router "+c.router+" (gateway router)")
+		livezonetest.RequireLines(t, treeLines(out), "router "+c.router+" (gateway router)")
 	}
 }
 
 // TestTopologyBadInput: each mistake is one line naming the value and what exists.
 func TestTopologyBadInput(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	zoneviewtest.Annotate(t, k, "node3", cluster.AnnotationZoneStatus, `{"cluster_udn_red":"no k8s.ovn.org/l3-gateway-config yet"}`)
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
+	livezonetest.Annotate(t, k, "node3", cluster.AnnotationZoneStatus, `{"cluster_udn_red":"no k8s.ovn.org/l3-gateway-config yet"}`)
 	missing := "unix:" + filepath.Join(t.TempDir(), "missing.sock")
 	nowhere := filepath.Join(t.TempDir(), "kubeconfig")
 	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
@@ -344,7 +344,7 @@ func TestTopologyBadInput(t *testing.T) {
 		{[]string{"--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
 		{[]string{"--nb", nb.Endpoint, "-o", "wide"}, []string{`unknown output format "wide"`}},
 	} {
-		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"topology"}, c.args...)...)
+		out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, append([]string{"topology"}, c.args...)...)
 		clitest.OneLine(t, err, c.want...)
 		if out != "" {
 			t.Errorf("%v printed output besides the error:\n%s", c.args, out)
@@ -355,23 +355,23 @@ func TestTopologyBadInput(t *testing.T) {
 // TestTopologyCompletion completes networks from the cluster's CUDN and UDN objects,
 // connects from its ClusterNetworkConnects, and --node from its nodes.
 func TestTopologyCompletion(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
+	k := livezonetest.Cluster(t)
 	createConnect(t, k, "colored-enterprise")
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "")
+	out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, "__complete", "topology", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := completions(out); !slices.Equal(got, []string{"default", "blue", "green", "test12/namespace-scoped", "connect/colored-enterprise"}) {
 		t.Errorf("network and connect completions %v:\n%s", got, out)
 	}
-	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "conn")
+	out, err = livezonetest.Run(t, k, livezonetest.Plain, nil, "__complete", "topology", "conn")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := completions(out); !slices.Equal(got, []string{"connect/colored-enterprise"}) {
 		t.Errorf("connect completions %v:\n%s", got, out)
 	}
-	out, err = zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "__complete", "topology", "--node", "ovn-w")
+	out, err = livezonetest.Run(t, k, livezonetest.Plain, nil, "__complete", "topology", "--node", "ovn-w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,15 +437,15 @@ func completions(out string) []string {
 // connectJSON runs `topology args… -o json` and decodes the connect's view.
 func connectJSON(t *testing.T, k *testenv.Kube, args ...string) topologycmd.ConnectView {
 	t.Helper()
-	return zoneviewtest.JSON[topologycmd.ConnectView](t, k, append([]string{"topology"}, args...)...)
+	return livezonetest.JSON[topologycmd.ConnectView](t, k, append([]string{"topology"}, args...)...)
 }
 
 // TestTopologyConnectGolden pins the tree of OKEP-5224's connect router on ovn-worker
 // with and without colour, at 80 and 200 columns.
 func TestTopologyConnectGolden(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
-	zoneviewtest.Goldens(t, k, "topology", []zoneviewtest.Golden{
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	livezonetest.Goldens(t, k, "topology", []livezonetest.Golden{
 		{Name: "okep5224-ovn-worker-connect", Args: []string{"topology", "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint}},
 	})
 }
@@ -457,8 +457,8 @@ func TestTopologyConnectGolden(t *testing.T) {
 // it stands for; each network's router has its rtocr- port and its one 9001 policy.
 // The router's own name selects the same view.
 func TestTopologyConnectShowsWhatTheNBHolds(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
 	set := nbtest.Snapshot(t, nb)
 	ix := rows.NewIndex(set)
 	v := connectJSON(t, k, "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint)
@@ -502,7 +502,7 @@ func TestTopologyConnectShowsWhatTheNBHolds(t *testing.T) {
 		}
 		network := peer.ExternalIDs[rows.NetworkKey]
 		want := topologycmd.PortRef{Kind: "router", Name: peer.Name, Port: *lrp.Peer,
-			Network: &zoneview.Network{Name: cluster.UserNetworkName(network), OVNName: network, Topology: "layer3"}}
+			Network: &livezone.Network{Name: cluster.UserNetworkName(network), OVNName: network, Topology: "layer3"}}
 		if p.Remote || p.Chassis != "" || p.Peer == nil || *p.Peer.Network != *want.Network || p.Peer.Name != want.Name || p.Peer.Port != want.Port || p.Peer.Kind != want.Kind {
 			t.Errorf("local port %s: %+v, peer %+v; NB's peer is %s on %s of %s", lrp.Name, p, p.Peer, *lrp.Peer, peer.Name, network)
 		}
@@ -532,7 +532,7 @@ func TestTopologyConnectShowsWhatTheNBHolds(t *testing.T) {
 	if !reflect.DeepEqual(byRouter, v) {
 		t.Errorf("connect_router_colored-enterprise shows\n%+v\nconnect/colored-enterprise\n%+v", byRouter, v)
 	}
-	out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, "topology", "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint, "-o", "yaml")
+	out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, "topology", "connect/colored-enterprise", "--node", "ovn-worker", "--nb", nb.Endpoint, "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,8 +558,8 @@ func routerOfPort(set *rows.Set, ix *rows.Index, port string) *nbdb.LogicalRoute
 // dual-stack: the Layer2 network links through its transit router with one link in
 // all, and each router has a 9001 policy per family of the other network's subnets.
 func TestTopologyConnectLayer2(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	nb := zoneviewtest.ZoneNB(t, topologytest.MixedConnect(), "ovn-worker")
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.MixedConnect(), "ovn-worker")
 	v := connectJSON(t, k, "connect/mixed", "--node", "ovn-worker", "--nb", nb.Endpoint)
 	type summary struct {
 		network, router, role, link string
@@ -586,7 +586,7 @@ func TestTopologyConnectLayer2(t *testing.T) {
 // well, so each network router has a 9001 policy and a link for each connect; the view
 // of either connect counts only the policy that reroutes to its own router.
 func TestTopologyConnectSharedNetworks(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
+	k := livezonetest.Cluster(t)
 	st := topologytest.OKEP5224()
 	blue, green := st.Networks[0].Name, st.Networks[1].Name
 	st.Connects = append(st.Connects, &cluster.Connect{
@@ -598,7 +598,7 @@ func TestTopologyConnectSharedNetworks(t *testing.T) {
 			blue:  {netip.MustParsePrefix("172.31.1.0/24")},
 		},
 	})
-	nb := zoneviewtest.ZoneNB(t, st, "ovn-worker")
+	nb := livezonetest.ZoneNB(t, st, "ovn-worker")
 	ix := rows.NewIndex(nbtest.Snapshot(t, nb))
 	for _, cnc := range []string{"colored-enterprise", "second"} {
 		v := connectJSON(t, k, "connect/"+cnc, "--node", "ovn-worker", "--nb", nb.Endpoint)
@@ -625,10 +625,10 @@ func TestTopologyConnectSharedNetworks(t *testing.T) {
 // TestTopologyConnectBadInput: a connect the zone lacks is one line naming it and the
 // connects the zone has, or saying it has none, or why its agent has not programmed it.
 func TestTopologyConnectBadInput(t *testing.T) {
-	k := zoneviewtest.Cluster(t)
-	okep := zoneviewtest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
-	layer3 := zoneviewtest.ZoneNB(t, topologytest.Layer3(), "node1")
-	zoneviewtest.Annotate(t, k, "node2", cluster.AnnotationZoneStatus,
+	k := livezonetest.Cluster(t)
+	okep := livezonetest.ZoneNB(t, topologytest.OKEP5224(), "ovn-worker")
+	layer3 := livezonetest.ZoneNB(t, topologytest.Layer3(), "node1")
+	livezonetest.Annotate(t, k, "node2", cluster.AnnotationZoneStatus,
 		`{"ClusterNetworkConnect/colored-enterprise":"waiting for the leader to allocate the connect router's tunnel key"}`)
 	for _, c := range []struct {
 		args []string
@@ -643,7 +643,7 @@ func TestTopologyConnectBadInput(t *testing.T) {
 		{[]string{"connect/colored-enterprise", "--node", "node2", "--nb", layer3.Endpoint},
 			`connect "connect/colored-enterprise" is not programmed in node node2's zone yet: waiting for the leader to allocate the connect router's tunnel key`},
 	} {
-		out, err := zoneviewtest.Run(t, k, zoneviewtest.Plain, nil, append([]string{"topology"}, c.args...)...)
+		out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, append([]string{"topology"}, c.args...)...)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%v: error %v, want %s", c.args, err, c.want)
 		}

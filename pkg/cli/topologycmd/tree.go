@@ -8,7 +8,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/tree"
 
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/topology"
 )
 
@@ -47,7 +48,7 @@ type treeWriter struct {
 }
 
 // write prints a network's view: one tree per router and switch.
-func (t treeWriter) write(w io.Writer, v View, z *zoneview.Zone) error {
+func (t treeWriter) write(w io.Writer, v View, z *livezone.Zone) error {
 	var trees []*tree.Tree
 	for _, r := range v.Routers {
 		trees = append(trees, t.router(r))
@@ -61,7 +62,7 @@ func (t treeWriter) write(w io.Writer, v View, z *zoneview.Zone) error {
 
 // writeConnect prints a connect's view: the connect router's tree, then one per
 // connected network's router.
-func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *zoneview.Zone) error {
+func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *livezone.Zone) error {
 	trees := []*tree.Tree{t.router(v.Router)}
 	for _, r := range v.Networks {
 		trees = append(trees, t.connectedRouter(r))
@@ -74,16 +75,16 @@ func (t treeWriter) writeConnect(w io.Writer, v ConnectView, z *zoneview.Zone) e
 
 // page prints the title, the hint about the node, the trees and more, a pointer to
 // the route tables.
-func (t treeWriter) page(w io.Writer, z *zoneview.Zone, title string, trees []*tree.Tree, more string) error {
+func (t treeWriter) page(w io.Writer, z *livezone.Zone, title string, trees []*tree.Tree, more string) error {
 	var b strings.Builder
-	b.WriteString(zoneview.Line{seg(t.st.title, title)}.Render(t.width) + "\n")
+	b.WriteString(humanview.Line{seg(t.st.title, title)}.Render(t.width) + "\n")
 	if hint := z.NodeHint(); hint != "" {
-		b.WriteString(zoneview.Line{seg(t.st.hint, hint)}.Render(t.width) + "\n")
+		b.WriteString(humanview.Line{seg(t.st.hint, hint)}.Render(t.width) + "\n")
 	}
 	for _, tr := range trees {
 		b.WriteString("\n" + tr.String() + "\n")
 	}
-	b.WriteString("\n" + zoneview.Line{seg(t.st.hint, more)}.Render(t.width) + "\n")
+	b.WriteString("\n" + humanview.Line{seg(t.st.hint, more)}.Render(t.width) + "\n")
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
 }
@@ -98,7 +99,7 @@ func trimLines(s string) string {
 }
 
 // newTree starts a tree whose root is drawn at the left margin.
-func (t treeWriter) newTree(root zoneview.Line) *tree.Tree {
+func (t treeWriter) newTree(root humanview.Line) *tree.Tree {
 	return tree.Root(root.Render(t.width)).
 		RootStyle(t.st.plain).
 		ItemStyle(t.st.plain).
@@ -106,12 +107,12 @@ func (t treeWriter) newTree(root zoneview.Line) *tree.Tree {
 }
 
 // item wraps a line for the given depth (1 for a root's children).
-func (t treeWriter) item(l zoneview.Line, depth int) string {
+func (t treeWriter) item(l humanview.Line, depth int) string {
 	return l.Render(max(t.width-depth*branchWidth, 20))
 }
 
 // subtree is an item with children, or a plain item when it has none.
-func (t treeWriter) subtree(head zoneview.Line, depth int, children []zoneview.Line) any {
+func (t treeWriter) subtree(head humanview.Line, depth int, children []humanview.Line) any {
 	if len(children) == 0 {
 		return t.item(head, depth)
 	}
@@ -123,8 +124,8 @@ func (t treeWriter) subtree(head zoneview.Line, depth int, children []zoneview.L
 }
 
 // named is the head of a router, switch or port: kind, name and a role or type tag.
-func (t treeWriter) named(kind string, name lipgloss.Style, text, tag string, tagStyle lipgloss.Style) zoneview.Line {
-	l := zoneview.Line{seg(t.st.label, kind+" "), seg(name, text)}
+func (t treeWriter) named(kind string, name lipgloss.Style, text, tag string, tagStyle lipgloss.Style) humanview.Line {
+	l := humanview.Line{seg(t.st.label, kind+" "), seg(name, text)}
 	if tag != "" {
 		l = append(l, seg(tagStyle, " ("+tag+")"))
 	}
@@ -132,8 +133,8 @@ func (t treeWriter) named(kind string, name lipgloss.Style, text, tag string, ta
 }
 
 // fields is "label: value, label: value" of the non-empty values.
-func (t treeWriter) fields(pairs ...string) zoneview.Line {
-	var l zoneview.Line
+func (t treeWriter) fields(pairs ...string) humanview.Line {
+	var l humanview.Line
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
 			continue
@@ -142,24 +143,24 @@ func (t treeWriter) fields(pairs ...string) zoneview.Line {
 			l = append(l, seg(t.st.plain, ", "))
 		}
 		// The label stays on the line of its value's first word.
-		l = append(l, seg(t.st.label, zoneview.Glue(pairs[i]+": ")), seg(t.st.plain, pairs[i+1]))
+		l = append(l, seg(t.st.label, humanview.Glue(pairs[i]+": ")), seg(t.st.plain, pairs[i+1]))
 	}
 	return l
 }
 
 // peer is "peer: PORT on router|switch NAME", and "of network NETWORK" when the peer
 // belongs to a network other than the one shown.
-func (t treeWriter) peer(p *PortRef) zoneview.Line {
-	l := zoneview.Line{seg(t.st.label, zoneview.Glue("peer: ")), seg(t.st.port, p.Port)}
+func (t treeWriter) peer(p *PortRef) humanview.Line {
+	l := humanview.Line{seg(t.st.label, humanview.Glue("peer: ")), seg(t.st.port, p.Port)}
 	if p.Name != "" {
 		style := t.st.router
 		if p.Kind == "switch" {
 			style = t.st.sw
 		}
-		l = append(l, seg(t.st.label, " "+zoneview.Glue("on "+p.Kind+" ")), seg(style, p.Name))
+		l = append(l, seg(t.st.label, " "+humanview.Glue("on "+p.Kind+" ")), seg(style, p.Name))
 	}
 	if p.Network != nil {
-		l = append(l, seg(t.st.label, " "+zoneview.Glue("of network ")), seg(t.st.network, p.Network.Name))
+		l = append(l, seg(t.st.label, " "+humanview.Glue("of network ")), seg(t.st.network, p.Network.Name))
 	}
 	return l
 }
@@ -173,14 +174,14 @@ func (t treeWriter) router(r Router) *tree.Tree {
 		tr.Child(t.subtree(t.routerPortHead(p), 1, t.routerPortLines(p)))
 	}
 	if len(r.NAT) > 0 {
-		var nats []zoneview.Line
+		var nats []humanview.Line
 		for _, n := range r.NAT {
 			nats = append(nats, t.nat(n))
 		}
-		tr.Child(t.subtree(zoneview.Line{seg(t.st.label, "nat")}, 1, nats))
+		tr.Child(t.subtree(humanview.Line{seg(t.st.label, "nat")}, 1, nats))
 	}
 	tables := fmt.Sprintf("%d static %s, %d %s", r.StaticRoutes, plural(r.StaticRoutes, "route", "routes"), r.Policies, plural(r.Policies, "policy", "policies"))
-	tr.Child(t.item(zoneview.Line{seg(t.st.label, tables)}, 1))
+	tr.Child(t.item(humanview.Line{seg(t.st.label, tables)}, 1))
 	return tr
 }
 
@@ -193,19 +194,19 @@ func (t treeWriter) connectedRouter(r ConnectedRouter) *tree.Tree {
 		tr.Child(t.subtree(t.routerPortHead(p), 1, t.routerPortLines(p)))
 	}
 	policies := fmt.Sprintf("%d %s to the connect router (priority %d)", r.Policies, plural(r.Policies, "policy", "policies"), topology.ConnectPolicyPriority)
-	tr.Child(t.item(zoneview.Line{seg(t.st.label, policies)}, 1))
+	tr.Child(t.item(humanview.Line{seg(t.st.label, policies)}, 1))
 	return tr
 }
 
-func (t treeWriter) routerPortHead(p RouterPort) zoneview.Line {
+func (t treeWriter) routerPortHead(p RouterPort) humanview.Line {
 	if p.Remote {
 		return t.named("port", t.st.port, p.Name, "remote", t.st.remote)
 	}
 	return t.named("port", t.st.port, p.Name, "", t.st.plain)
 }
 
-func (t treeWriter) routerPortLines(p RouterPort) []zoneview.Line {
-	out := []zoneview.Line{
+func (t treeWriter) routerPortLines(p RouterPort) []humanview.Line {
+	out := []humanview.Line{
 		t.fields("networks", strings.Join(p.Networks, ", ")),
 		t.fields("mac", p.MAC, "ipv6-lla", p.IPv6LinkLocal),
 	}
@@ -220,17 +221,17 @@ func (t treeWriter) routerPortLines(p RouterPort) []zoneview.Line {
 
 // bindingLines say where a port lives: the node of a remote port, the chassis it is
 // bound to and its tunnel key.
-func (t treeWriter) bindingLines(remote bool, node, chassis, tunnelKey string) []zoneview.Line {
+func (t treeWriter) bindingLines(remote bool, node, chassis, tunnelKey string) []humanview.Line {
 	if !remote {
 		node = ""
 	}
 	if l := t.fields("node", node, "chassis", chassis, "tunnel key", tunnelKey); len(l) > 0 {
-		return []zoneview.Line{l}
+		return []humanview.Line{l}
 	}
 	return nil
 }
 
-func (t treeWriter) nat(n zoneview.NAT) zoneview.Line {
+func (t treeWriter) nat(n livezone.NAT) humanview.Line {
 	arrow := " → "
 	from, to := n.LogicalIP, n.ExternalIP
 	switch n.Type {
@@ -239,7 +240,7 @@ func (t treeWriter) nat(n zoneview.NAT) zoneview.Line {
 	case "dnat_and_snat":
 		arrow = " ↔ "
 	}
-	l := zoneview.Line{seg(t.st.nat, n.Type), seg(t.st.plain, " "+from+arrow+to)}
+	l := humanview.Line{seg(t.st.nat, n.Type), seg(t.st.plain, " "+from+arrow+to)}
 	if n.ExternalPortRange != "" {
 		l = append(l, seg(t.st.plain, " ports "+n.ExternalPortRange))
 	}
@@ -259,7 +260,7 @@ func (t treeWriter) switchTree(s Switch) *tree.Tree {
 		if p.Remote {
 			head = t.named("port", t.st.port, p.Name, p.Type, t.st.remote)
 		}
-		var lines []zoneview.Line
+		var lines []humanview.Line
 		if len(p.Addresses) > 0 {
 			lines = append(lines, t.fields("addresses", strings.Join(p.Addresses, ", ")))
 		}
@@ -272,8 +273,8 @@ func (t treeWriter) switchTree(s Switch) *tree.Tree {
 	return tr
 }
 
-func seg(style lipgloss.Style, text string) zoneview.Segment {
-	return zoneview.Segment{Style: style, Text: text}
+func seg(style lipgloss.Style, text string) humanview.Segment {
+	return humanview.Segment{Style: style, Text: text}
 }
 
 func plural(n int, one, many string) string {

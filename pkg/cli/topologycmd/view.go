@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -17,7 +17,7 @@ import (
 type View struct {
 	// Node is the node whose zone was read.
 	Node    string           `json:"node"`
-	Network zoneview.Network `json:"network"`
+	Network livezone.Network `json:"network"`
 	// Routers and Switches are sorted by name; their ports too.
 	Routers  []Router `json:"routers"`
 	Switches []Switch `json:"switches"`
@@ -40,7 +40,7 @@ type Router struct {
 	TunnelKey string       `json:"tunnelKey,omitempty"`
 	Ports     []RouterPort `json:"ports"`
 	// NAT rules in `ovn-nbctl lr-nat-list` order.
-	NAT []zoneview.NAT `json:"nat,omitempty"`
+	NAT []livezone.NAT `json:"nat,omitempty"`
 	// StaticRoutes and Policies count the router's tables (`kubectl ovnk routes` prints
 	// them).
 	StaticRoutes int `json:"staticRoutes"`
@@ -113,20 +113,20 @@ type PortRef struct {
 	// Network is the network the router or switch belongs to (its external_ids), set
 	// only when that is not the network shown: on a connect router's ports, the
 	// network each links to.
-	Network *zoneview.Network `json:"network,omitempty"`
+	Network *livezone.Network `json:"network,omitempty"`
 }
 
 // builder resolves ports to their owners and peers across the whole zone: a peer may
 // belong to a row of another network or to no network ovnk knows.
 type builder struct {
-	z            *zoneview.Zone
-	net          zoneview.Network
+	z            *livezone.Zone
+	net          livezone.Network
 	routerOfPort map[string]*nbdb.LogicalRouter     // router port name -> its router
 	switchOfPort map[string]*nbdb.LogicalSwitch     // switch port key -> its switch
 	patchOf      map[string]*nbdb.LogicalSwitchPort // router port name -> the switch port naming it
 }
 
-func newBuilder(z *zoneview.Zone, net zoneview.Network) *builder {
+func newBuilder(z *livezone.Zone, net livezone.Network) *builder {
 	b := &builder{
 		z: z, net: net,
 		routerOfPort: map[string]*nbdb.LogicalRouter{},
@@ -167,7 +167,7 @@ func (b *builder) build() View {
 
 func (b *builder) routerView(lr *nbdb.LogicalRouter) Router {
 	r := Router{
-		Name: lr.Name, UUID: lr.UUID, Role: zoneview.RouterRole(b.net, lr.Name),
+		Name: lr.Name, UUID: lr.UUID, Role: livezone.RouterRole(b.net, lr.Name),
 		Node: lr.ExternalIDs[rows.NodeKey], Chassis: lr.Options["chassis"], TunnelKey: lr.Options["requested-tnl-key"],
 		Ports: []RouterPort{}, NAT: b.z.NATs(lr),
 	}
@@ -219,7 +219,7 @@ func (b *builder) routerPort(lrp *nbdb.LogicalRouterPort) RouterPort {
 func (b *builder) switchView(ls *nbdb.LogicalSwitch) Switch {
 	node := ls.ExternalIDs[rows.NodeKey]
 	s := Switch{
-		Name: ls.Name, UUID: ls.UUID, Role: zoneview.SwitchRole(b.net, ls.Name, node), Node: node,
+		Name: ls.Name, UUID: ls.UUID, Role: livezone.SwitchRole(b.net, ls.Name, node), Node: node,
 		Subnet: ls.OtherConfig["subnet"], IPv6Prefix: ls.OtherConfig["ipv6_prefix"], TunnelKey: ls.OtherConfig["requested-tnl-key"],
 		Ports: []SwitchPort{},
 	}
@@ -251,7 +251,7 @@ func (b *builder) routerRef(port string) *PortRef {
 
 // otherNetwork is the network of a row with these external_ids, nil when it is the
 // network shown or none.
-func (b *builder) otherNetwork(ids map[string]string) *zoneview.Network {
+func (b *builder) otherNetwork(ids map[string]string) *livezone.Network {
 	if n := networkOf(ids); n != nil && n.OVNName != b.net.OVNName {
 		return n
 	}
@@ -259,12 +259,12 @@ func (b *builder) otherNetwork(ids map[string]string) *zoneview.Network {
 }
 
 // networkOf is the network a row's external_ids name, nil if none.
-func networkOf(ids map[string]string) *zoneview.Network {
+func networkOf(ids map[string]string) *livezone.Network {
 	name := ids[rows.NetworkKey]
 	if name == "" {
 		return nil
 	}
-	return &zoneview.Network{Name: cluster.UserNetworkName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
+	return &livezone.Network{Name: cluster.UserNetworkName(name), OVNName: name, Topology: ids[rows.TopologyKey]}
 }
 
 // linkLocal is the IPv6 link-local address OVN gives a router port with IPv6 networks.

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/livezonetest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -52,7 +52,7 @@ func newTraceCluster(t *testing.T, st *cluster.State) *traceCluster {
 			cluster.AnnotationNodeChassisID:     n.ChassisID,
 			cluster.AnnotationNodePrimaryIfAddr: primary,
 		}}})
-		fmt.Fprintf(&settings, "  %s: %q\n", n.Name, zoneviewtest.ZoneNB(t, st, n.Name).Endpoint)
+		fmt.Fprintf(&settings, "  %s: %q\n", n.Name, livezonetest.ZoneNB(t, st, n.Name).Endpoint)
 	}
 	networks := map[string]*cluster.Network{}
 	for _, n := range st.Networks {
@@ -100,12 +100,12 @@ func podOn(ns, name, node string, annotations map[string]string) *corev1.Pod {
 // run runs `kubectl ovnk trace args…` against the cluster on the terminal term.
 func (tc *traceCluster) run(t *testing.T, term clitest.Terminal, args ...string) (string, error) {
 	t.Helper()
-	return zoneviewtest.Run(t, tc.k, term, tc.env, append([]string{"trace"}, args...)...)
+	return livezonetest.Run(t, tc.k, term, tc.env, append([]string{"trace"}, args...)...)
 }
 
 // runWithoutCluster runs `kubectl ovnk trace args…` with a kubeconfig that does not
 // exist, as on a machine that has only a --save file.
 func runWithoutCluster(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	return zoneviewtest.RunWith(t, filepath.Join(t.TempDir(), "no-kubeconfig"), clitest.Terminal{Width: 80}, nil, append([]string{"trace"}, args...)...)
+	return livezonetest.RunWith(t, filepath.Join(t.TempDir(), "no-kubeconfig"), clitest.Terminal{Width: 80}, nil, append([]string{"trace"}, args...)...)
 }

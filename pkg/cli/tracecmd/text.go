@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
 
@@ -46,7 +46,7 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 		// lead is what stays in front of the wrapped text: the indentation, and a hop's
 		// number, so that a hop's text continues under itself, past its number.
 		lead := line[:len(line)-len(body)]
-		var l zoneview.Line
+		var l humanview.Line
 		switch {
 		case body == "":
 			out.WriteString("\n")
@@ -56,7 +56,7 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 		case isHop(body):
 			number, rest, _ := strings.Cut(body, " ")
 			lead += number + " "
-			l = zoneview.Line{{Style: st.plain, Text: rest}}
+			l = humanview.Line{{Style: st.plain, Text: rest}}
 		case lead == "":
 			// A verdict: "DELIVERED: …", coloured by how the path ended.
 			style := st.bad
@@ -68,9 +68,9 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 			}
 			l = labelled(body, style, st.plain)
 		case strings.HasPrefix(body, "final packet: "):
-			l = zoneview.Line{{Style: st.plain, Text: body}}
+			l = humanview.Line{{Style: st.plain, Text: body}}
 		default: // the row that decided the hop above
-			l = zoneview.Line{{Style: st.row, Text: body}}
+			l = humanview.Line{{Style: st.row, Text: body}}
 		}
 		for i, wrapped := range strings.Split(l.Render(max(width-len(lead), minWrap)), "\n") {
 			if i == 0 {
@@ -94,12 +94,12 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 const minWrap = 20
 
 // labelled styles the words up to the first ": " one way and the rest another.
-func labelled(s string, label, rest lipgloss.Style) zoneview.Line {
+func labelled(s string, label, rest lipgloss.Style) humanview.Line {
 	head, tail, ok := strings.Cut(s, ": ")
 	if !ok {
-		return zoneview.Line{{Style: label, Text: s}}
+		return humanview.Line{{Style: label, Text: s}}
 	}
-	return zoneview.Line{{Style: label, Text: head + ":"}, {Style: rest, Text: " " + tail}}
+	return humanview.Line{{Style: label, Text: head + ":"}, {Style: rest, Text: " " + tail}}
 }
 
 // reached reports whether a verdict is the packet getting somewhere: delivered, answered

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
 
@@ -24,6 +24,13 @@ type options struct {
 	ipv6, noReply      bool
 	save, fromFile     string
 	out                *cmdutil.Output
+
+	f     *cmdutil.Factory
+	flags *pflag.FlagSet
+	// args are SRC and DST, none with --from-file.
+	args []string
+	// packet is what the flags ask of the packet, read by Validate.
+	packet packetFlags
 }
 
 // New returns the `trace` command.
@@ -69,30 +76,10 @@ zone of SRC's or DST's node cannot be read.`,
   # Keep what the trace read, and replay it later without the cluster
   kubectl ovnk trace blue/web blue/db --save trace.json
   kubectl ovnk trace --from-file trace.json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if o.fromFile != "" {
-				if len(args) > 0 {
-					return fmt.Errorf("--from-file replays the saved trace's own SRC and DST: drop %s", strings.Join(args, " "))
-				}
-				return nil
-			}
-			if len(args) != 2 {
-				return fmt.Errorf("trace takes SRC and DST, got %d argument(s): e.g. kubectl ovnk trace blue/web blue/db", len(args))
-			}
-			return nil
-		},
 		ValidArgsFunction: completeEndpoint(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pf, err := o.validate(cmd)
-			if err != nil {
-				return err
-			}
-			if o.fromFile != "" {
-				return o.replay(cmd.Context(), f)
-			}
-			return o.run(cmd.Context(), f, args[0], args[1], pf)
-		},
+		RunE:              cmdutil.RunE(f, o),
 	}
+	o.flags = cmd.Flags()
 	o.out = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: text)"
 	fs := cmd.Flags()
@@ -104,30 +91,50 @@ zone of SRC's or DST's node cannot be read.`,
 	fs.StringVar(&o.nb, "nb", "", "read every zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
 	fs.StringVar(&o.save, "save", "", "also write everything the trace read (zones, chassis, pods, request) to this file, for --from-file")
 	fs.StringVar(&o.fromFile, "from-file", "", "replay a trace written by --save, without a cluster")
-	_ = cmd.RegisterFlagCompletionFunc("network", zoneview.CompleteNetwork(f))
+	_ = cmd.RegisterFlagCompletionFunc("network", livezone.CompleteNetwork(f))
 	_ = cmd.RegisterFlagCompletionFunc("proto", cobra.FixedCompletions([]string{"tcp", "udp", "icmp"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// validate checks the flags before anything is read, and returns those that shape
-// the packet.
-func (o *options) validate(cmd *cobra.Command) (packetFlags, error) {
+// Complete takes the factory and SRC and DST.
+func (o *options) Complete(f *cmdutil.Factory, args []string) error {
+	o.f, o.args = f, args
+	return nil
+}
+
+// Validate checks the arguments and the flags before anything is read, and keeps
+// those that shape the packet.
+func (o *options) Validate() error {
+	if o.fromFile != "" {
+		if len(o.args) > 0 {
+			return fmt.Errorf("--from-file replays the saved trace's own SRC and DST: drop %s", strings.Join(o.args, " "))
+		}
+	} else if len(o.args) != 2 {
+		return fmt.Errorf("trace takes SRC and DST, got %d argument(s): e.g. kubectl ovnk trace blue/web blue/db", len(o.args))
+	}
 	if err := o.out.Validate(); err != nil {
-		return packetFlags{}, err
+		return err
 	}
 	if o.out.Format() == "name" {
-		return packetFlags{}, fmt.Errorf("-o name needs named objects, and a trace has none: use -o json, yaml or jsonpath")
+		return fmt.Errorf("-o name needs named objects, and a trace has none: use -o json, yaml or jsonpath")
 	}
 	if o.fromFile != "" {
 		for _, name := range []string{"proto", "port", "network", "ipv6", "nb", "save"} {
-			if cmd.Flags().Changed(name) {
-				return packetFlags{}, fmt.Errorf("--from-file replays the saved trace as it was, and --%s would change it: drop --%s", name, name)
+			if o.flags.Changed(name) {
+				return fmt.Errorf("--from-file replays the saved trace as it was, and --%s would change it: drop --%s", name, name)
 			}
 		}
-		return packetFlags{}, nil
+		return nil
 	}
+	var err error
+	o.packet, err = o.packetFlags()
+	return err
+}
+
+// packetFlags reads the flags that shape the packet.
+func (o *options) packetFlags() (packetFlags, error) {
 	pf := packetFlags{proto: trace.Proto(o.proto), network: o.network, ipv6: o.ipv6, reply: !o.noReply}
-	portSet := cmd.Flags().Changed("port")
+	portSet := o.flags.Changed("port")
 	switch pf.proto {
 	case trace.TCP, trace.UDP:
 		if !portSet {
@@ -145,6 +152,14 @@ func (o *options) validate(cmd *cobra.Command) (packetFlags, error) {
 	}
 	pf.port = uint16(o.port)
 	return pf, nil
+}
+
+// Run traces: the request of a --from-file, or SRC to DST in the live cluster.
+func (o *options) Run(ctx context.Context) error {
+	if o.fromFile != "" {
+		return o.replay(ctx, o.f)
+	}
+	return o.run(ctx, o.f, o.args[0], o.args[1], o.packet)
 }
 
 // run resolves SRC and DST in the live cluster, traces, and prints.
@@ -169,7 +184,7 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, srcArg, dstArg st
 	if err != nil {
 		return err
 	}
-	zones := newZoneCache(live.For(f, o.nb))
+	zones := newZoneCache(livezone.For(f, o.nb))
 	r := newResolver(inv, zones, ns)
 	req, err := r.resolve(ctx, src, dst, pf)
 	if err != nil {

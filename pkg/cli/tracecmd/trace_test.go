@@ -16,8 +16,8 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/livezonetest"
 	"github.com/ovnk/ovnk/pkg/cli/tracecmd"
-	"github.com/ovnk/ovnk/pkg/cli/zoneview/zoneviewtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/procutil"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -27,7 +27,7 @@ import (
 // traceJSON runs `trace args… -o json` and decodes the result.
 func (tc *traceCluster) traceJSON(t *testing.T, args ...string) *trace.Result {
 	t.Helper()
-	out, err := tc.run(t, zoneviewtest.Plain, append(slices.Clip(args), "-o", "json")...)
+	out, err := tc.run(t, livezonetest.Plain, append(slices.Clip(args), "-o", "json")...)
 	if err != nil {
 		t.Fatalf("trace %v: %v", args, err)
 	}
@@ -186,7 +186,7 @@ func TestTraceBadInput(t *testing.T) {
 			if c.env != nil {
 				env = c.env
 			}
-			out, err := zoneviewtest.Run(t, tc.k, zoneviewtest.Plain, env, append([]string{"trace"}, c.args...)...)
+			out, err := livezonetest.Run(t, tc.k, livezonetest.Plain, env, append([]string{"trace"}, c.args...)...)
 			clitest.OneLine(t, err, c.want...)
 			if out != "" {
 				t.Errorf("printed output besides the error:\n%s", out)
@@ -221,7 +221,7 @@ func TestTraceSaveAndReplay(t *testing.T) {
 		{"node/node1", "blue/web", "--network", "blue", "-6"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			live, err := tc.run(t, zoneviewtest.Plain, append(slices.Clip(args), "-o", "json", "--save", file)...)
+			live, err := tc.run(t, livezonetest.Plain, append(slices.Clip(args), "-o", "json", "--save", file)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestTraceSaveAndReplay(t *testing.T) {
 			if replayed != live {
 				t.Errorf("the replay differs from the live trace:\nlive:\n%s\nreplay:\n%s", live, replayed)
 			}
-			liveText, err := tc.run(t, zoneviewtest.Plain, args...)
+			liveText, err := tc.run(t, livezonetest.Plain, args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,19 +277,19 @@ func TestTraceGolden(t *testing.T) {
 	okep := newTraceCluster(t, topologytest.OKEP5094())
 	for _, c := range []struct {
 		tc      *traceCluster
-		goldens []zoneviewtest.Golden
+		goldens []livezonetest.Golden
 	}{
-		{layer3, []zoneviewtest.Golden{
+		{layer3, []livezonetest.Golden{
 			{Name: "layer3-remote-pod", Args: []string{"default/client", "kube-system/dns"}},
 			{Name: "layer3-isolated", Args: []string{"kube-system/dns", "blue/web"}},
 			{Name: "layer3-other-network", Args: []string{"blue/web", "kube-system/dns"}},
 		}},
-		{okep, []zoneviewtest.Golden{{Name: "layer2-remote-pod", Args: []string{"test12/vm-a", "test12/vm-b"}}}},
+		{okep, []livezonetest.Golden{{Name: "layer2-remote-pod", Args: []string{"test12/vm-a", "test12/vm-b"}}}},
 	} {
-		zoneviewtest.GoldensWith(t, "", c.goldens, c.tc.run)
+		livezonetest.GoldensWith(t, "", c.goldens, c.tc.run)
 	}
 	t.Run("json", func(t *testing.T) {
-		out, err := layer3.run(t, zoneviewtest.Plain, "default/client", "kube-system/dns", "-o", "json")
+		out, err := layer3.run(t, livezonetest.Plain, "default/client", "kube-system/dns", "-o", "json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestTraceCompletes(t *testing.T) {
 		{[]string{"blue/web", "kube-system/dns", ""}, nil, []string{"web", "node/node1"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			out, err := zoneviewtest.Run(t, tc.k, zoneviewtest.Plain, tc.env, append([]string{"__complete", "trace"}, c.args...)...)
+			out, err := livezonetest.Run(t, tc.k, livezonetest.Plain, tc.env, append([]string{"__complete", "trace"}, c.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

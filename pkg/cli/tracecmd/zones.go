@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/ovnk/ovnk/pkg/cli/live"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/trace"
 )
@@ -13,7 +13,7 @@ import (
 // several readers of one zone wait for the same read, and remembers every read (the
 // dump, or why there is none) so that --save can write exactly what the trace used.
 type zoneCache struct {
-	src live.Source
+	src livezone.Source
 
 	mu    sync.Mutex
 	reads map[string]*zoneRead
@@ -27,7 +27,7 @@ type zoneRead struct {
 	err  error
 }
 
-func newZoneCache(src live.Source) *zoneCache {
+func newZoneCache(src livezone.Source) *zoneCache {
 	return &zoneCache{src: src, reads: map[string]*zoneRead{}}
 }
 

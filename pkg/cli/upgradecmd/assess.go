@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/live"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
@@ -42,7 +42,7 @@ type inputs struct {
 
 // assess gathers the inputs from the API server, reads every node's zone through src
 // and assesses the upgrade.
-func assess(ctx context.Context, c client.Reader, src live.Source, namespace string) (assessment, error) {
+func assess(ctx context.Context, c client.Reader, src livezone.Source, namespace string) (assessment, error) {
 	in, err := gather(ctx, c, namespace)
 	if err != nil {
 		return assessment{}, err
@@ -82,7 +82,7 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 			return nil, fmt.Errorf("list %s: %w", l.what, err)
 		}
 	}
-	cudns, udns, err := usernet.ListAll(ctx, c)
+	cudns, udns, err := netview.ListAll(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func agentPhases(leases []coordinationv1.Lease) map[string]l2upgrade.Phase {
 // returns what l2upgrade.Assess needs of each: its footprint, or why it could not be
 // read, and its agent's phase (agents is keyed by Lease name). It never fails: a zone
 // that cannot be read is a Zone with Err.
-func readZones(ctx context.Context, src live.Source, nodes []string, agents map[string]l2upgrade.Phase) map[string]l2upgrade.Zone {
+func readZones(ctx context.Context, src livezone.Source, nodes []string, agents map[string]l2upgrade.Phase) map[string]l2upgrade.Zone {
 	zones := make(map[string]l2upgrade.Zone, len(nodes))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -151,7 +151,7 @@ func readZones(ctx context.Context, src live.Source, nodes []string, agents map[
 }
 
 // readZone reads one node's zone and classifies its router ports.
-func readZone(ctx context.Context, src live.Source, node string) l2upgrade.Zone {
+func readZone(ctx context.Context, src livezone.Source, node string) l2upgrade.Zone {
 	if err := ctx.Err(); err != nil {
 		return l2upgrade.Zone{Err: err}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ovnk/ovnk/pkg/cli/table"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
@@ -97,25 +97,25 @@ func (v *view) draw(a assessment) (string, error) {
 	return out.String(), nil
 }
 
-func (v *view) nodeTable(nodes []l2upgrade.NodeReport) *table.Table {
-	t := &table.Table{Header: v.bold, Columns: []table.Column{
-		{Header: "NODE", MinWidth: minNameColumn, Fold: table.Wrap(".-")},
+func (v *view) nodeTable(nodes []l2upgrade.NodeReport) *humanview.Table {
+	t := &humanview.Table{Header: v.bold, Columns: []humanview.Column{
+		{Header: "NODE", MinWidth: minNameColumn, Fold: humanview.Wrap(".-")},
 		{Header: "VERSION"},
 		{Header: "PHASE"},
 		{Header: "BLOCKING PODS", MinWidth: minListColumn, Fold: foldList},
 		{Header: "ARTIFACTS", MinWidth: minListColumn, Fold: foldList},
 	}}
 	for _, n := range nodes {
-		version := table.Text(n.Version)
+		version := humanview.Text(n.Version)
 		if n.Version == "" {
-			version = table.Styled("-", v.faint)
+			version = humanview.Styled("-", v.faint)
 		}
-		artifacts := table.Text(strings.Join(userNames(n.Artifacts), ", "))
+		artifacts := humanview.Text(strings.Join(userNames(n.Artifacts), ", "))
 		if n.ZoneError != "" {
-			artifacts = table.Styled("zone not read", v.bad)
+			artifacts = humanview.Styled("zone not read", v.bad)
 		}
-		t.Add(table.Text(n.Node), version, table.Styled(string(n.Phase), v.phaseStyle(n.Phase)),
-			table.Text(strings.Join(n.Blocking, ", ")), artifacts)
+		t.Add(humanview.Text(n.Node), version, humanview.Styled(string(n.Phase), v.phaseStyle(n.Phase)),
+			humanview.Text(strings.Join(n.Blocking, ", ")), artifacts)
 	}
 	return t
 }
@@ -132,29 +132,29 @@ func (v *view) phaseStyle(p l2upgrade.Phase) lipgloss.Style {
 	return v.warn
 }
 
-func (v *view) networkTable(networks []l2upgrade.NetworkReport) *table.Table {
-	t := &table.Table{Header: v.bold, Columns: []table.Column{
-		{Header: "NETWORK", MinWidth: minNameColumn, Fold: table.Wrap("/._-")},
+func (v *view) networkTable(networks []l2upgrade.NetworkReport) *humanview.Table {
+	t := &humanview.Table{Header: v.bold, Columns: []humanview.Column{
+		{Header: "NETWORK", MinWidth: minNameColumn, Fold: humanview.Wrap("/._-")},
 		{Header: "LEGACY", MinWidth: minListColumn, Fold: foldCount},
 		{Header: "TRANSIT ROUTER", MinWidth: minListColumn, Fold: foldCount},
 		{Header: "ARTIFACTS IN", MinWidth: minListColumn, Fold: foldList},
 	}}
 	subnets := slices.ContainsFunc(networks, func(n l2upgrade.NetworkReport) bool { return len(n.TransitSubnets) > 0 })
 	if subnets {
-		t.Columns = append(t.Columns, table.Column{Header: "TRANSIT SUBNETS", Stack: true})
+		t.Columns = append(t.Columns, humanview.Column{Header: "TRANSIT SUBNETS", Stack: true})
 	}
 	for _, n := range networks {
-		legacy := table.Text(countNodes(n.Legacy))
+		legacy := humanview.Text(countNodes(n.Legacy))
 		if len(n.Legacy) > 0 {
 			legacy.Style = &v.warn
 		}
-		transit := table.Text(countNodes(n.TransitRouter))
+		transit := humanview.Text(countNodes(n.TransitRouter))
 		if len(n.Legacy) == 0 {
 			transit.Style = &v.good
 		}
-		row := []table.Cell{table.Text(cluster.UserNetworkName(n.Network)), legacy, transit, table.Text(strings.Join(n.ArtifactsIn, ", "))}
+		row := []humanview.Cell{humanview.Text(cluster.UserNetworkName(n.Network)), legacy, transit, humanview.Text(strings.Join(n.ArtifactsIn, ", "))}
 		if subnets {
-			row = append(row, table.Cell{Values: n.TransitSubnets})
+			row = append(row, humanview.Cell{Values: n.TransitSubnets})
 		}
 		t.Add(row...)
 	}
@@ -175,7 +175,7 @@ func foldCount(line string, width int) []string {
 	if count, _, ok := strings.Cut(line, " ("); ok && ansi.StringWidth(count) <= width {
 		return []string{count}
 	}
-	return table.Cut(line, width)
+	return humanview.Cut(line, width)
 }
 
 // foldList fits a list of names ("a, b, c, d") too wide for its column as "a, b and 2
@@ -195,7 +195,7 @@ func foldList(line string, width int) []string {
 			return []string{ansi.Truncate(names[0], room, "…") + more}
 		}
 	}
-	return table.Cut(line, width)
+	return humanview.Cut(line, width)
 }
 
 // minCutName is the least of a name foldList shows before its count.
@@ -280,7 +280,7 @@ func (v *view) section(out *bytes.Buffer, title string, items []string, bullet s
 		}
 		lead := "  " + mark + " "
 		indent := strings.Repeat(" ", ansi.StringWidth(lead))
-		for j, line := range table.Wrap("/-")(oneLine(item), max(v.width-len(indent), minListColumn)) {
+		for j, line := range humanview.Wrap("/-")(oneLine(item), max(v.width-len(indent), minListColumn)) {
 			if j == 0 {
 				out.WriteString(lead + line + "\n")
 			} else {

@@ -17,9 +17,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
 
@@ -45,10 +46,10 @@ type Options struct {
 	f *cmdutil.Factory
 	// Interval is the wait between two looks of --watch.
 	Interval time.Duration
-	// source reads the zones; nil means live.For(f, NB).
-	source live.Source
-	// timeoutSet says --timeout was given.
-	timeoutSet bool
+	// source reads the zones; nil means livezone.For(f, NB).
+	source livezone.Source
+	// flags tell whether --timeout was given.
+	flags *pflag.FlagSet
 }
 
 // New returns the `upgrade-status` command.
@@ -107,21 +108,9 @@ stops watching.`,
   kubectl ovnk upgrade-status --watch --timeout 30m -o jsonpath='{.complete}'`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.timeoutSet = cmd.Flags().Changed("timeout")
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if o.Watch {
-				// Ctrl-C ends the watch cleanly: the view stays as last drawn.
-				var stop context.CancelFunc
-				ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
-				defer stop()
-			}
-			return o.Run(ctx)
-		},
+		RunE:              cmdutil.RunE(o.f, o),
 	}
+	o.flags = cmd.Flags()
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "look again every few seconds until the upgrade is complete")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --watch, how long to wait for the upgrade to complete before giving up")
 	cmd.Flags().StringVar(&o.NB, "nb", "", "read the zone of a one-node cluster from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of its agent; for more nodes, list each node's NB under nb-endpoints in the settings file")
@@ -130,12 +119,18 @@ stops watching.`,
 	return cmd
 }
 
+// Complete takes the factory; upgrade-status has no arguments.
+func (o *Options) Complete(f *cmdutil.Factory, _ []string) error {
+	o.f = f
+	return nil
+}
+
 // Validate checks the flags before anything is contacted.
 func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s is not positive: give a duration such as 30m", o.Timeout)
 	}
-	if o.timeoutSet && !o.Watch {
+	if o.flags.Changed("timeout") && !o.Watch {
 		return fmt.Errorf("--timeout %s applies only with --watch: add --watch to wait for the upgrade, or drop --timeout", o.Timeout)
 	}
 	return o.Output.Validate()
@@ -144,13 +139,19 @@ func (o *Options) Validate() error {
 // Run shows the upgrade once, or with --watch until it is complete, the timeout, or
 // the context ends (Ctrl-C).
 func (o *Options) Run(ctx context.Context) error {
+	if o.Watch {
+		// Ctrl-C ends the watch cleanly: the view stays as last drawn.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+	}
 	conn, err := o.f.Connect()
 	if err != nil {
 		return err
 	}
 	src := o.source
 	if src == nil {
-		src = live.For(o.f, o.NB)
+		src = livezone.For(o.f, o.NB)
 	}
 	look := func(ctx context.Context) (assessment, error) {
 		a, err := assess(ctx, conn.Client, src, o.f.Settings.AgentNamespace)

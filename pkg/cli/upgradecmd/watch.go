@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/progress"
 )
 
 // plainEvery is how often a non-terminal gets a progress line of -o … --watch when
@@ -31,7 +30,7 @@ type display struct {
 	last string
 
 	// progress is -o's progress line, on standard error.
-	progress    *progress.Line
+	progress    *cmdutil.ProgressLine
 	lastLine    string
 	lastPrinted time.Time
 }
@@ -39,7 +38,7 @@ type display struct {
 func newDisplay(o *Options) *display {
 	d := &display{o: o, start: time.Now(), terminal: isTerminal(o.f, o.f.Out)}
 	if !o.Output.Human() {
-		d.progress = progress.New(o.f)
+		d.progress = o.f.ProgressLine()
 	}
 	return d
 }

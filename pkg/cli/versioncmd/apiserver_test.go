@@ -1,6 +1,7 @@
 package versioncmd
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -24,7 +25,7 @@ func TestVersionAgainstRealAPIServer(t *testing.T) {
 			return discovery.NewDiscoveryClientForConfig(k.RESTConfig)
 		},
 	}
-	if err := o.Run(); err != nil {
+	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var info Info

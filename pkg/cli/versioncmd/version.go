@@ -3,6 +3,7 @@
 package versioncmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/version"
 )
 
@@ -41,11 +42,8 @@ type Options struct {
 }
 
 // New returns the `version` command.
-func New(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{
-		IOStreams: streams,
-		Discovery: func() (discovery.DiscoveryInterface, error) { return kubeFlags.ToDiscoveryClient() },
-	}
+func New(f *cmdutil.Factory) *cobra.Command {
+	o := &Options{}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version, the API server's, and the OVN-Kubernetes resources it serves",
@@ -58,16 +56,19 @@ func New(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
   # For scripts
   kubectl ovnk version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
+		RunE: cmdutil.RunE(f, o),
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "print only the plugin's version")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: json or yaml")
 	return cmd
+}
+
+// Complete takes the streams and, for the server's versions, a discovery client of the
+// cluster kubectl's flags name; version has no arguments.
+func (o *Options) Complete(f *cmdutil.Factory, _ []string) error {
+	o.IOStreams = f.IOStreams
+	o.Discovery = func() (discovery.DiscoveryInterface, error) { return f.Kube.ToDiscoveryClient() }
+	return nil
 }
 
 // Validate checks the flags before anything is contacted.
@@ -80,7 +81,7 @@ func (o *Options) Validate() error {
 }
 
 // Run gathers the versions and prints them.
-func (o *Options) Run() error {
+func (o *Options) Run(context.Context) error {
 	info := Info{Client: version.String()}
 	if !o.ClientOnly {
 		if err := o.fillServer(&info); err != nil {

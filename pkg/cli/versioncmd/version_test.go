@@ -2,6 +2,7 @@ package versioncmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -28,7 +29,7 @@ func TestClientOnlyNeverContactsTheServer(t *testing.T) {
 			return nil, errors.New("the server must not be contacted")
 		},
 	}
-	if err := o.Run(); err != nil {
+	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var info Info

@@ -1,15 +1,16 @@
-// Package usernet is how the plugin's commands see a user-defined network: a
-// ClusterUserDefinedNetwork or a UserDefinedNetwork, through what the commands show of
-// either. The rules the leader applies (selection by connects, connectability, the
-// checks between networks) are pkg/cluster's; Model reads the networks into
-// pkg/cluster's types so that the commands apply those rules, not a copy of them.
-package usernet
+// Package netview is how the plugin's commands read and see the cluster's user-defined
+// networks: a network is a ClusterUserDefinedNetwork or a UserDefinedNetwork, seen
+// through what the commands show of either, and a Session reads them (with the nodes,
+// namespaces and connects the commands show them with) from the API server. The rules
+// the leader applies (selection by connects, connectability, the checks between
+// networks) are pkg/cluster's; Model reads the networks into pkg/cluster's types so
+// that the commands apply those rules, not a copy of them.
+package netview
 
 import (
 	"cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -184,17 +185,14 @@ func (n Network) Transport() ovnkv1.TransportOption {
 	return cmp.Or(n.Spec().Transport, ovnkv1.TransportOptionGeneve)
 }
 
-// Serves reports whether the network is a network of namespace ns, whose labels are
-// nsLabels: a UserDefinedNetwork serves its own namespace, a ClusterUserDefinedNetwork
-// those its selector matches. An unparsable selector serves nothing, as upstream.
-func (n Network) Serves(ns string, nsLabels map[string]string) bool {
+// Namespaces names the namespaces the network serves, by pkg/cluster's rule: a
+// UserDefinedNetwork its own, a ClusterUserDefinedNetwork those of nsLabels (every
+// namespace's labels) its selector matches (cluster.CUDNNamespaces), sorted. A
+// selector that does not parse is the leader's error: the spec is invalid, and the
+// network serves none.
+func (n Network) Namespaces(nsLabels map[string]map[string]string) ([]string, error) {
 	if !n.Cluster() {
-		return n.Namespace() == ns
+		return []string{n.Namespace()}, nil
 	}
-	return matches(&n.CUDN.Spec.NamespaceSelector, nsLabels)
-}
-
-func matches(sel *metav1.LabelSelector, set map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	return err == nil && s.Matches(labels.Set(set))
+	return cluster.CUDNNamespaces(n.CUDN, namespaceObjects(nsLabels))
 }

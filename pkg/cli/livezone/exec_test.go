@@ -1,4 +1,4 @@
-package live_test
+package livezone_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/topology"
@@ -51,7 +51,7 @@ func TestExecSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := factory(k, ns)
-	src := &live.ExecSource{Factory: f}
+	src := &livezone.ExecSource{Factory: f}
 
 	t.Run("dump equals the NB", func(t *testing.T) {
 		node := ns + "-ready"

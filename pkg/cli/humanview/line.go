@@ -1,4 +1,4 @@
-package zoneview
+package humanview
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package usernet
+package netview
 
 import (
 	"errors"
@@ -26,10 +26,7 @@ type Model struct {
 // NewModel reads nets, whose namespaces' labels nsLabels holds (a namespace missing
 // from it serves and selects nothing).
 func NewModel(nets []Network, nsLabels map[string]map[string]string) *Model {
-	m := &Model{byName: map[string]*cluster.Network{}, invalid: map[cluster.ObjectRef]error{}}
-	for _, name := range slices.Sorted(maps.Keys(nsLabels)) {
-		m.namespaces = append(m.namespaces, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nsLabels[name]}})
-	}
+	m := &Model{byName: map[string]*cluster.Network{}, invalid: map[cluster.ObjectRef]error{}, namespaces: namespaceObjects(nsLabels)}
 	var udns []*ovnkv1.UserDefinedNetwork
 	for _, n := range nets {
 		if n.Cluster() {
@@ -52,6 +49,16 @@ func NewModel(nets []Network, nsLabels map[string]map[string]string) *Model {
 	return m
 }
 
+// namespaceObjects are the namespaces nsLabels holds the labels of, sorted by name: what
+// pkg/cluster reads them from.
+func namespaceObjects(nsLabels map[string]map[string]string) []corev1.Namespace {
+	out := make([]corev1.Namespace, 0, len(nsLabels))
+	for _, name := range slices.Sorted(maps.Keys(nsLabels)) {
+		out = append(out, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nsLabels[name]}})
+	}
+	return out
+}
+
 // Network is n as the leader reads it, or nil with why when the leader would not
 // create it for its spec alone (an invalid spec, or a network name that another
 // object's network has too).
@@ -67,6 +74,12 @@ func (m *Model) Network(n Network) (*cluster.Network, error) {
 
 // Networks are the valid networks, sorted by name.
 func (m *Model) Networks() []*cluster.Network { return m.networks }
+
+// Connect is cnc as the leader reads it from its spec (cluster.ConnectSpec): its
+// subnets, and the connectable networks its selectors pick among the valid ones.
+func (m *Model) Connect(cnc *ovnkv1.ClusterNetworkConnect) (*cluster.Connect, error) {
+	return cluster.ConnectSpec(cnc, m.networks, m.namespaces, m.cudns)
+}
 
 // Selected names the networks (by OVN name) cnc's selectors pick, connectable or not.
 // None when a selector does not parse: the leader connects nothing then.

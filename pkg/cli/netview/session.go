@@ -1,7 +1,8 @@
-// Package netsession is a network command's session with the API server: the clients,
-// the reads the network and connect commands share, and one-line errors for the
-// requests that fail.
-package netsession
+// A Session is a network command's session with the API server: the clients, the reads
+// the network and connect commands share, and one-line errors for the requests that
+// fail.
+
+package netview
 
 import (
 	"context"
@@ -16,7 +17,6 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/usernet"
 )
 
 // RequestTimeout bounds one command's API calls: an unreachable server must end in an
@@ -69,7 +69,7 @@ func IsResourceMissing(err error) bool {
 // Networks lists the ClusterUserDefinedNetworks and the UserDefinedNetworks of ns, or
 // of every namespace when ns is "", the ClusterUserDefinedNetworks first, each kind in
 // the server's order.
-func (s *Session) Networks(ctx context.Context, ns string) ([]usernet.Network, error) {
+func (s *Session) Networks(ctx context.Context, ns string) ([]Network, error) {
 	var cudns ovnkv1.ClusterUserDefinedNetworkList
 	if err := s.Client.List(ctx, &cudns); err != nil {
 		return nil, s.Failed(err, "list ClusterUserDefinedNetworks")
@@ -78,7 +78,7 @@ func (s *Session) Networks(ctx context.Context, ns string) ([]usernet.Network, e
 	if err := s.Client.List(ctx, &udns, client.InNamespace(ns)); err != nil {
 		return nil, s.Failed(err, "list UserDefinedNetworks")
 	}
-	return usernet.FromLists(&cudns, &udns), nil
+	return FromLists(&cudns, &udns), nil
 }
 
 // Nodes lists the nodes.

@@ -1,4 +1,4 @@
-package zoneview
+package livezone
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package describe
+package humanview
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/ovnk/ovnk/pkg/cli/table"
 )
 
 // maxEvents is how many of the most recent events a description shows.
@@ -64,14 +62,14 @@ func timesSeen(e eventsv1.Event) int {
 
 // Events writes the events, warnings in the warning colour, with how often each
 // happened after its age.
-func (w *Writer) Events(events []eventsv1.Event) {
+func (w *Description) Events(events []eventsv1.Event) {
 	p := w.Palette
 	t := p.Table(
-		table.Column{Header: "TYPE"}, table.Column{Header: "REASON", MinWidth: 10}, table.Column{Header: "AGE"},
-		table.Column{Header: "FROM", MinWidth: 8}, table.Column{Header: "MESSAGE", MinWidth: 20},
+		Column{Header: "TYPE"}, Column{Header: "REASON", MinWidth: 10}, Column{Header: "AGE"},
+		Column{Header: "FROM", MinWidth: 8}, Column{Header: "MESSAGE", MinWidth: 20},
 	)
 	for _, e := range events {
-		typ := table.Text(e.Type)
+		typ := Text(e.Type)
 		if e.Type == "Warning" {
 			typ.Style = &p.Warn
 		}
@@ -83,7 +81,7 @@ func (w *Writer) Events(events []eventsv1.Event) {
 		if from == "" {
 			from = e.DeprecatedSource.Component
 		}
-		t.Add(typ, table.Text(e.Reason), table.Text(when), table.Text(from), table.Text(e.Note))
+		t.Add(typ, Text(e.Reason), Text(when), Text(from), Text(e.Note))
 	}
 	w.Section("Events", "", t)
 }

@@ -1,4 +1,4 @@
-package live
+package livezone
 
 import (
 	"bytes"

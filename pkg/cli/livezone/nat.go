@@ -1,4 +1,4 @@
-package zoneview
+package livezone
 
 import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbctl"

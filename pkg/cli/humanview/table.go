@@ -1,4 +1,4 @@
-// Package table draws tables the way kubectl draws them (upper-case headers, columns
+// Tables are drawn the way kubectl draws them (upper-case headers, columns
 // three spaces apart, no borders), laid out by tablewriter and made to fit a terminal.
 // When a table is too wide, the columns that may narrow (Column.MinWidth) fold their
 // cells, widest first and never below their minimum; when that is not enough, in turn:
@@ -6,7 +6,8 @@
 // closer (Table.TightGap); and optional columns are left out, least useful first
 // (Column.Optional). A column folds its cells by wrapping them (nothing shown is cut)
 // or by cutting them short with "…".
-package table
+
+package humanview
 
 import (
 	"bytes"
@@ -21,8 +22,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// Gap is the spaces between columns, as in kubectl's tables.
-const Gap = 3
+// columnGap is the spaces between columns, as in kubectl's tables.
+const columnGap = 3
 
 // Column is a table column and how its cells give way when the table is too wide.
 type Column struct {
@@ -138,11 +139,11 @@ func (l layout) total() int {
 func (t *Table) fit(width int) layout {
 	var l layout
 	for _, stacked := range []bool{false, true} {
-		if l = t.shrink(stacked, Gap, 0, width); l.total() <= width {
+		if l = t.shrink(stacked, columnGap, 0, width); l.total() <= width {
 			return l
 		}
 	}
-	gap := Gap
+	gap := columnGap
 	if t.TightGap > 0 {
 		gap = t.TightGap
 		if l = t.shrink(true, gap, 0, width); l.total() <= width {

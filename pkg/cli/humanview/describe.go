@@ -1,8 +1,9 @@
-// Package describe writes the plugin's descriptions of one object the way kubectl
+// A Description writes the plugin's description of one object the way kubectl
 // describe does: aligned "Key:  value" lines, then titled sections, each a table or
 // lines of text indented under its title. The sections every description has —
 // conditions, readiness on each node, recent events — are written here too.
-package describe
+
+package humanview
 
 import (
 	"bytes"
@@ -14,8 +15,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cli/table"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -25,11 +24,11 @@ const sectionIndent = "  "
 // minWrapWidth is the narrowest a value is wrapped to, however deep it is indented.
 const minWrapWidth = 20
 
-// Writer collects a description. It keeps the first error, and Flush writes the
+// Description collects a description. It keeps the first error, and Flush writes the
 // description only when there was none, so that a failed one prints nothing.
-type Writer struct {
+type Description struct {
 	// Palette styles keys, notes and the cells of the sections' tables.
-	Palette humanview.Palette
+	Palette Palette
 	// Width is the terminal's: values wrap and tables fit within it.
 	Width int
 	// Now is the clock ages are measured against.
@@ -39,9 +38,9 @@ type Writer struct {
 	err error
 }
 
-// New is a Writer of a description drawn in p, width columns wide, as of now.
-func New(p humanview.Palette, width int, now time.Time) *Writer {
-	return &Writer{Palette: p, Width: width, Now: now}
+// NewDescription is a description drawn in p, width columns wide, as of now.
+func NewDescription(p Palette, width int, now time.Time) *Description {
+	return &Description{Palette: p, Width: width, Now: now}
 }
 
 // Field is one "Key:  value" entry; a value of several lines is indented under the
@@ -58,7 +57,7 @@ type Value struct {
 }
 
 // Plain is texts as unstyled values.
-func (w *Writer) Plain(texts ...string) []Value {
+func (w *Description) Plain(texts ...string) []Value {
 	out := make([]Value, len(texts))
 	for i, t := range texts {
 		out[i] = Value{Text: t, Style: w.Palette.Plain}
@@ -66,10 +65,10 @@ func (w *Writer) Plain(texts ...string) []Value {
 	return out
 }
 
-// Age is kubectl's AGE of t, measured at the Writer's clock.
-func (w *Writer) Age(t metav1.Time) string { return humanview.Age(t, w.Now) }
+// Age is kubectl's AGE of t, measured at the Description's clock.
+func (w *Description) Age(t metav1.Time) string { return Age(t, w.Now) }
 
-func (w *Writer) printf(format string, args ...any) {
+func (w *Description) printf(format string, args ...any) {
 	if w.err == nil {
 		_, w.err = fmt.Fprintf(&w.buf, format, args...)
 	}
@@ -77,7 +76,7 @@ func (w *Writer) printf(format string, args ...any) {
 
 // Fields writes aligned "Key:  value" lines, wrapping long values under themselves.
 // A field without values writes nothing.
-func (w *Writer) Fields(fields []Field) {
+func (w *Description) Fields(fields []Field) {
 	keyWidth := 0
 	for _, f := range fields {
 		keyWidth = max(keyWidth, len(f.Key)+1)
@@ -95,12 +94,12 @@ func (w *Writer) Fields(fields []Field) {
 }
 
 // wrap folds text to the width left after indent columns.
-func (w *Writer) wrap(text string, indent int) []string {
-	return table.Wrap("")(text, max(w.Width-indent, minWrapWidth))
+func (w *Description) wrap(text string, indent int) []string {
+	return Wrap("")(text, max(w.Width-indent, minWrapWidth))
 }
 
 // title writes a section's title and, when there is one, the note after it.
-func (w *Writer) title(title, note string) {
+func (w *Description) title(title, note string) {
 	if note != "" {
 		note = "  " + note
 	}
@@ -109,7 +108,7 @@ func (w *Writer) title(title, note string) {
 
 // TextSection writes a title, an optional note after it, and lines of text under it,
 // indented and wrapped; each line's continuation is indented two more.
-func (w *Writer) TextSection(title, note string, items []string) {
+func (w *Description) TextSection(title, note string, items []string) {
 	w.title(title, note)
 	for _, item := range items {
 		for i, line := range w.wrap(item, len(sectionIndent)+2) {
@@ -124,7 +123,7 @@ func (w *Writer) TextSection(title, note string, items []string) {
 
 // Section writes a title, a note after it ("<none>" when the table has no rows and
 // there is no note), and the table.
-func (w *Writer) Section(title, note string, t *table.Table) {
+func (w *Description) Section(title, note string, t *Table) {
 	if note == "" && len(t.Rows) == 0 {
 		note = w.Palette.Faint.Render("<none>")
 	}
@@ -145,11 +144,11 @@ func (w *Writer) Section(title, note string, t *table.Table) {
 
 // Conditions writes the object's status conditions, True in the good colour and False
 // in the bad one.
-func (w *Writer) Conditions(conds []metav1.Condition) {
+func (w *Description) Conditions(conds []metav1.Condition) {
 	p := w.Palette
 	t := p.Table(
-		table.Column{Header: "TYPE"}, table.Column{Header: "STATUS"}, table.Column{Header: "REASON", MinWidth: 10},
-		table.Column{Header: "AGE"}, table.Column{Header: "MESSAGE", MinWidth: 20},
+		Column{Header: "TYPE"}, Column{Header: "STATUS"}, Column{Header: "REASON", MinWidth: 10},
+		Column{Header: "AGE"}, Column{Header: "MESSAGE", MinWidth: 20},
 	)
 	for _, c := range conds {
 		status := p.Warn
@@ -159,29 +158,29 @@ func (w *Writer) Conditions(conds []metav1.Condition) {
 		case metav1.ConditionFalse:
 			status = p.Bad
 		}
-		t.Add(table.Text(c.Type), table.Styled(string(c.Status), status), table.Text(c.Reason), table.Text(w.Age(c.LastTransitionTime)), table.Text(c.Message))
+		t.Add(Text(c.Type), Styled(string(c.Status), status), Text(c.Reason), Text(w.Age(c.LastTransitionTime)), Text(c.Message))
 	}
 	w.Section("Conditions", "", t)
 }
 
 // Nodes writes whether each node is ready, and why not, under a count of the ready
 // ones.
-func (w *Writer) Nodes(rs []cluster.NodeReadiness) {
+func (w *Description) Nodes(rs []cluster.NodeReadiness) {
 	p := w.Palette
-	t := p.Table(table.Column{Header: "NODE", MinWidth: 10}, table.Column{Header: "READY"}, table.Column{Header: "REASON", MinWidth: 20})
+	t := p.Table(Column{Header: "NODE", MinWidth: 10}, Column{Header: "READY"}, Column{Header: "REASON", MinWidth: 20})
 	for _, r := range rs {
 		if r.Ready {
-			t.Add(table.Text(r.Node), table.Styled("yes", p.Good), table.Text(""))
+			t.Add(Text(r.Node), Styled("yes", p.Good), Text(""))
 		} else {
-			t.Add(table.Text(r.Node), table.Styled("no", p.Bad), table.Text(r.Reason))
+			t.Add(Text(r.Node), Styled("no", p.Bad), Text(r.Reason))
 		}
 	}
-	ready := humanview.CountReady(rs)
+	ready := CountReady(rs)
 	w.Section("Nodes", p.Ratio(ready, len(rs)).Render(fmt.Sprintf("%d/%d ready", ready, len(rs))), t)
 }
 
 // Flush writes the description to out, or returns the first error met writing it.
-func (w *Writer) Flush(out io.Writer) error {
+func (w *Description) Flush(out io.Writer) error {
 	if w.err != nil {
 		return w.err
 	}

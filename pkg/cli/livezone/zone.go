@@ -1,8 +1,9 @@
-// Package zoneview reads one node's OVN zone for the live views (`kubectl ovnk topology`
-// and `routes`): it picks the node (--node, or a default the views explain), reads the
-// zone through pkg/cli/live, and resolves the network a user names to the rows that
-// belong to it.
-package zoneview
+// Package livezone reads what a node's OVN zone holds right now, for the views that
+// show it (`kubectl ovnk topology`, `routes`, `trace`, `upgrade`): it picks the node
+// (--node, or a default the views explain), reads the zone's NB content (straight from
+// its endpoint, or through the node's agent), and resolves the network a user names to
+// the rows that belong to it.
+package livezone
 
 import (
 	"cmp"
@@ -15,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/live"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
@@ -39,7 +39,7 @@ type Zone struct {
 }
 
 // Read picks the node — node (--node), or by default the first by name — and reads its
-// zone, from nb (--nb) when set, else from wherever live.For says.
+// zone, from nb (--nb) when set, else from wherever For says.
 func Read(ctx context.Context, f *cmdutil.Factory, nb, node string) (*Zone, error) {
 	nodes, err := listNodes(ctx, f)
 	if err != nil {
@@ -59,7 +59,7 @@ func Read(ctx context.Context, f *cmdutil.Factory, nb, node string) (*Zone, erro
 	// A malformed report only costs the hint it would give; the zone is still shown.
 	z.zoneStatus, _, _ = cluster.ZoneStatusCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: z.Node}, nodes[i].Annotations)
 
-	d, err := live.For(f, nb).Dump(ctx, z.Node)
+	d, err := For(f, nb).Dump(ctx, z.Node)
 	if err != nil {
 		return nil, err
 	}

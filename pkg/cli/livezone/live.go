@@ -1,8 +1,8 @@
-// Package live reads what a node's OVN zone holds right now, for the views that show it
-// (topology, routes). A zone is read either straight from its NB endpoint (--nb, or the
-// settings' nb-endpoints, as the local sandbox writes them) or, in a real cluster,
-// through `ovnk-agent dump` run by exec in the node's agent pod.
-package live
+// A zone is read straight from its NB endpoint (--nb, or the settings' nb-endpoints, as
+// the local sandbox writes them) or, in a real cluster, through `ovnk-agent dump` run by
+// exec in the node's agent pod.
+
+package livezone
 
 import (
 	"context"

@@ -1,8 +1,8 @@
-// Package zoneviewtest runs the live views (topology, routes) in tests against real
+// Package livezonetest runs the live views (topology, routes) in tests against real
 // servers: an NB ovsdb-server holding a compiled zone, and the package's test API server
 // with the nodes the zone names. It runs the plugin's whole command tree, so the tests
 // that use it are external test packages (topologycmd_test, routescmd_test).
-package zoneviewtest
+package livezonetest
 
 import (
 	"bytes"

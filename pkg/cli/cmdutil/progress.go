@@ -1,46 +1,40 @@
-// Package progress shows how a long wait is going in one line on standard error: on a
-// terminal the line is rewritten in place, elsewhere (a CI log, a file) each report is
-// a line of its own.
-package progress
+package cmdutil
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 )
 
-// Line is the progress line of one wait.
-type Line struct {
+// ProgressLine shows how a long wait is going in one line on standard error: on a
+// terminal the line is rewritten in place, elsewhere (a CI log, a file) each report is
+// a line of its own.
+type ProgressLine struct {
 	w        io.Writer
 	terminal bool
 	width    int
 	drawn    bool // a terminal line is on screen
 }
 
-// New is a progress line on f's standard error.
-func New(f *cmdutil.Factory) *Line {
-	isTerminal, width := cmdutil.IsTerminal, cmdutil.TerminalWidth
-	if f.IsTerminal != nil {
-		isTerminal = f.IsTerminal
-	}
+// ProgressLine is the progress line of one wait, on f's standard error.
+func (f *Factory) ProgressLine() *ProgressLine {
+	width := TerminalWidth
 	if f.TerminalWidth != nil {
 		width = f.TerminalWidth
 	}
-	l := &Line{w: f.ErrOut, terminal: isTerminal(f.ErrOut), width: width(f.ErrOut)}
+	l := &ProgressLine{w: f.ErrOut, terminal: f.isTerminal(f.ErrOut), width: width(f.ErrOut)}
 	if l.width <= 0 {
-		l.width = cmdutil.DefaultWidth
+		l.width = defaultWidth
 	}
 	return l
 }
 
 // Terminal reports whether the line is rewritten in place.
-func (l *Line) Terminal() bool { return l.terminal }
+func (l *ProgressLine) Terminal() bool { return l.terminal }
 
 // Show reports s: on a terminal in place of the last report, elsewhere on a new line.
-func (l *Line) Show(s string) {
+func (l *ProgressLine) Show(s string) {
 	if !l.terminal {
 		fmt.Fprintln(l.w, s)
 		return
@@ -52,7 +46,7 @@ func (l *Line) Show(s string) {
 }
 
 // Finish clears the terminal line, so what follows starts on a clean line.
-func (l *Line) Finish() {
+func (l *ProgressLine) Finish() {
 	if l.drawn {
 		fmt.Fprint(l.w, "\r\x1b[K")
 	}
