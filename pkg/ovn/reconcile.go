@@ -359,6 +359,10 @@ func (p *plan) count(counter *int, ops []ovsdb.Operation) {
 // the last reconcile applied, that the NB has not changed since and whose children
 // keep their UUIDs, is passed over without a comparison.
 func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation, err error) {
+	if pr, ok := p.inserted[want.uuid()]; ok {
+		// Listed twice in the set (by one parent or by two): one row is inserted.
+		return pr.ref, true, nil, nil
+	}
 	t := want.t
 	refCols := t.Refs()
 	newChild := false
@@ -460,6 +464,9 @@ func (p *plan) resolve(want entry) ([][]string, error) {
 			}
 			out[i] = append(out[i], cur.uuid())
 		}
+		// A key listed twice names one row, and an OVSDB set holds it once.
+		slices.Sort(out[i])
+		out[i] = slices.Compact(out[i])
 	}
 	return out, nil
 }

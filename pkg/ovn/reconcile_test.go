@@ -513,3 +513,39 @@ func TestReconcileSeesARowReplacedInTheSet(t *testing.T) {
 		t.Errorf("meter band rate %q, %v; want 777", out, err)
 	}
 }
+
+// TestReconcileInsertsARowListedTwiceOnce: a set whose router lists one route twice
+// (as a generator of random zones may) gets that route once, in a set column OVSDB
+// accepts, from the raw insert and from the reconciler alike.
+func TestReconcileInsertsARowListedTwiceOnce(t *testing.T) {
+	_, c, ctx := startNB(t)
+	desired := compile(t, topologytest.Layer3(), "node1").Rows
+	for _, lr := range desired.Routers {
+		if len(lr.StaticRoutes) > 0 {
+			twice := *lr
+			twice.StaticRoutes = append(slices.Clone(lr.StaticRoutes), lr.StaticRoutes[0])
+			*lr = twice
+			break
+		}
+	}
+	ops, err := ovn.InsertOps(c, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ovn.Transact(ctx, c, ops); err != nil {
+		t.Fatalf("the raw insert of a set listing a route twice: %v", err)
+	}
+	// The reconciler writes it once too, and then finds nothing to do.
+	_, c2, ctx2 := startNB(t)
+	r := &ovn.Reconciler{Client: c2}
+	err = testenv.Eventually(ctx2, 10*time.Second, "a reconcile with nothing to send", func(ctx context.Context) error {
+		stats, err := r.Reconcile(ctx, desired, nil)
+		if err == nil && stats.Operations != 0 {
+			return errNotYet
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -265,6 +265,11 @@ func (z *randomZone) peers(a, b *nbdb.LogicalRouter, aName, bName string, aIPs, 
 
 func (z *randomZone) route(lr *nbdb.LogicalRouter, prefix, nexthop string, policy nbdb.LogicalRouterStaticRoutePolicy) {
 	id := fmt.Sprintf("route:%s:%s:%s:%s", lr.Name, prefix, nexthop, policy)
+	for slices.Contains(lr.StaticRoutes, id) {
+		// The same route drawn again is a row of its own, as another writer may leave
+		// one: OVN takes the two as an ECMP route over one next hop.
+		id += ":again"
+	}
 	r := &nbdb.LogicalRouterStaticRoute{UUID: id, IPPrefix: prefix, Nexthop: nexthop, ExternalIDs: ids(id)}
 	if policy != "" {
 		r.Policy = &policy
