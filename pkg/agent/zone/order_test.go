@@ -13,13 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbfake"
@@ -90,13 +87,7 @@ func remove(what string, obj client.Object) change {
 // zone reuses its compile and the reconciler passes over rows it applied, so a change
 // either of them missed would show here.
 func TestZoneConvergesWhateverTheEventOrder(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := ovnkv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	// The changes; some undo others (a pod deleted and another made in its place), so
 	// orders pass through states the final one does not show.
 	podA, podB, podC := podOn(t, "a", 1, 5), podOn(t, "b", 2, 6), podOn(t, "c", 1, 7)

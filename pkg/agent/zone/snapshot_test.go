@@ -33,6 +33,19 @@ func (f *fakeNode) AfterZone(context.Context, *cluster.State, func(string) bool)
 	return false, f.broken
 }
 
+// testScheme holds the API types the zone reads: Kubernetes' own and ovnk's.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := ovnkv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
+}
+
 // readyNode is node1 with every annotation a node ready for OVN carries.
 func readyNode() *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1", Annotations: map[string]string{
@@ -62,13 +75,7 @@ func TestReconcileStoresSnapshot(t *testing.T) {
 	}
 	t.Cleanup(nbc.Close)
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := ovnkv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	alloc, err := cluster.PodNetworksCodec.Format(map[string]cluster.PodInterface{"default": {
 		IPs: []netip.Prefix{netip.MustParsePrefix("10.244.1.5/24")}, MAC: "0a:58:0a:f4:01:05",
 		Gateways: []netip.Addr{netip.MustParseAddr("10.244.1.1")}, Role: cluster.PodRolePrimary,
