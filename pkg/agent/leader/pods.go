@@ -205,8 +205,8 @@ func (p *planner) podChanges(pod *corev1.Pod, pass *podPass) (map[string]*string
 // the primary one of its namespace's primary user-defined network if there is one (the
 // default network's role is then infrastructure-locked). It returns nil while the pod
 // must wait: for its namespace's primary network to be created (or, in a namespace
-// labelled k8s.ovn.org/primary-user-defined-network, to exist), or for its node's
-// subnets.
+// labelled k8s.ovn.org/primary-user-defined-network, to exist), for its namespace
+// itself (the cache may show a pod before its namespace), or for its node's subnets.
 func (p *planner) wirePod(pod *corev1.Pod, pass *podPass, keep *podHolding) (map[string]cluster.PodInterface, error) {
 	var primary *netEntry
 	if prims := pass.nets.primaries[pod.Namespace]; len(prims) > 0 {
@@ -219,10 +219,12 @@ func (p *planner) wirePod(pod *corev1.Pod, pass *podPass, keep *podHolding) (map
 		if primary == nil {
 			return nil, nil
 		}
-	} else if ns := pass.namespaces[pod.Namespace]; ns != nil {
-		if _, required := ns.Labels[LabelPrimaryUDN]; required {
-			return nil, nil
-		}
+	} else if ns := pass.namespaces[pod.Namespace]; ns == nil {
+		// The namespace's labels decide (its own, and which CUDNs select it), and the
+		// cache does not show it yet: its informer lags behind the pods'.
+		return nil, nil
+	} else if _, required := ns.Labels[LabelPrimaryUDN]; required {
+		return nil, nil
 	}
 	owner := podOwner(pod)
 	def, _ := pass.resolve(pod, cluster.DefaultNetworkName)

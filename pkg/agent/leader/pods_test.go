@@ -33,6 +33,9 @@ func TestPlanPodsWait(t *testing.T) {
 			pod("plain", "ok", "n1"),
 			pod("plain", "unscheduled", ""),
 			pod("required", "p", "n1"), // its namespace needs a primary network, and has none
+			// The namespace informer lags behind the pods': its labels may ask for a
+			// primary network (the event-order test found it wired on the default).
+			pod("unseen", "p", "n1"),
 		},
 	}
 	pl := converge(t, newTestPlanner(t), s)

@@ -24,7 +24,9 @@ import (
 // patches of metadata.annotations, conditions with merge patches of the status
 // subresource; both carry the resourceVersion the plan was made from, so a write based
 // on a stale cache fails with a conflict instead of overwriting, and is retried with a
-// fresh read. It never modifies the cached objects it is given.
+// fresh read, unless what it reads is another object of the same name (the planned one
+// was deleted): then the write is dropped. It never modifies the cached objects it is
+// given.
 type writer struct {
 	c        client.Client // writes with the field owner
 	reader   client.Reader // uncached reads after a conflict
@@ -107,17 +109,26 @@ func (w *writer) patchAnnotations(ctx context.Context, a annotationWrite) (clien
 		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
 			return err
 		}
+		if fresh.GetUID() != a.obj.GetUID() {
+			written = emptyLike(obj)
+			return errReplaced
+		}
 		obj, changes, written = fresh, stillNeeded(changes, fresh.GetAnnotations()), fresh
 		if len(changes) == 0 {
 			return nil
 		}
 		return err // the conflict: try again
 	})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, errReplaced) {
 		return nil, fmt.Errorf("write annotations of %s: %w", describe(a.obj), err)
 	}
 	return written, nil
 }
+
+// errReplaced is a write's object deleted and created again under its name since the
+// cache showed it: what was planned for the one is not for the other (a pod's
+// addresses, a network's conditions), and the next pass plans for the new one.
+var errReplaced = errors.New("the object was deleted and created again")
 
 // stillNeeded returns the changes that annotations do not already reflect.
 func stillNeeded(changes map[string]*string, annotations map[string]string) map[string]*string {
@@ -168,10 +179,13 @@ func (w *writer) patchStatus(ctx context.Context, s statusWrite) error {
 		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
 			return err
 		}
+		if fresh.GetUID() != s.obj.GetUID() {
+			return errReplaced
+		}
 		obj = fresh
 		return err // the conflict: try again
 	})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || errors.Is(err, errReplaced) {
 		return nil
 	}
 	if err != nil {
