@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,13 +93,36 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 // passRequest is the one key every event enqueues.
 var passRequest = reconcile.Request{}
 
-// networkPredicate passes changes of a network's spec, annotations and labels (which
-// RouteAdvertisements select), but not the leader's own status writes.
-var networkPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+// networkPredicate passes changes of a network's spec, annotations, labels (which
+// RouteAdvertisements select) and status.
+var networkPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, statusUpdated)
 
-// connectPredicate passes changes of a ClusterNetworkConnect's spec and annotations,
-// but not the leader's own status writes.
-var connectPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+// connectPredicate passes changes of a ClusterNetworkConnect's spec, annotations and
+// status.
+var connectPredicate = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, statusUpdated)
+
+// statusUpdated passes an update that changed the object's status, the leader's own
+// status writes included. The pass after its own write usually finds nothing to do; but
+// a pass that planned from a cache not yet showing the leader's last status write
+// compared against an older status, and may have left the written one standing when
+// it is already stale (a node that joined and left): only a pass after the write's
+// event corrects it.
+var statusUpdated = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return !equality.Semantic.DeepEqual(statusOf(e.ObjectOld), statusOf(e.ObjectNew))
+}}
+
+// statusOf is the status of a network or connect; nil for other kinds.
+func statusOf(o client.Object) any {
+	switch v := o.(type) {
+	case *ovnkv1.ClusterUserDefinedNetwork:
+		return v.Status
+	case *ovnkv1.UserDefinedNetwork:
+		return v.Status
+	case *ovnkv1.ClusterNetworkConnect:
+		return v.Status
+	}
+	return nil
+}
 
 // podPredicate passes the pod changes the leader acts on: scheduling, finishing, and
 // its k8s.ovn.org/pod-networks annotation.
