@@ -69,6 +69,7 @@ type ownedIndex struct {
 // plan, and the desired row the last successful reconcile applied under it. One map
 // lookup gives the reconciler all three.
 type held struct {
+	id      string
 	e       entry // the row of lowest UUID holding it; e.m is nil when none does
 	dirty   bool
 	applied model.Model
@@ -136,7 +137,7 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 func (x *ownedIndex) hold(id string) *held {
 	h := x.byID[id]
 	if h == nil {
-		h = &held{}
+		h = &held{id: id}
 		x.byID[id] = h
 	}
 	return h
