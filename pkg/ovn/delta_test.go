@@ -156,6 +156,13 @@ func TestReconcileAppliesChangesToReusedRows(t *testing.T) {
 					log = append(log, behind(ctx, t, nb, e))
 				}
 				stats := requireConvergedLogged(ctx, t, r, e.s, log)
+				if stats.Compared > 0 && !stats.Delta && step%4 != 3 {
+					t.Errorf("step %d was not planned in delta: %+v", step, stats)
+				}
+				// ovnk's own writes are not changes behind its back.
+				if again, err := r.Reconcile(ctx, e.s, nil); err != nil || again.Compared != 0 {
+					t.Errorf("step %d: a reconcile after converging compared %d rows (%v), want none", step, again.Compared, err)
+				}
 				// Each edit changes a row and at most its parent; a change behind
 				// ovnk's back a row and its parent.
 				if stats.Compared > 2*changes+2 {

@@ -75,6 +75,9 @@ type Stats struct {
 	// Compared is how many desired rows were compared with the NB: 0 when neither the
 	// set nor the NB changed since the last reconcile.
 	Compared int
+	// Delta says the plan looked only at the rows not applied last time and at those
+	// the NB changed, not at every row of the set.
+	Delta bool
 }
 
 // Reconcile writes the difference between desired and the rows ovnk owns: it inserts
@@ -131,7 +134,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		// The very set applied last, and nothing changed in the NB since: no row needs a look.
 		units, err = p.build(modeQuiet)
 	case remembered && changed != nil && len(changed) <= len(want.byID)/deltaAtMost:
-		p.changed = changed
+		p.changed, p.stats.Delta = changed, true
 		units, err = p.build(modeDelta)
 		if errors.Is(err, errNeedsFullPlan) {
 			p = newPlan(r.Client, r.index, want, keep)
@@ -145,7 +148,9 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		r.index.invalidate()
 		return p.stats, err
 	}
-	for _, txn := range pack(units, max) {
+	txns := pack(units, max)
+	r.index.expect(txns)
+	for _, txn := range txns {
 		results, err := Transact(ctx, r.Client, txn)
 		if err != nil {
 			r.index.invalidate()
