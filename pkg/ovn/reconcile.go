@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
@@ -78,6 +79,9 @@ type Stats struct {
 	// Delta says the plan looked only at the rows not applied last time and at those
 	// the NB changed, not at every row of the set.
 	Delta bool
+	// Planning is the time the reconcile took to find the difference, from the call to
+	// the first transaction: what it costs beside the NB's own work.
+	Planning time.Duration
 }
 
 // Reconcile writes the difference between desired and the rows ovnk owns: it inserts
@@ -108,6 +112,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	r.start.Do(func() { r.index = newOwnedIndex(r.Client) })
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	start := time.Now()
 	last, want := r.lastSet, r.lastSet
 	r.lastSet = nil // until this reconcile succeeds
 	same := want != nil && desired.SameRows(&r.last)
@@ -149,6 +154,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		return p.stats, err
 	}
 	txns := pack(units, max)
+	p.stats.Planning = time.Since(start)
 	r.index.expect(txns)
 	for _, txn := range txns {
 		results, err := Transact(ctx, r.Client, txn)
