@@ -63,12 +63,19 @@ type ownedIndex struct {
 	roots map[string]entry
 	// dirty are the identities changed since the last plan, to be made clean again.
 	dirty []*held
+	// ownUpdates and ownInserts are the writes of the reconciler's last transaction
+	// whose events are still to come: by UUID the rows it updates or mutates, by
+	// identity the rows it inserts. Their events are ovnk's own writes, not changes
+	// behind its back, and leave the identity clean, so that the next plan passes over
+	// rows it just wrote.
+	ownUpdates, ownInserts map[string]int
 }
 
 // held is one identity: the row holding it, whether the NB changed it since the last
 // plan, and the desired row the last successful reconcile applied under it. One map
 // lookup gives the reconciler all three.
 type held struct {
+	id      string
 	e       entry // the row of lowest UUID holding it; e.m is nil when none does
 	dirty   bool
 	applied model.Model
@@ -122,13 +129,64 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 	case m == nil:
 		delete(seen, uuidOf(old))
 	}
+	own := false
+	switch {
+	case old == nil && m != nil:
+		own = take(x.ownInserts, identityOf(m))
+	case old != nil && m != nil:
+		own = take(x.ownUpdates, uuidOf(m))
+	}
 	if old != nil {
 		x.remove(uuidOf(old), m)
 	} else {
 		x.remove(uuidOf(m), m) // an insert the last rebuild read already
 	}
 	if m != nil && rows.Owned(externalIDsOf(m)) {
-		x.add(entry{m, t})
+		x.add(entry{m, t}, own)
+	}
+}
+
+// take counts one event of an expected write off, reporting whether it was expected.
+func take(expected map[string]int, key string) bool {
+	if expected[key] == 0 {
+		return false
+	}
+	expected[key]--
+	return true
+}
+
+// expect records the writes of the transactions a reconcile is about to send: their
+// events are the reconciler's own. What the last reconcile expected and never saw is
+// forgotten:
+// every write ovnk sends changes its row, so its event comes, and an expectation left
+// over could hide a later change made behind ovnk's back.
+func (x *ownedIndex) expect(txns [][]ovsdb.Operation) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ownUpdates, x.ownInserts = map[string]int{}, map[string]int{}
+	for _, txn := range txns {
+		x.expectTransaction(txn)
+	}
+}
+
+func (x *ownedIndex) expectTransaction(ops []ovsdb.Operation) {
+	updated := map[string]bool{} // a row updated and mutated in one transaction has one event
+	for _, op := range ops {
+		switch op.Op {
+		case ovsdb.OperationInsert:
+			if ids, ok := op.Row["external_ids"].(ovsdb.OvsMap); ok {
+				if id, ok := ids.GoMap[rows.IDKey].(string); ok {
+					x.ownInserts[id]++
+				}
+			}
+		case ovsdb.OperationUpdate, ovsdb.OperationMutate:
+			for _, cond := range op.Where {
+				if u, ok := cond.Value.(ovsdb.UUID); ok && cond.Column == "_uuid" && !updated[u.GoUUID] {
+					updated[u.GoUUID] = true
+					x.ownUpdates[u.GoUUID]++
+				}
+			}
+		}
 	}
 }
 
@@ -136,7 +194,7 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 func (x *ownedIndex) hold(id string) *held {
 	h := x.byID[id]
 	if h == nil {
-		h = &held{}
+		h = &held{id: id}
 		x.byID[id] = h
 	}
 	return h
@@ -149,14 +207,18 @@ func (x *ownedIndex) markDirty(h *held) {
 	}
 }
 
-func (x *ownedIndex) add(e entry) {
+// add takes in an owned row; own says the reconciler wrote it, which leaves its
+// identity clean.
+func (x *ownedIndex) add(e entry, own bool) {
 	uuid, id := e.uuid(), e.identity()
 	x.byUUID[uuid] = e
 	if e.t.Root() {
 		x.roots[uuid] = e
 	}
 	h := x.hold(id)
-	x.markDirty(h)
+	if !own {
+		x.markDirty(h)
+	}
 	switch {
 	case h.e.m == nil || h.e.uuid() == uuid:
 		h.e = e
@@ -323,10 +385,11 @@ func (x *ownedIndex) rebuild() error {
 		for uuid, m := range rc.RowsShallow() {
 			x.seen[t.Name()][uuid] = true
 			if rows.Owned(externalIDsOf(m)) {
-				x.add(entry{m, t})
+				x.add(entry{m, t}, false)
 			}
 		}
 	}
+	x.ownUpdates, x.ownInserts = nil, nil
 	x.clean()
 	x.built, x.invalid = x.now(), false
 	x.generation++

@@ -90,7 +90,7 @@ func TestIndexTakesEventsForRowsItReadNewer(t *testing.T) {
 	x := emptyIndex()
 	for _, sw := range []*nbdb.LogicalSwitch{ownedSwitch("u1", "LS:b"), ownedSwitch("u2", "LS:a")} {
 		x.seen[table][sw.UUID] = true
-		x.add(entry{sw, tbl})
+		x.add(entry{sw, tbl}, false)
 	}
 	x.clean()
 	x.event(table, ownedSwitch("u1", "LS:a"), ownedSwitch("u1", "LS:b"))
@@ -104,7 +104,7 @@ func TestIndexTakesEventsForRowsItReadNewer(t *testing.T) {
 	// The same with nobody else holding the old identity: nothing to trip on.
 	x = emptyIndex()
 	x.seen[table]["u1"] = true
-	x.add(entry{ownedSwitch("u1", "LS:b"), tbl})
+	x.add(entry{ownedSwitch("u1", "LS:b"), tbl}, false)
 	x.event(table, ownedSwitch("u1", "LS:a"), ownedSwitch("u1", "LS:b"))
 	if got := currentUUID(x, "LS:b"); got != "u1" {
 		t.Errorf("LS:b is held by %q, want u1", got)

@@ -11,7 +11,7 @@ import (
 // the reconciler's plan against an NB that owns nothing, so parents and children are
 // created together under named UUIDs. The set itself is not modified.
 func InsertOps(c client.Client, s *rows.Set) ([]ovsdb.Operation, error) {
-	units, err := newPlan(c, emptyIndex(), indexSet(s), nil).build(false)
+	units, err := newPlan(c, emptyIndex(), indexSet(s), nil).build(modeFull)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
@@ -75,6 +76,12 @@ type Stats struct {
 	// Compared is how many desired rows were compared with the NB: 0 when neither the
 	// set nor the NB changed since the last reconcile.
 	Compared int
+	// Delta says the plan looked only at the rows not applied last time and at those
+	// the NB changed, not at every row of the set.
+	Delta bool
+	// Planning is the time the reconcile took to find the difference, from the call to
+	// the first transaction: what it costs beside the NB's own work.
+	Planning time.Duration
 }
 
 // Reconcile writes the difference between desired and the rows ovnk owns: it inserts
@@ -105,24 +112,51 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	r.start.Do(func() { r.index = newOwnedIndex(r.Client) })
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	start := time.Now()
 	last, want := r.lastSet, r.lastSet
 	r.lastSet = nil // until this reconcile succeeds
-	if want == nil || !desired.SameRows(&r.last) {
-		want = indexSet(desired)
+	same := want != nil && desired.SameRows(&r.last)
+	var changed map[string]bool // in a delta plan, the identities whose rows are new
+	if want != nil && !same {
+		var ok bool
+		if changed, ok = want.update(desired, &r.last); !ok {
+			want = nil
+		}
+	}
+	if want == nil {
+		want, changed = indexSet(desired), nil
 	}
 	if err := r.index.lock(ctx); err != nil {
 		return Stats{}, err
 	}
-	// The very set applied last, and nothing changed in the NB since: no row needs a look.
-	quiet := last != nil && want == last && r.lastIndex == r.index.generation && len(r.index.dirty) == 0
+	// What was applied is remembered only while the index is the one it was applied to.
+	remembered := last != nil && r.lastIndex == r.index.generation
 	p := newPlan(r.Client, r.index, want, keep)
-	units, err := p.build(quiet)
+	var units [][]ovsdb.Operation
+	var err error
+	switch {
+	case remembered && same && len(r.index.dirty) == 0:
+		// The very set applied last, and nothing changed in the NB since: no row needs a look.
+		units, err = p.build(modeQuiet)
+	case remembered && changed != nil && len(changed) <= len(want.byID)/deltaAtMost:
+		p.changed, p.stats.Delta = changed, true
+		units, err = p.build(modeDelta)
+		if errors.Is(err, errNeedsFullPlan) {
+			p = newPlan(r.Client, r.index, want, keep)
+			units, err = p.build(modeFull)
+		}
+	default:
+		units, err = p.build(modeFull)
+	}
 	r.index.unlock()
 	if err != nil {
 		r.index.invalidate()
 		return p.stats, err
 	}
-	for _, txn := range pack(units, max) {
+	txns := pack(units, max)
+	p.stats.Planning = time.Since(start)
+	r.index.expect(txns)
+	for _, txn := range txns {
 		results, err := Transact(ctx, r.Client, txn)
 		if err != nil {
 			r.index.invalidate()
@@ -258,6 +292,9 @@ type plan struct {
 	replaced map[string]bool
 	// deleted are the rows the plan deletes; compared the desired rows it compared.
 	deleted, compared []entry
+	// changed are, in a delta plan, the identities whose desired rows are not the rows
+	// applied last or that the NB changed since; visited those the plan reached.
+	changed, visited map[string]bool
 }
 
 type plannedRef struct {
@@ -274,16 +311,56 @@ func newPlan(c client.Client, ix *ownedIndex, want *indexedSet, keep func(map[st
 
 func (p *plan) kept(e entry) bool { return p.keep != nil && p.keep(externalIDsOf(e.m)) }
 
+// deltaAtMost: a set of which more than one row in deltaAtMost is new is planned in
+// full, walking every row, which costs less than planning each of them on its own.
+const deltaAtMost = 4
+
+// planMode says which desired rows a plan looks at.
+type planMode int
+
+const (
+	// modeFull looks at every desired root and, through it, every row.
+	modeFull planMode = iota
+	// modeDelta looks at the rows of plan.changed and at the identities the NB changed.
+	modeDelta
+	// modeQuiet looks at no desired row: each is as the last reconcile applied it.
+	modeQuiet
+)
+
 // build returns the operations grouped in units: one per desired root with everything
-// below it, and one per owned root to delete. quiet says every desired row is as the
-// last reconcile applied it: only owned roots no longer desired are looked for.
-func (p *plan) build(quiet bool) ([][]ovsdb.Operation, error) {
+// below it, one per row changed in place below an unchanged root (modeDelta), and one
+// per owned root to delete. Only owned roots no longer desired are looked for in every
+// mode.
+func (p *plan) build(mode planMode) ([][]ovsdb.Operation, error) {
+	units, err := p.buildDesired(mode)
+	if errors.Is(err, errNeedsFullPlan) {
+		return nil, err // the index stays as it is, for the full plan that follows
+	}
 	// Every change the index knows of is looked at now.
 	defer p.ix.clean()
+	if err != nil {
+		return nil, err
+	}
+	return p.buildStale(units)
+}
+
+// buildDesired plans the desired rows the mode looks at.
+func (p *plan) buildDesired(mode planMode) ([][]ovsdb.Operation, error) {
 	var units [][]ovsdb.Operation
-	roots := p.roots
-	if quiet {
-		roots = nil
+	var roots []entry
+	switch mode {
+	case modeFull:
+		roots = p.roots
+	case modeDelta:
+		p.visited = map[string]bool{}
+		for _, h := range p.ix.dirty {
+			p.changed[h.id] = true
+		}
+		for _, root := range p.roots {
+			if p.changed[root.uuid()] {
+				roots = append(roots, root)
+			}
+		}
 	}
 	for _, root := range roots {
 		holder, taken := p.nameHolder(root)
@@ -321,6 +398,45 @@ func (p *plan) build(quiet bool) ([][]ovsdb.Operation, error) {
 		}
 		units = append(units, append(joined, ops...))
 	}
+	if mode == modeDelta {
+		return p.changedInPlace(units)
+	}
+	return units, nil
+}
+
+// changedInPlace plans, each in a unit of its own, the changed rows no planned parent
+// reached: rows whose parent kept its references, so the rows exist in the NB and are
+// updated where they are. In identity order, so equal plans send equal transactions.
+func (p *plan) changedInPlace(units [][]ovsdb.Operation) ([][]ovsdb.Operation, error) {
+	ids := make([]string, 0, len(p.changed))
+	for id := range p.changed {
+		if !p.visited[id] {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		e, desired := p.desired[id]
+		if !desired || e.t.Root() || p.visited[id] {
+			continue // gone (its parent dropped it, or the stale roots go below), or planned
+		}
+		if _, exists := p.ix.current(id); !exists {
+			return nil, errNeedsFullPlan
+		}
+		p.unit = len(units)
+		_, _, ops, err := p.row(e)
+		if err != nil {
+			return nil, err
+		}
+		if len(ops) > 0 {
+			units = append(units, ops)
+		}
+	}
+	return units, nil
+}
+
+// buildStale adds to units the deletion of the owned roots no longer desired.
+func (p *plan) buildStale(units [][]ovsdb.Operation) ([][]ovsdb.Operation, error) {
 	units = slices.DeleteFunc(units, func(u []ovsdb.Operation) bool { return u == nil })
 	var stale []entry
 	for _, e := range p.ix.roots {
@@ -363,11 +479,38 @@ func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation
 		// Listed twice in the set (by one parent or by two): one row is inserted.
 		return pr.ref, true, nil, nil
 	}
+	if p.visited != nil {
+		p.visited[want.uuid()] = true
+	}
 	t := want.t
+	h := p.ix.byID[want.uuid()]
+	cur, exists := entry{}, h != nil && h.e.m != nil
+	if exists {
+		cur = h.e
+	}
+	// In a delta plan, a row applied last time that the NB left alone changes by the
+	// difference between its references then and now.
+	var applied model.Model
+	if p.visited != nil && exists && !h.dirty {
+		applied = h.applied
+	}
 	refCols := t.Refs()
 	newChild := false
+	var added, removed [][]string
+	if applied != nil {
+		added, removed = make([][]string, len(refCols)), make([][]string, len(refCols))
+	}
 	for i, rc := range refCols {
-		for _, key := range want.refs(i) {
+		keys := want.refs(i)
+		if applied != nil {
+			// Children kept in place are planned on their own if they changed
+			// (changedInPlace): only new ones must be planned with their parent.
+			if want.m != applied {
+				added[i], removed[i] = refDelta(keys, *t.RefField(applied, i))
+			}
+			keys = added[i]
+		}
+		for _, key := range keys {
 			if rc.Weak {
 				_, isNew := p.inserted[key]
 				newChild = newChild || isNew
@@ -386,38 +529,15 @@ func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation
 		}
 	}
 
-	h := p.ix.byID[want.uuid()]
-	cur, exists := entry{}, h != nil && h.e.m != nil
-	if exists {
-		cur = h.e
-		if !newChild && !h.dirty && h.applied == want.m {
-			// The row the last reconcile applied, and the NB has not changed it since.
-			return cur.uuid(), false, ops, nil
-		}
+	if exists && !newChild && !h.dirty && h.applied == want.m {
+		// The row the last reconcile applied, and the NB has not changed it since.
+		return cur.uuid(), false, ops, nil
 	}
 	p.stats.Compared++
 	p.compared = append(p.compared, want)
-	refs, err := p.resolve(want)
-	if err != nil {
-		return "", false, nil, err
-	}
 	if !exists {
-		m := t.Clone(want.m)
-		p.named++
-		name := fmt.Sprintf("new%d", p.named)
-		t.SetUUID(m, name)
-		for i := range refCols {
-			*t.RefField(m, i) = refs[i]
-		}
-		insOps, err := p.c.Create(m)
-		if err != nil {
-			return "", false, nil, fmt.Errorf("build insert of %s: %w", want.describe(), err)
-		}
-		p.count(&p.stats.Inserts, insOps)
-		p.inserted[want.uuid()] = plannedRef{ref: name, unit: p.unit}
-		return name, true, append(ops, insOps...), nil
+		return p.insert(want, ops)
 	}
-
 	if !t.Same(cur.m, want.m) {
 		// Work on a copy: cached rows are shared and must never be modified.
 		upd := t.Clone(cur.m)
@@ -429,7 +549,15 @@ func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation
 		ops = append(ops, updOps...)
 	}
 	for i := range refCols {
-		mutOps, err := p.references(cur, i, refs[i])
+		var mutOps []ovsdb.Operation
+		if applied != nil {
+			mutOps, err = p.referencesChanged(cur, want, i, added[i], removed[i])
+		} else {
+			var refs []string
+			if refs, err = p.resolveKeys(want, i, want.refs(i)); err == nil {
+				mutOps, err = p.references(cur, i, refs)
+			}
+		}
 		if err != nil {
 			return "", false, nil, err
 		}
@@ -438,37 +566,72 @@ func (p *plan) row(want entry) (ref string, inserted bool, ops []ovsdb.Operation
 	return cur.uuid(), false, ops, nil
 }
 
-// resolve turns want's references, identities, into what the NB knows them by: the
-// named UUID of a row this plan inserts, or the UUID of the row that holds it. A weak
-// reference must name a desired row planned before want.
-func (p *plan) resolve(want entry) ([][]string, error) {
-	refCols := want.t.Refs()
-	out := make([][]string, len(refCols))
-	for i, rc := range refCols {
-		keys := want.refs(i)
-		if len(keys) == 0 {
+// insert plans the insertion of want, whose children ops plans already.
+func (p *plan) insert(want entry, ops []ovsdb.Operation) (string, bool, []ovsdb.Operation, error) {
+	t := want.t
+	m := t.Clone(want.m)
+	p.named++
+	name := fmt.Sprintf("new%d", p.named)
+	t.SetUUID(m, name)
+	for i := range t.Refs() {
+		refs, err := p.resolveKeys(want, i, want.refs(i))
+		if err != nil {
+			return "", false, nil, err
+		}
+		*t.RefField(m, i) = refs
+	}
+	insOps, err := p.c.Create(m)
+	if err != nil {
+		return "", false, nil, fmt.Errorf("build insert of %s: %w", want.describe(), err)
+	}
+	p.count(&p.stats.Inserts, insOps)
+	p.inserted[want.uuid()] = plannedRef{ref: name, unit: p.unit}
+	return name, true, append(ops, insOps...), nil
+}
+
+// referencesChanged mutates one reference column of cur, a row the NB holds as the last
+// reconcile applied it, from the keys applied then to want's: it adds the keys added
+// and removes the keys removed, leaving every other reference as it is.
+func (p *plan) referencesChanged(cur, want entry, ref int, added, removed []string) ([]ovsdb.Operation, error) {
+	add, err := p.resolveKeys(want, ref, added)
+	if err != nil {
+		return nil, err
+	}
+	var remove []string
+	for _, key := range removed {
+		if child, ok := p.ix.current(key); ok && !p.kept(child) {
+			remove = append(remove, child.uuid())
+		}
+	}
+	return p.mutateReferences(cur, ref, add, remove)
+}
+
+// resolveKeys turns keys, identities in want's reference column ref, into what the NB
+// knows them by: the named UUID of a row this plan inserts, or the UUID of the row that
+// holds it. A weak reference must name a desired row planned before want.
+func (p *plan) resolveKeys(want entry, ref int, keys []string) ([]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	weak := want.t.Refs()[ref].Weak
+	out := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if pr, ok := p.inserted[key]; ok {
+			out = append(out, pr.ref)
 			continue
 		}
-		out[i] = make([]string, 0, len(keys))
-		for _, key := range keys {
-			if pr, ok := p.inserted[key]; ok {
-				out[i] = append(out[i], pr.ref)
-				continue
+		cur, exists := p.ix.current(key)
+		if _, desired := p.desired[key]; !exists || !desired {
+			if weak {
+				return nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", want.describe(), key)
 			}
-			cur, exists := p.ix.current(key)
-			if _, desired := p.desired[key]; !exists || !desired {
-				if rc.Weak {
-					return nil, fmt.Errorf("%s refers to %s, which is not in the desired set or is planned after it", want.describe(), key)
-				}
-				return nil, fmt.Errorf("%s refers to %s, which is not planned", want.describe(), key)
-			}
-			out[i] = append(out[i], cur.uuid())
+			return nil, fmt.Errorf("%s refers to %s, which is not planned", want.describe(), key)
 		}
-		// A key listed twice names one row, and an OVSDB set holds it once.
-		slices.Sort(out[i])
-		out[i] = slices.Compact(out[i])
+		out = append(out, cur.uuid())
 	}
-	return out, nil
+	// A key listed twice names one row, and an OVSDB set holds it once.
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // nameHolder looks, for a desired root not in the NB yet, for the row that already
@@ -561,6 +724,13 @@ func (p *plan) references(e entry, ref int, want []string) ([]ovsdb.Operation, e
 			remove = append(remove, ref)
 		}
 	}
+	return p.mutateReferences(e, ref, add, remove)
+}
+
+// mutateReferences adds the UUIDs add to e's reference column ref, then removes the
+// UUIDs remove.
+func (p *plan) mutateReferences(e entry, ref int, add, remove []string) ([]ovsdb.Operation, error) {
+	field := e.t.RefField(e.m, ref)
 	var ops []ovsdb.Operation
 	for _, change := range []struct {
 		refs    []string

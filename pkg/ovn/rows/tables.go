@@ -53,6 +53,7 @@ type Table interface {
 	len(s *Set) int
 	grow(s *Set, n int)
 	sameRows(a, b *Set) bool
+	changes(next, last *Set, added, removed func(Table, model.Model))
 	sort(s *Set)
 	appendAll(dst, src *Set)
 	// ignored are the columns ovnk leaves alone, for the test that holds each entry to
