@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -60,6 +63,7 @@ func connectPortNames(cnc string, n *cluster.Network, node string) (connectSide,
 // connectLink is one link between the connect router and a network's router.
 type connectLink struct {
 	node             *cluster.Node // the link's node (Layer3); nil for a Layer2 network
+	nodeIndex        int           // the node's index in the state's nodes
 	network, connect []netip.Prefix
 	key              int // the connect router port's tunnel key
 }
@@ -78,21 +82,29 @@ type connectedNetwork struct {
 
 // connects compiles every ClusterNetworkConnect, after the networks: each network's
 // router must already be in res.Rows to take its end of the link and its policies.
-// res.Connects gets every connect's outcome.
-func (c *compiler) connects(res *Result) {
+// res.Connects gets every connect's outcome. With a memo, next gets the connects'
+// record.
+func (c *compiler) connects(res *Result, next *memoState) {
 	networks := make(map[string]*cluster.Network, len(c.state.Networks))
 	for _, n := range c.state.Networks {
 		networks[n.Name] = n
 	}
-	routers := make(map[string]*nbdb.LogicalRouter, len(res.Rows.Routers))
-	for _, lr := range res.Rows.Routers {
-		routers[lr.Name] = lr
-	}
+	routers := newNetworkRouters(res.Rows)
 	for _, cc := range c.state.Connects {
-		e := &connectEmitter{cnc: cc.Name}
+		e := c.newConnectEmitter(cc)
 		res.Connects[cc.Name] = c.connect(e, cc, networks, routers, res.NotCompiled)
+		if next != nil {
+			next.connects[cc.Name] = e.finishRecord()
+		}
 		res.Rows.Append(&e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
+	}
+	if next != nil {
+		var prev map[string]*nbdb.LogicalRouter
+		if c.memo.prev != nil {
+			prev = c.memo.prev.routers
+		}
+		next.routers = routers.intern(prev)
 	}
 }
 
@@ -101,7 +113,7 @@ func (c *compiler) connects(res *Result) {
 // network without its block, or whose links cannot be derived, is left out of it, and
 // so is a node whose link cannot be derived.
 func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[string]*cluster.Network,
-	routers map[string]*nbdb.LogicalRouter, notCompiled map[string]error) error {
+	routers *networkRouters, notCompiled map[string]error) error {
 	if !cc.PodNetwork {
 		return fmt.Errorf("spec.connectivity does not list PodNetwork, and ovnk does not program ClusterIPServiceNetwork yet: nothing is connected; add PodNetwork to connect the pods")
 	}
@@ -154,10 +166,10 @@ func (c *compiler) connect(e *connectEmitter, cc *cluster.Connect, networks map[
 // node send to the connect's other networks. Upgraded zones route those networks' traffic
 // into the network's switch, so it reaches pods here; their replies would otherwise
 // take the gateway router's default route out of the cluster.
-func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluster.Network, networks map[string]*cluster.Network, routers map[string]*nbdb.LogicalRouter) {
+func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluster.Network, networks map[string]*cluster.Network, routers *networkRouters) {
 	nm := namesOf(n)
-	gr := routers[nm.GatewayRouter(c.local.Name)]
-	if gr == nil {
+	gr := nm.GatewayRouter(c.local.Name)
+	if !routers.has(gr) {
 		return // the network did not compile here
 	}
 	for _, name := range cc.Networks {
@@ -166,7 +178,7 @@ func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluste
 			continue
 		}
 		for _, dst := range subnetCIDRs(other) {
-			e.policy(gr, dstMatch(routerToSwitch+nm.Layer2Switch(), dst), nbdb.LogicalRouterPolicyActionDrop, nil, n, other, c.local.Name)
+			e.policy(routers.edit(gr), dstMatch(routerToSwitch+nm.Layer2Switch(), dst), nbdb.LogicalRouterPolicyActionDrop, nil, n, other, c.local.Name)
 		}
 	}
 }
@@ -175,15 +187,15 @@ func (c *compiler) fenceLegacy(e *connectEmitter, cc *cluster.Connect, n *cluste
 // send to the Layer2 networks left out of the connect on this node: with no steering
 // to them in this zone, it would leave the cluster by the default route. Their pods on
 // upgraded nodes reach this network's pods here, but the replies stop here.
-func (c *compiler) fenceMember(e *connectEmitter, cn *connectedNetwork, fenced []*cluster.Network, routers map[string]*nbdb.LogicalRouter) {
-	nr := cn.router(routers)
-	if nr == nil || len(fenced) == 0 {
+func (c *compiler) fenceMember(e *connectEmitter, cn *connectedNetwork, fenced []*cluster.Network, routers *networkRouters) {
+	nr, ok := cn.router(routers)
+	if !ok || len(fenced) == 0 {
 		return
 	}
 	inport, node := c.podInport(cn)
 	for _, other := range fenced {
 		for _, dst := range subnetCIDRs(other) {
-			e.policy(nr, dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionDrop, nil, cn.net, other, node)
+			e.policy(routers.edit(nr), dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionDrop, nil, cn.net, other, node)
 		}
 	}
 }
@@ -241,13 +253,13 @@ func (c *compiler) connectedNetwork(cc *cluster.Connect, n *cluster.Network, com
 		return cn, nil
 	}
 	var errs []error
-	for _, node := range c.state.Nodes {
+	for i, node := range c.state.Nodes {
 		l, err := deriveLink(cc, blocks, node.ID)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node %s (id %d) has no link: %w", node.Name, node.ID, err))
 			continue
 		}
-		l.node = node
+		l.node, l.nodeIndex = node, i
 		cn.links = append(cn.links, l)
 	}
 	for i := range cn.links {
@@ -316,49 +328,63 @@ func claimKeys(keys map[int]string, cn *connectedNetwork) error {
 // node's — and a route to each subnet behind the link via the network router's
 // address. This zone's link needs the network's router here; if the network did not
 // compile, the link it had is kept (its rows carry the network) and no new one is made.
-func (c *compiler) link(e *connectEmitter, cr *nbdb.LogicalRouter, cnc string, cn *connectedNetwork, routers map[string]*nbdb.LogicalRouter) {
+// Another node's link depends on that node alone: it is a piece of the connect's memo.
+func (c *compiler) link(e *connectEmitter, cr *nbdb.LogicalRouter, cnc string, cn *connectedNetwork, routers *networkRouters) {
 	n := cn.net
-	nr := cn.router(routers)
+	nr, compiled := cn.router(routers)
+	pieces := c.links(e, n)
 	for _, l := range cn.links {
-		node := ""
-		if l.node != nil {
-			node = l.node.Name
-		}
-		connectPort, networkPort := connectPortNames(cnc, n, node)
-		local := l.node == nil || l.node == c.local
-		if local && nr == nil {
+		if l.node == nil || l.node == c.local {
+			if compiled {
+				c.linkRows(e, cr, cnc, n, l, routers.edit(nr))
+			}
 			continue
 		}
-		p := &nbdb.LogicalRouterPort{
-			Name:     connectPort,
-			MAC:      alloc.MACFromIP(l.connect[0].Addr()).String(),
-			Networks: prefixStrings(l.connect),
-			Options:  map[string]string{"requested-tnl-key": strconv.Itoa(l.key)},
-		}
-		if local {
-			p.Peer = &networkPort
-			e.routerPort(nr, &nbdb.LogicalRouterPort{
-				Name:     networkPort,
-				MAC:      alloc.MACFromIP(l.network[0].Addr()).String(),
-				Networks: prefixStrings(l.network),
-				Peer:     &connectPort,
-			}, n, node)
-		} else {
-			p.Options["requested-chassis"] = l.node.ChassisID
-		}
-		e.routerPort(cr, p, n, node)
+		// Another node's link never fails the connect.
+		_ = pieces.emit(l.nodeIndex, func() nodeKey { return subnetsKey(n, l.node) }, nil, cr, func() error {
+			c.linkRows(e, cr, cnc, n, l, nil)
+			return nil
+		})
+	}
+}
 
-		behind := subnetCIDRs(n)
-		if l.node != nil {
-			behind = l.node.Subnets[n.Name]
-			if len(behind) == 0 {
-				e.warnf("connect %s: network %s: node %s has no subnet yet; no route to it", cnc, n.Name, node)
-			}
+// linkRows adds one link of network n to the connect router cr: this zone's when nr,
+// the network's router, is given, another node's when it is nil.
+func (c *compiler) linkRows(e *connectEmitter, cr *nbdb.LogicalRouter, cnc string, n *cluster.Network, l connectLink, nr *nbdb.LogicalRouter) {
+	node := ""
+	if l.node != nil {
+		node = l.node.Name
+	}
+	connectPort, networkPort := connectPortNames(cnc, n, node)
+	p := &nbdb.LogicalRouterPort{
+		Name:     connectPort,
+		MAC:      alloc.MACFromIP(l.connect[0].Addr()).String(),
+		Networks: prefixStrings(l.connect),
+		Options:  map[string]string{"requested-tnl-key": strconv.Itoa(l.key)},
+	}
+	if nr != nil {
+		p.Peer = &networkPort
+		e.routerPort(nr, &nbdb.LogicalRouterPort{
+			Name:     networkPort,
+			MAC:      alloc.MACFromIP(l.network[0].Addr()).String(),
+			Networks: prefixStrings(l.network),
+			Peer:     &connectPort,
+		}, n, node)
+	} else {
+		p.Options["requested-chassis"] = l.node.ChassisID
+	}
+	e.routerPort(cr, p, n, node)
+
+	behind := subnetCIDRs(n)
+	if l.node != nil {
+		behind = l.node.Subnets[n.Name]
+		if len(behind) == 0 {
+			e.warnf("connect %s: network %s: node %s has no subnet yet; no route to it", cnc, n.Name, node)
 		}
-		for _, s := range behind {
-			if nh, ok := ofFamily(l.network, s.Addr().Is6()); ok {
-				e.route(cr, s.Masked().String(), nh.Addr().String(), n, node)
-			}
+	}
+	for _, s := range behind {
+		if nh, ok := ofFamily(l.network, s.Addr().Is6()); ok {
+			e.route(cr, s.Masked().String(), nh.Addr().String(), n, node)
 		}
 	}
 }
@@ -367,9 +393,9 @@ func (c *compiler) link(e *connectEmitter, cr *nbdb.LogicalRouter, cnc string, c
 // traffic for every other network of the connect to the connect router: matched on
 // the router's port toward the pods, rerouted to the connect router's address on this
 // zone's link. Replies take the same path from the other side.
-func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, members []*connectedNetwork, routers map[string]*nbdb.LogicalRouter) {
-	nr := cn.router(routers)
-	if nr == nil || cn.local == nil {
+func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, members []*connectedNetwork, routers *networkRouters) {
+	nr, ok := cn.router(routers)
+	if !ok || cn.local == nil {
 		return
 	}
 	inport, node := c.podInport(cn)
@@ -382,38 +408,94 @@ func (c *compiler) steer(e *connectEmitter, cnc string, cn *connectedNetwork, me
 			if !ok {
 				continue
 			}
-			e.policy(nr, dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionReroute, []string{nh.Addr().String()}, cn.net, other.net, node)
+			e.policy(routers.edit(nr), dstMatch(inport, dst), nbdb.LogicalRouterPolicyActionReroute, []string{nh.Addr().String()}, cn.net, other.net, node)
 		}
 	}
 }
 
-// router is the network's router in this zone that links to connect routers (the
-// cluster router of a Layer3 network, the transit router of a Layer2 one), or nil if
-// the network did not compile here.
-func (cn *connectedNetwork) router(routers map[string]*nbdb.LogicalRouter) *nbdb.LogicalRouter {
+// router names the network's router in this zone that links to connect routers (the
+// cluster router of a Layer3 network, the transit router of a Layer2 one), and reports
+// whether the zone has it: not if the network did not compile here.
+func (cn *connectedNetwork) router(routers *networkRouters) (string, bool) {
 	if !cn.compiled {
-		return nil
+		return "", false
 	}
 	nm := namesOf(cn.net)
+	name := nm.ClusterRouter()
 	if cn.net.Topology == cluster.Layer2 {
-		return routers[nm.TransitRouter()]
+		name = nm.TransitRouter()
 	}
-	return routers[nm.ClusterRouter()]
+	return name, routers.has(name)
 }
 
 // connectEmitter accumulates one connect's rows. Unlike a network's emitter it marks
 // rows with the connect, and with the network each row concerns, if any.
 type connectEmitter struct {
-	cnc      string
+	cc       *cluster.Connect
 	set      rows.Set
 	warnings []string
+
+	// The memo's record of the connect; nil when the compile has no memo.
+	rec  *recorder
+	prev *connectMemo // the last compile's record of the connect
+	// reuse says prev's pieces may be reused as far as the connect and the zone-wide
+	// inputs go; pieces are the links' pieces by network.
+	reuse  bool
+	pieces map[string]*nodePieces
+}
+
+func (c *compiler) newConnectEmitter(cc *cluster.Connect) *connectEmitter {
+	e := &connectEmitter{cc: cc}
+	if c.memo == nil {
+		return e
+	}
+	e.rec = &recorder{set: &e.set, warnings: &e.warnings}
+	e.pieces = map[string]*nodePieces{}
+	if c.memo.prev != nil {
+		e.prev = c.memo.prev.connects[cc.Name]
+	}
+	e.reuse = c.memo.reuse && e.prev != nil && reflect.DeepEqual(e.prev.cc, cc)
+	return e
+}
+
+// links returns the list of network n's pieces, nil without a memo. They may be reused
+// if the connect and the zone-wide inputs are unchanged: another node's link reads
+// nothing of its network but the name (only a Layer3 network has them).
+func (c *compiler) links(e *connectEmitter, n *cluster.Network) *nodePieces {
+	if e.rec == nil {
+		return nil
+	}
+	var old []*piece[nodeKey]
+	if e.prev != nil {
+		old = e.prev.links[n.Name]
+	}
+	l := c.newNodePieces(e.rec, old, e.reuse)
+	e.pieces[n.Name] = l
+	return l
+}
+
+// finishRecord interns the connect's rows outside pieces and returns its record, nil
+// without a memo.
+func (e *connectEmitter) finishRecord() *connectMemo {
+	if e.rec == nil {
+		return nil
+	}
+	var prevRows map[string]model.Model
+	if e.prev != nil {
+		prevRows = e.prev.rows
+	}
+	m := &connectMemo{cc: e.cc, rows: e.rec.intern(prevRows), links: make(map[string][]*piece[nodeKey], len(e.pieces))}
+	for name, l := range e.pieces {
+		m.links[name] = l.next
+	}
+	return m
 }
 
 func (e *connectEmitter) ids(id string, n *cluster.Network, node string) map[string]string {
 	m := map[string]string{
 		rows.OwnerControllerKey: rows.OwnerController,
 		rows.OwnerTypeKey:       ConnectOwnerType,
-		ConnectNameKey:          e.cnc,
+		ConnectNameKey:          e.cc.Name,
 		rows.IDKey:              id,
 	}
 	if n != nil {
@@ -451,7 +533,7 @@ func (e *connectEmitter) route(lr *nbdb.LogicalRouter, prefix, nexthop string, n
 // policy adds a reroute policy; its identity names the connect, since two connects
 // sharing two networks give the same match a different next hop.
 func (e *connectEmitter) policy(lr *nbdb.LogicalRouter, match string, action nbdb.LogicalRouterPolicyAction, nexthops []string, n, dst *cluster.Network, node string) {
-	id := fmt.Sprintf("policy:%s:%d:%s:%s", lr.Name, ConnectPolicyPriority, match, e.cnc)
+	id := fmt.Sprintf("policy:%s:%d:%s:%s", lr.Name, ConnectPolicyPriority, match, e.cc.Name)
 	ids := e.ids(id, n, node)
 	ids[DestinationNetworkKey] = dst.Name
 	e.set.Policies = append(e.set.Policies, &nbdb.LogicalRouterPolicy{UUID: id, Priority: ConnectPolicyPriority, Match: match,

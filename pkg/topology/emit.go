@@ -25,6 +25,15 @@ type emitter struct {
 	net         *cluster.Network
 	// networkIDs are the external IDs every row of the network carries.
 	networkIDs map[string]string
+
+	// The memo's record of the network; all nil when the compile has no memo.
+	rec  *recorder
+	prev *networkMemo // the last compile's record of the network
+	// nodes, gateways and remotePods are the network's pieces (see networkMemo).
+	nodes, gateways *nodePieces
+	remotePods      *podPieces
+	// recorded is the record of the network's compile, once it compiled.
+	recorded *networkMemo
 }
 
 func newEmitter(n *cluster.Network) *emitter {

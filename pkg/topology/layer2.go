@@ -130,19 +130,9 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	reserve(&tr.StaticRoutes, nodes*len(n.JoinSubnets))
 	reserve(&e.set.Routes, nodes*len(n.JoinSubnets))
 	var pairs, nodeJoins []*derived
-	for i, each := range c.state.Nodes {
-		if each != node && !each.Layer2TransitRouter() {
-			legacy = append(legacy, each)
-			continue
-		}
-		var err error
-		if pairs, err = nodeDerived(pairs, peers, i); err != nil {
-			if each == node {
-				return err
-			}
-			e.warnf("network %s: node %s skipped: %v", n.Name, each.Name, err)
-			continue
-		}
+	// peerPort adds node i's peer port, from its peer pairs (in pairs), and the routes
+	// to its gateway router's join IPs.
+	peerPort := func(i int, each *cluster.Node) error {
 		grName := nm.GatewayRouter(each.Name)
 		port := &nbdb.LogicalRouterPort{
 			Name:     transitRouterToRouter + grName,
@@ -156,11 +146,11 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 		if each == node {
 			peer := routerToTransitRouter + grName
 			port.Peer = &peer
-			localTR, localGR = splitPairs(pairs)
 		} else {
 			port.Options["requested-chassis"] = each.ChassisID
 		}
 		e.routerPort(tr, port, each.Name)
+		var err error
 		if nodeJoins, err = nodeDerived(nodeJoins, joins, i); err != nil {
 			return fmt.Errorf("network %s: node %s: %w", n.Name, each.Name, err)
 		}
@@ -168,6 +158,34 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 			if nh, ok := derivedOfFamily(pairs, j.addr.prefix.Addr().Is6()); ok {
 				e.route(tr, j.addr.host, nh.peer.ip, "", "", each.Name)
 			}
+		}
+		return nil
+	}
+	for i, each := range c.state.Nodes {
+		switch {
+		case each == node:
+			var err error
+			if pairs, err = nodeDerived(pairs, peers, i); err != nil {
+				return err
+			}
+			if err = peerPort(i, each); err != nil {
+				return err
+			}
+			localTR, localGR = splitPairs(pairs)
+		case each.Layer2TransitRouter():
+			err := e.nodes.emit(i, func() nodeKey { return nodeKey{name: each.Name, chassis: each.ChassisID, id: each.ID} }, nil, tr, func() error {
+				var err error
+				if pairs, err = nodeDerived(pairs, peers, i); err != nil {
+					e.warnf("network %s: node %s skipped: %v", n.Name, each.Name, err)
+					return nil
+				}
+				return peerPort(i, each)
+			})
+			if err != nil {
+				return err
+			}
+		default:
+			legacy = append(legacy, each)
 		}
 	}
 	if err := c.legacyPeers(e, l2, tr, legacy); err != nil {
@@ -258,18 +276,30 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 	e.routerLink(l2.ls, switchToTransitRouter+switchName+upgradeSuffix, upgrade.Name, c.local.Name,
 		map[string]string{"requested-tnl-key": strconv.Itoa(key)})
 	for _, each := range legacy {
-		if !c.remoteGatewayPort(e, l2, each) {
-			continue
-		}
-		joins, err := joinIPs(n, each)
+		err := e.gateways.emit(c.nodeIndex[each.Name], func() nodeKey { return gatewayKey(n, each) }, l2.ls, tr, func() error {
+			if !c.remoteGatewayPort(e, l2, each) {
+				return nil
+			}
+			joins, err := joinIPs(n, each)
+			if err != nil {
+				return err
+			}
+			for _, j := range joins {
+				e.route(tr, hostPrefix(j.Addr()), j.Addr().String(), "", "", each.Name)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		for _, j := range joins {
-			e.route(tr, hostPrefix(j.Addr()), j.Addr().String(), "", "", each.Name)
-		}
 	}
 	return nil
+}
+
+// gatewayKey is what a remote node's legacy gateway port reads of it (remoteGatewayPort).
+func gatewayKey(n *cluster.Network, node *cluster.Node) nodeKey {
+	key, ok := node.Layer2GatewayTunnelIDs[n.Name]
+	return nodeKey{name: node.Name, chassis: node.ChassisID, id: node.ID, gatewayKey: key, hasGatewayKey: ok}
 }
 
 // layer2Legacy builds the Layer2 topology before OKEP-5094: the local gateway router is
@@ -297,8 +327,17 @@ func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
 	}, node.Name)
 	rtos.Options = withGatewayMTU(n, nil)
 	e.routerLink(l2.ls, switchToRouter+gr.Name, rtos.Name, node.Name, map[string]string{"requested-tnl-key": strconv.Itoa(key)})
-	for _, each := range c.remoteNodes() {
-		c.remoteGatewayPort(e, l2, each)
+	for i, each := range c.state.Nodes {
+		if each == node {
+			continue
+		}
+		err := e.gateways.emit(i, func() nodeKey { return gatewayKey(n, each) }, l2.ls, nil, func() error {
+			c.remoteGatewayPort(e, l2, each)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	c.hostServiceRoutes(e, gr, l2.addrs.mgmtIPs)
 	c.clusterPolicies(e, n, gr, rtos.Name, l2.addrs.mgmtIPs, switchName)

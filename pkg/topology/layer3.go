@@ -150,38 +150,51 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 		if remote == node {
 			continue
 		}
-		if ips, err = nodeDerived(ips, transit, i); err != nil {
-			e.warnf("network %s: remote node %s skipped: %v", n.Name, remote.Name, err)
-			continue
-		}
-		e.switchPort(ts, &nbdb.LogicalSwitchPort{
-			Name:      nm.TransitSwitchPort(remote.Name),
-			Type:      "remote",
-			Addresses: []string{macAndDerived(ips)},
-			Options:   map[string]string{"requested-tnl-key": c.nodeTexts[i].idOption, "requested-chassis": remote.ChassisID},
-		}, remote.Name)
+		err := e.nodes.emit(i, func() nodeKey { return subnetsKey(n, remote) }, ts, cr, func() error {
+			var err error
+			if ips, err = nodeDerived(ips, transit, i); err != nil {
+				e.warnf("network %s: remote node %s skipped: %v", n.Name, remote.Name, err)
+				return nil
+			}
+			e.switchPort(ts, &nbdb.LogicalSwitchPort{
+				Name:      nm.TransitSwitchPort(remote.Name),
+				Type:      "remote",
+				Addresses: []string{macAndDerived(ips)},
+				Options:   map[string]string{"requested-tnl-key": c.nodeTexts[i].idOption, "requested-chassis": remote.ChassisID},
+			}, remote.Name)
 
-		subnets := remote.Subnets[n.Name]
-		if len(subnets) == 0 {
-			e.warnf("network %s: node %s has no subnet yet; no route to it", n.Name, remote.Name)
-		}
-		for _, s := range subnets {
-			if nh, ok := derivedOfFamily(ips, s.Addr().Is6()); ok {
-				e.route(cr, prefixText(s.Masked()), nh.addr.ip, "", "", remote.Name)
+			subnets := remote.Subnets[n.Name]
+			if len(subnets) == 0 {
+				e.warnf("network %s: node %s has no subnet yet; no route to it", n.Name, remote.Name)
 			}
-		}
-		for j, join := range n.JoinSubnets {
-			g := joins[j][i]
-			if g.err != nil {
-				e.warnf("network %s: node %s: %v", n.Name, remote.Name, g.err)
-				continue
+			for _, s := range subnets {
+				if nh, ok := derivedOfFamily(ips, s.Addr().Is6()); ok {
+					e.route(cr, prefixText(s.Masked()), nh.addr.ip, "", "", remote.Name)
+				}
 			}
-			if nh, ok := derivedOfFamily(ips, join.Addr().Is6()); ok {
-				e.route(cr, g.addr.host, nh.addr.ip, "", "", remote.Name)
+			for j, join := range n.JoinSubnets {
+				g := joins[j][i]
+				if g.err != nil {
+					e.warnf("network %s: node %s: %v", n.Name, remote.Name, g.err)
+					continue
+				}
+				if nh, ok := derivedOfFamily(ips, join.Addr().Is6()); ok {
+					e.route(cr, g.addr.host, nh.addr.ip, "", "", remote.Name)
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// subnetsKey is what a remote node's piece reads of it on a Layer3 network, n: its
+// transit switch port and routes, or its connect link.
+func subnetsKey(n *cluster.Network, node *cluster.Node) nodeKey {
+	return nodeKey{name: node.Name, chassis: node.ChassisID, id: node.ID, subnets: node.Subnets[n.Name]}
 }
 
 // transitSwitchKey is the transit switch's tunnel key: the first of the network's

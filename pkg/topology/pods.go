@@ -122,23 +122,40 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 		if p.Node == c.local.Name {
 			continue
 		}
-		owner := c.nodeByName[p.Node]
+		var owner *cluster.Node
+		if i, ok := c.nodeIndex[p.Node]; ok {
+			owner = c.state.Nodes[i]
+		}
 		iface := p.Networks[n.Name]
-		if owner == nil {
-			e.warnf("pod %s/%s on network %s: node %s is not ready for OVN; no remote port", p.Namespace, p.Name, n.Name, p.Node)
-			continue
+		key := podKey{namespace: p.Namespace, name: p.Name, node: p.Node, hasNode: owner != nil, mac: iface.MAC, ips: iface.IPs, tunnelID: iface.TunnelID}
+		if owner != nil {
+			key.chassis = owner.ChassisID
 		}
-		if iface.TunnelID <= 0 {
-			e.warnf("pod %s/%s on network %s has no tunnel_id in k8s.ovn.org/pod-networks; no remote port", p.Namespace, p.Name, n.Name)
-			continue
-		}
-		lsp, err := podPort(e, p, iface, owner.ChassisID)
-		if err != nil {
-			e.warnf("%v", err)
-			continue
-		}
-		lsp.Type = "remote"
-		lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
-		e.podSwitchPort(ls, lsp, p, p.Node)
+		// A remote pod's port never fails the network.
+		_ = e.remotePods.emit(key, ls, func() error {
+			c.remotePod(e, n, ls, p, owner, iface)
+			return nil
+		})
 	}
+}
+
+// remotePod adds the remote port of a pod on another node (owner, nil if that node is
+// not in the state) to a Layer2 network's switch ls.
+func (c *compiler) remotePod(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch, p *cluster.Pod, owner *cluster.Node, iface cluster.PodInterface) {
+	if owner == nil {
+		e.warnf("pod %s/%s on network %s: node %s is not ready for OVN; no remote port", p.Namespace, p.Name, n.Name, p.Node)
+		return
+	}
+	if iface.TunnelID <= 0 {
+		e.warnf("pod %s/%s on network %s has no tunnel_id in k8s.ovn.org/pod-networks; no remote port", p.Namespace, p.Name, n.Name)
+		return
+	}
+	lsp, err := podPort(e, p, iface, owner.ChassisID)
+	if err != nil {
+		e.warnf("%v", err)
+		return
+	}
+	lsp.Type = "remote"
+	lsp.Options["requested-tnl-key"] = strconv.Itoa(iface.TunnelID)
+	e.podSwitchPort(ls, lsp, p, p.Node)
 }

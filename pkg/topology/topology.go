@@ -107,18 +107,31 @@ func Compile(st *cluster.State, nodeName string) (*Result, error) {
 
 // CompileWith is Compile with explicit options.
 func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, error) {
+	res, _, err := compile(st, nodeName, opts, nil, false)
+	return res, err
+}
+
+// compile compiles nodeName's zone. With record, it reuses what prev (the memo's last
+// compile, nil if none) emitted, and returns this compile's record for the next.
+func compile(st *cluster.State, nodeName string, opts Options, prev *memoState, record bool) (*Result, *memoState, error) {
 	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{},
-		derived: newDerivations(st.Nodes), nodeTexts: textsOfNodes(st.Nodes), nodeByName: make(map[string]*cluster.Node, len(st.Nodes))}
+		derived: newDerivations(st.Nodes), nodeTexts: textsOfNodes(st.Nodes), nodeIndex: make(map[string]int, len(st.Nodes))}
 	if c.local == nil {
-		return nil, NodeNotReadyError(nodeName)
+		return nil, nil, NodeNotReadyError(nodeName)
 	}
-	for _, n := range st.Nodes {
-		c.nodeByName[n.Name] = n
+	for i, n := range st.Nodes {
+		c.nodeIndex[n.Name] = i
 	}
 	for _, p := range st.Pods {
 		for network := range p.Networks {
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
 		}
+	}
+	var next *memoState
+	if record {
+		c.memo = newCompileMemo(prev, st, nodeName, opts)
+		next = &memoState{node: nodeName, config: st.Config, layer2: opts.Layer2, nodes: st.Nodes,
+			networks: make(map[string]*networkMemo, len(st.Networks)), connects: make(map[string]*connectMemo, len(st.Connects))}
 	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
 	emitters, errs := c.compileNetworks()
@@ -129,6 +142,9 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 			res.NotCompiled[n.Name] = err
 			continue
 		}
+		if next != nil {
+			next.networks[n.Name] = e.recorded
+		}
 		compiled = append(compiled, &e.set)
 		res.Warnings = append(res.Warnings, e.warnings...)
 		for pod, err := range e.pods {
@@ -137,31 +153,43 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 	}
 	// Table by table, each grown once rather than at every doubling.
 	res.Rows.AppendAll(compiled...)
-	c.connects(res)
-	return res, nil
+	c.connects(res, next)
+	return res, next, nil
 }
 
 // compileNetworks compiles each network of the state into an emitter of its own, on
 // as many goroutines as may run at once: a network's compilation only reads the
-// compiler (its derivations are safe for concurrent use) and writes only its emitter.
-// The caller merges the emitters in the state's order, so the result is the same
-// whatever the goroutines' timing.
+// compiler (its derivations are safe for concurrent use, the last compile's memo is
+// never written) and writes only its emitter. The caller merges the emitters in the
+// state's order, so the result is the same whatever the goroutines' timing.
 func (c *compiler) compileNetworks() ([]*emitter, []error) {
 	networks := c.state.Networks
 	emitters := make([]*emitter, len(networks))
 	errs := make([]error, len(networks))
-	var next atomic.Int64 // the index of the next network to compile
+	parallel(len(networks), func(i int) {
+		e := newEmitter(networks[i])
+		c.startRecord(e)
+		if errs[i] = c.network(e, networks[i]); errs[i] == nil {
+			e.finishRecord()
+		}
+		emitters[i] = e
+	})
+	return emitters, errs
+}
+
+// parallel calls f with every index below n, on as many goroutines as may run at once,
+// and returns when every call has.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64 // the next index to call f with
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(networks)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(networks); i = int(next.Add(1) - 1) {
-				emitters[i] = newEmitter(networks[i])
-				errs[i] = c.network(emitters[i], networks[i])
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
 			}
 		})
 	}
 	wg.Wait()
-	return emitters, errs
 }
 
 // NodeNotReadyError is the error, wrapping ErrNodeNotReady, of a node that is not in
@@ -176,11 +204,13 @@ type compiler struct {
 	opts          Options
 	local         *cluster.Node
 	podsByNetwork map[string][]*cluster.Pod
-	nodeByName    map[string]*cluster.Node
+	nodeIndex     map[string]int // by name
 	// derived and nodeTexts hold what the nodes' ids give, in the state's node order,
 	// derived once for every network.
 	derived   *derivations
 	nodeTexts []nodeTexts
+	// memo is what this compile reuses and records; nil when it has no memo.
+	memo *compileMemo
 }
 
 func (c *compiler) network(e *emitter, n *cluster.Network) error {
@@ -200,17 +230,6 @@ func (c *compiler) network(e *emitter, n *cluster.Network) error {
 		return c.layer2(e, n)
 	}
 	return fmt.Errorf("network %s has topology %q: want Layer3 or Layer2", n.Name, n.Topology)
-}
-
-// remoteNodes returns every node but the local one, in name order.
-func (c *compiler) remoteNodes() []*cluster.Node {
-	out := make([]*cluster.Node, 0, len(c.state.Nodes))
-	for _, n := range c.state.Nodes {
-		if n != c.local {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // ofFamily returns the prefix of ps in the same IP family as a.

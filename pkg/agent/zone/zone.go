@@ -72,6 +72,11 @@ type Controller struct {
 	// compiled is the zone the last successful reconcile applied: the next one reuses
 	// it when its inputs are the same (inputsKey).
 	compiled *compiledZone
+	// memo is what the last compile leaves for the next when the inputs differ: the
+	// rows of what did not change, which the reconciler then passes over. It follows
+	// every compile, applied or not, since the rows it hands out are equal to a fresh
+	// compile's whatever became of the last one.
+	memo topology.Memo
 	// snapshot is what the last applied zone was compiled from, for the CNI endpoint.
 	snapshot atomic.Pointer[Snapshot]
 	// wirable says the last reconcile that applied the zone found the node's own part
@@ -326,7 +331,7 @@ func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrad
 	if step.Options.HoldLocalLayer2Pods {
 		step.Options.Wired = c.NB.LocalPorts()
 	}
-	res, err := topology.CompileWith(st, c.NodeName, step.Options)
+	res, err := c.memo.CompileWith(st, c.NodeName, step.Options)
 	if err != nil {
 		return nil, fmt.Errorf("compile zone: %w", err)
 	}
