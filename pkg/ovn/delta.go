@@ -35,6 +35,9 @@ func (x *indexedSet) update(next, last *rows.Set) (changed map[string]bool, ok b
 		removed = append(removed, entry{m, t})
 	})
 	for _, e := range removed {
+		if x.multi[e.uuid()] {
+			return nil, false // another row of next may hold it still
+		}
 		if cur, ok := x.byID[e.uuid()]; ok && cur.m == e.m {
 			delete(x.byID, e.uuid())
 		}
@@ -42,8 +45,8 @@ func (x *indexedSet) update(next, last *rows.Set) (changed map[string]bool, ok b
 	changed = make(map[string]bool, len(added))
 	for _, e := range added {
 		id := e.uuid()
-		if cur, ok := x.byID[id]; ok && cur.m != e.m {
-			return nil, false
+		if _, ok := x.byID[id]; ok {
+			return nil, false // next holds it twice
 		}
 		x.byID[id] = e
 		changed[id] = true
@@ -70,16 +73,21 @@ func refDelta(next, old []string) (added, removed []string) {
 		return nil, nil
 	}
 	// Align may report a key that moved as both added and removed.
-	added = slices.DeleteFunc(added, func(k string) bool { return slices.Contains(gone, k) })
 	if len(gone) == 0 {
 		return added, nil
 	}
+	goneSet := make(map[string]bool, len(gone))
+	for _, k := range gone {
+		goneSet[k] = true
+	}
+	added = slices.DeleteFunc(added, func(k string) bool { return goneSet[k] })
 	inNext := make(map[string]bool, len(next))
 	for _, k := range next {
 		inNext[k] = true
 	}
 	for _, k := range gone {
-		if !inNext[k] && !slices.Contains(removed, k) {
+		if !inNext[k] {
+			inNext[k] = true // counts once
 			removed = append(removed, k)
 		}
 	}

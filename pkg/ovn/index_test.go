@@ -121,7 +121,7 @@ func TestIndexKeepsWhatWasAppliedThroughAnUpdate(t *testing.T) {
 	x.event(table, nil, ownedSwitch("u1", "LS:a"))
 	x.event(table, nil, ownedSwitch("u2", "LS:a"))
 	want := ownedSwitch("LS:a", "LS:a") // a desired row: its key is its identity
-	x.applied([]entry{{want, tbl}})
+	x.applied([]entry{{want, tbl}}, nil)
 	x.clean()
 	changed := ownedSwitch("u1", "LS:a")
 	changed.OtherConfig = map[string]string{"subnet": "10.0.0.0/24"}

@@ -48,6 +48,8 @@ type Reconciler struct {
 type indexedSet struct {
 	byID  map[string]entry
 	roots []entry
+	// multi are the identities the set lists more than once.
+	multi map[string]bool
 }
 
 func indexSet(s *rows.Set) *indexedSet {
@@ -56,6 +58,12 @@ func indexSet(s *rows.Set) *indexedSet {
 	for _, t := range rows.Tables {
 		for _, m := range t.Models(s) {
 			e := entry{m, t}
+			if _, twice := x.byID[e.uuid()]; twice {
+				if x.multi == nil {
+					x.multi = map[string]bool{}
+				}
+				x.multi[e.uuid()] = true
+			}
 			x.byID[e.uuid()] = e
 			if t.Root() {
 				x.roots = append(x.roots, e)
@@ -138,7 +146,10 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	case remembered && same && len(r.index.dirty) == 0:
 		// The very set applied last, and nothing changed in the NB since: no row needs a look.
 		units, err = p.build(modeQuiet)
-	case remembered && changed != nil && len(changed) <= len(want.byID)/deltaAtMost:
+	case remembered && (same || changed != nil && len(changed) <= len(want.byID)/deltaAtMost):
+		if changed == nil {
+			changed = map[string]bool{}
+		}
 		p.changed, p.stats.Delta = changed, true
 		units, err = p.build(modeDelta)
 		if errors.Is(err, errNeedsFullPlan) {
@@ -166,7 +177,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		p.stats.Transactions++
 	}
 	r.index.wrote(nil, nil, p.deleted)
-	r.lastIndex = r.index.applied(p.compared)
+	r.lastIndex = r.index.applied(p.compared, p.partial)
 	if len(p.taken) == 0 {
 		// A root left out for its name is looked at again next time, quiet or not.
 		r.last = rows.Set{}
@@ -295,6 +306,9 @@ type plan struct {
 	// changed are, in a delta plan, the identities whose desired rows are not the rows
 	// applied last or that the NB changed since; visited those the plan reached.
 	changed, visited map[string]bool
+	// partial are the identities of rows the plan leaves holding references to kept
+	// rows their desired row does not list: the NB does not hold them as desired.
+	partial map[string]bool
 }
 
 type plannedRef struct {
@@ -597,13 +611,45 @@ func (p *plan) referencesChanged(cur, want entry, ref int, added, removed []stri
 	if err != nil {
 		return nil, err
 	}
+	have := holds(*cur.t.RefField(cur.m, ref), len(add)+len(removed))
+	// Only what changes the row: a write that changes nothing has no event.
+	add = slices.DeleteFunc(add, have)
 	var remove []string
 	for _, key := range removed {
-		if child, ok := p.ix.current(key); ok && !p.kept(child) {
+		child, ok := p.ix.current(key)
+		switch {
+		case !ok || !have(child.uuid()):
+			// Gone already: removing it would change nothing.
+		case p.kept(child):
+			p.leftKept(cur)
+		default:
 			remove = append(remove, child.uuid())
 		}
 	}
 	return p.mutateReferences(cur, ref, add, remove)
+}
+
+// holds returns membership in refs, for asking it about n UUIDs: a scan of refs for
+// each when n is small (a node joining adds a reference or two to rows that hold
+// hundreds), a set otherwise.
+func holds(refs []string, n int) func(string) bool {
+	if n <= 8 {
+		return func(u string) bool { return slices.Contains(refs, u) }
+	}
+	set := make(map[string]bool, len(refs))
+	for _, u := range refs {
+		set[u] = true
+	}
+	return func(u string) bool { return set[u] }
+}
+
+// leftKept records that e keeps a reference to a kept row its desired row does not
+// list: the NB does not hold e as desired, so e is not taken as applied.
+func (p *plan) leftKept(e entry) {
+	if p.partial == nil {
+		p.partial = map[string]bool{}
+	}
+	p.partial[e.identity()] = true
 }
 
 // resolveKeys turns keys, identities in want's reference column ref, into what the NB
@@ -720,8 +766,12 @@ func (p *plan) references(e entry, ref int, want []string) ([]ovsdb.Operation, e
 	}
 	for _, ref := range have {
 		owned, ours := p.ix.byUUID[ref]
-		if ours && !wantSet[ref] && !p.kept(owned) {
-			remove = append(remove, ref)
+		if ours && !wantSet[ref] {
+			if p.kept(owned) {
+				p.leftKept(e)
+			} else {
+				remove = append(remove, ref)
+			}
 		}
 	}
 	return p.mutateReferences(e, ref, add, remove)
