@@ -221,3 +221,17 @@ func TestPlanCollisionKeepsIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedRangesOfTheConfiguration checks that the leader reserves the ranges that
+// kubectl ovnk derives from the same configuration (cluster.ConfiguredRanges of the
+// agent's ConfigMap), so that the plugin refuses what the leader would.
+func TestReservedRangesOfTheConfiguration(t *testing.T) {
+	s := testSettings()
+	ranges, err := cluster.ConfiguredRanges(s.Cluster, s.DefaultNetwork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := newTestPlanner(t).reservedRanges(), ranges.Reserved(); !slices.Equal(got, want) {
+		t.Errorf("the leader reserves\n%v\nkubectl ovnk reserves\n%v", got, want)
+	}
+}

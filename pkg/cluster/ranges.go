@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// ClusterRanges are the cluster's own address ranges, which the agent's configuration
+// sets (docs/agent-config.md) and no object holds. No user-defined network's subnets or
+// join subnets and no connect subnet may overlap them (CheckReserved,
+// CheckConnectReserved). The leader has them from its configuration; kubectl ovnk reads
+// the same configuration from the agent's ConfigMap, so that it refuses what the leader
+// would.
+type ClusterRanges struct {
+	// ClusterSubnets are the default network's subnets.
+	ClusterSubnets []netip.Prefix
+	// JoinSubnets are the default network's join subnets.
+	JoinSubnets []netip.Prefix
+	// TransitSubnets address the default network's transit switch.
+	TransitSubnets []netip.Prefix
+	// MasqueradeSubnets are the hosts' masquerade subnets.
+	MasqueradeSubnets []netip.Prefix
+	// ServiceSubnets are the cluster's service CIDRs.
+	ServiceSubnets []netip.Prefix
+}
+
+// ConfiguredRanges are the ranges of a configuration (the agent's
+// Config.ClusterConfig and Config.DefaultNetwork, which the leader runs with), read as
+// Build reads it: when cfg or def sets no join or transit subnets, the default network
+// has the defaults of its cluster subnets' families. It fails when def is not a valid
+// default network.
+func ConfiguredRanges(cfg Config, def DefaultNetworkConfig) (ClusterRanges, error) {
+	n, err := defaultNetwork(def, cfg.DefaultJoinSubnets, nil)
+	if err != nil {
+		return ClusterRanges{}, err
+	}
+	return RangesOf(cfg, n), nil
+}
+
+// RangesOf are the ranges of cfg and of the default network Build made of it (def),
+// which holds the cluster, join and transit subnets.
+func RangesOf(cfg Config, def *Network) ClusterRanges {
+	r := ClusterRanges{
+		JoinSubnets:       slices.Clone(def.JoinSubnets),
+		TransitSubnets:    slices.Clone(def.TransitSubnets),
+		MasqueradeSubnets: slices.Clone(cfg.MasqueradeSubnets),
+		ServiceSubnets:    slices.Clone(cfg.ServiceSubnets),
+	}
+	for _, s := range def.Subnets {
+		r.ClusterSubnets = append(r.ClusterSubnets, s.CIDR)
+	}
+	return r
+}
+
+// Reserved lists the ranges as the checks take them: the cluster subnets, then the
+// join, transit, masquerade and service subnets, each named as the leader's conditions
+// and kubectl ovnk's messages name it.
+func (r ClusterRanges) Reserved() []ReservedRange {
+	var out []ReservedRange
+	add := func(prefixes []netip.Prefix, format string) {
+		for _, p := range prefixes {
+			out = append(out, ReservedRange{Prefix: p, What: fmt.Sprintf(format, p)})
+		}
+	}
+	add(r.ClusterSubnets, `cluster subnet %s of network "default"`)
+	add(r.JoinSubnets, `join subnet %s of network "default"`)
+	add(r.TransitSubnets, "transit subnet %s")
+	add(r.MasqueradeSubnets, "masquerade subnet %s")
+	add(r.ServiceSubnets, "service subnet %s")
+	return out
+}
