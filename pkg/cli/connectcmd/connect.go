@@ -14,7 +14,6 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
-	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -50,7 +49,6 @@ type connectOptions struct {
 	subnets       []string
 	networkPrefix int
 	connectivity  []string
-	serviceCIDRs  []string
 	dryRun        string
 
 	// args name the networks.
@@ -81,11 +79,14 @@ and a Layer3 network uses two addresses of its block per node, a Layer2 network
 two in all. The default is 192.168.0.0/16 with a /24 per network, and for networks
 with IPv6 also fd00:10::/112 with a /120 per network (the same number of links).
 
-Before anything is created, connect refuses, in one line naming the values and the
-fix: an unknown, secondary or no-overlay network; networks whose subnets overlap; a
-connect subnet overlapping a network, join, transit, service (--service-cidr) or
-masquerade subnet, or the connect subnet of another connect of the same network; a
-connect subnet too small for the networks and the cluster's nodes; and a name taken.`,
+Before anything is created, connect refuses what the leader would not connect, in
+one line naming the values and the fix: an unknown, secondary or no-overlay network;
+networks whose subnets overlap; a connect subnet overlapping one of the cluster's own
+ranges (cluster, join, transit, masquerade and service subnets, read from the agent's
+configuration), a subnet, join subnet or transit subnet of a network it connects, or
+the connect subnet of another connect of the same network; a connect subnet too small
+for the networks and the cluster's nodes; and a name taken. A connect subnet
+overlapping a network it does not connect is allowed, with a warning.`,
 		Example: `  # Connect two cluster networks; the connect is called blue-green
   kubectl ovnk connect blue green
 
@@ -106,7 +107,6 @@ connect subnet too small for the networks and the cluster's nodes; and a name ta
 	fl.StringSliceVar(&o.subnets, "subnet", nil, fmt.Sprintf("the links' address space, CIDR or CIDR,CIDRv6 (default %s, with %s for networks with IPv6)", defaultConnectSubnet(true).CIDR, defaultConnectSubnet(false).CIDR))
 	fl.IntVar(&o.networkPrefix, "network-prefix", defaultNetworkPrefix, "the prefix length of each network's block of --subnet; the IPv6 one is 96 longer (a length above 32 is an IPv6 one)")
 	fl.StringSliceVar(&o.connectivity, "connectivity", []string{"pod"}, "what the networks reach of each other: pod, service or pod,service (ovnk programs pod connectivity only)")
-	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", prefixStrings(cluster.DefaultServiceSubnets()), "the cluster's service CIDRs, which the connect subnet must not overlap (one per IP family)")
 	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
@@ -153,9 +153,19 @@ func (o *connectOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := req.planConnect(snap)
+	reserved, fallback, err := s.ReservedRanges(ctx, o.f.Settings.AgentNamespace)
 	if err != nil {
 		return err
+	}
+	if fallback != "" {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", fallback)
+	}
+	p, err := req.planConnect(snap, reserved)
+	if err != nil {
+		return err
+	}
+	for _, w := range p.warnings {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", w)
 	}
 	if slices.Contains(req.connectivity, ovnkv1.ConnectivityClusterIPServiceNetwork) {
 		fmt.Fprintf(o.f.ErrOut, "Warning: %s requested, but %s\n", ovnkv1.ConnectivityClusterIPServiceNetwork, servicesNotProgrammed)
@@ -236,15 +246,12 @@ func (o *connectOptions) request(args []string) (*request, error) {
 	}
 	var err error
 	if o.cmd.Flags().Changed("subnet") {
-		if r.subnets, err = parseCIDRs("subnet", o.subnets); err != nil {
+		if r.subnets, err = parseSubnets(o.subnets); err != nil {
 			return nil, err
 		}
 		if len(r.subnets) == 0 {
 			return nil, fmt.Errorf("--subnet is empty: give a CIDR such as 192.168.0.0/16, or leave the flag out for the default")
 		}
-	}
-	if r.services, err = parseCIDRs("service-cidr", o.serviceCIDRs); err != nil {
-		return nil, err
 	}
 	if o.networkPrefix < 1 || o.networkPrefix > 127 {
 		return nil, fmt.Errorf("--network-prefix %d: give the prefix length of each network's block, e.g. 24 (IPv4) or 120 (IPv6)", o.networkPrefix)

@@ -30,8 +30,6 @@ type request struct {
 	// networkPrefix is --network-prefix (see blockPrefix).
 	networkPrefix int
 	connectivity  []ovnkv1.ConnectivityType
-	// services are the cluster's service subnets (--service-cidr).
-	services []netip.Prefix
 }
 
 // plan is what connect does once the request passed every check: label the
@@ -39,11 +37,14 @@ type request struct {
 type plan struct {
 	connect *ovnkv1.ClusterNetworkConnect
 	label   []netview.Network
+	// warnings are what the leader accepts but the user should know, one line each.
+	warnings []string
 }
 
-// planConnect checks the request against the cluster and returns the plan, or the
-// first reason to refuse it, in one line naming the values and the fix.
-func (r *request) planConnect(snap *snapshot) (*plan, error) {
+// planConnect checks the request against the cluster, whose own ranges are reserved,
+// and returns the plan, or the first reason to refuse it, in one line naming the
+// values and the fix.
+func (r *request) planConnect(snap *snapshot, reserved []cluster.ReservedRange) (*plan, error) {
 	var nets []netview.Network
 	for _, arg := range r.args {
 		n, err := resolve(snap.networks, arg)
@@ -67,7 +68,8 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.reservedOverlaps(snap, subnets); err != nil {
+	warnings, err := reservedOverlaps(snap, reserved, nets, cnets, subnets)
+	if err != nil {
 		return nil, err
 	}
 	if err := otherConnects(snap, nets, cnets, subnets); err != nil {
@@ -98,7 +100,7 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	for _, s := range subnets {
 		cnc.Spec.ConnectSubnets = append(cnc.Spec.ConnectSubnets, s.api())
 	}
-	return &plan{connect: cnc, label: toLabel}, nil
+	return &plan{connect: cnc, label: toLabel, warnings: warnings}, nil
 }
 
 // connectable is the network as the leader reads it, or why the leader would not

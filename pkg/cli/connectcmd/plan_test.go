@@ -46,7 +46,7 @@ func TestPlanSubnets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &request{args: tc.args, subnets: tc.subnets, networkPrefix: tc.prefix, connectivity: []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork}}
-			p, err := r.planConnect(snap)
+			p, err := r.planConnect(snap, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
