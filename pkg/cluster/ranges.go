@@ -23,6 +23,17 @@ type ClusterRanges struct {
 	MasqueradeSubnets []netip.Prefix
 	// ServiceSubnets are the cluster's service CIDRs.
 	ServiceSubnets []netip.Prefix
+	// NodeSubnets are the default network's subnets the nodes publish, each node's
+	// share of the cluster subnets: they stand in for ClusterSubnets where the
+	// configuration is not known (kubectl ovnk without the agent's ConfigMap).
+	NodeSubnets []NodeSubnet
+}
+
+// NodeSubnet is a subnet of the default network that a node publishes
+// (AnnotationNodeSubnets).
+type NodeSubnet struct {
+	Node   string
+	Prefix netip.Prefix
 }
 
 // ConfiguredRanges are the ranges of a configuration (the agent's
@@ -54,7 +65,7 @@ func RangesOf(cfg Config, def *Network) ClusterRanges {
 }
 
 // Reserved lists the ranges as the checks take them: the cluster subnets, then the
-// join, transit, masquerade and service subnets, each named as the leader's conditions
+// join, transit, masquerade and service subnets and the nodes' subnets, each named as the leader's conditions
 // and kubectl ovnk's messages name it.
 func (r ClusterRanges) Reserved() []ReservedRange {
 	var out []ReservedRange
@@ -68,5 +79,8 @@ func (r ClusterRanges) Reserved() []ReservedRange {
 	add(r.TransitSubnets, "transit subnet %s")
 	add(r.MasqueradeSubnets, "masquerade subnet %s")
 	add(r.ServiceSubnets, "service subnet %s")
+	for _, n := range r.NodeSubnets {
+		out = append(out, ReservedRange{Prefix: n.Prefix, What: fmt.Sprintf(`subnet %s of network "default" on node %s`, n.Prefix, n.Node)})
+	}
 	return out
 }

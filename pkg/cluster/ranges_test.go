@@ -85,3 +85,14 @@ func TestConfiguredRangesCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedNodeSubnets checks that a subnet a node publishes, standing in for the
+// cluster subnets, is named as the node's, not as a cluster subnet.
+func TestReservedNodeSubnets(t *testing.T) {
+	r := ClusterRanges{NodeSubnets: []NodeSubnet{{Node: "n1", Prefix: netip.MustParsePrefix("10.244.1.0/24")}}}
+	got := r.Reserved()
+	want := `subnet 10.244.1.0/24 of network "default" on node n1`
+	if len(got) != 1 || got[0].What != want || got[0].Prefix != netip.MustParsePrefix("10.244.1.0/24") {
+		t.Errorf("Reserved() = %v, want one range named %q", got, want)
+	}
+}

@@ -28,3 +28,14 @@ func TestLoadAgentConfig(t *testing.T) {
 		t.Errorf("error %q does not name the config by its source, line 2", msg)
 	}
 }
+
+// TestLoadAgentConfigTakesTheDaemonSetFlags checks that the flags the DaemonSet passes
+// override the file's keys here as in the agent: a file setting cni-socket to a
+// relative path, which the agent alone would refuse, loads, as an agent of the
+// DaemonSet starts with it.
+func TestLoadAgentConfigTakesTheDaemonSetFlags(t *testing.T) {
+	text := "[default]\ncluster-subnets = 10.244.0.0/16/24\ncni-socket = cni.sock\n"
+	if _, err := LoadAgentConfig(text, "ConfigMap x/ovnk-agent-config", "x"); err != nil {
+		t.Errorf("the DaemonSet's agent starts with this config, LoadAgentConfig refuses it: %v", err)
+	}
+}

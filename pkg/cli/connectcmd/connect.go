@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,8 @@ type connectOptions struct {
 	networkPrefix int
 	connectivity  []string
 	dryRun        string
+	// serviceCIDRs is the deprecated --service-cidr.
+	serviceCIDRs []string
 
 	// args name the networks.
 	args []string
@@ -107,6 +110,10 @@ overlapping a network it does not connect is allowed, with a warning.`,
 	fl.StringSliceVar(&o.subnets, "subnet", nil, fmt.Sprintf("the links' address space, CIDR or CIDR,CIDRv6 (default %s, with %s for networks with IPv6)", defaultConnectSubnet(true).CIDR, defaultConnectSubnet(false).CIDR))
 	fl.IntVar(&o.networkPrefix, "network-prefix", defaultNetworkPrefix, "the prefix length of each network's block of --subnet; the IPv6 one is 96 longer (a length above 32 is an IPv6 one)")
 	fl.StringSliceVar(&o.connectivity, "connectivity", []string{"pod"}, "what the networks reach of each other: pod, service or pod,service (ovnk programs pod connectivity only)")
+	// The service subnets come from the agent's configuration now; the flag stays for
+	// the scripts that pass it, and still serves where that cannot be read.
+	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", nil, "the cluster's service CIDRs, one per IP family, used only when the agent's configuration cannot be read")
+	_ = fl.MarkDeprecated("service-cidr", "the service subnets are read from the agent's configuration (ConfigMap ovnk-agent-config in --agent-namespace); --service-cidr is used only when that cannot be read, as the service subnets instead of ovnk's defaults")
 	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
@@ -153,7 +160,9 @@ func (o *connectOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reserved, fallback, err := s.ReservedRanges(ctx, o.f.Settings.AgentNamespace)
+	// The snapshot's nodes, never nil, so that the fallback does not list them again.
+	nodes := append([]corev1.Node{}, snap.nodes...)
+	reserved, fallback, err := s.ReservedRanges(ctx, netview.RangeSources{AgentNamespace: o.f.Settings.AgentNamespace, Nodes: nodes, ServiceSubnets: req.services})
 	if err != nil {
 		return err
 	}
@@ -246,12 +255,15 @@ func (o *connectOptions) request(args []string) (*request, error) {
 	}
 	var err error
 	if o.cmd.Flags().Changed("subnet") {
-		if r.subnets, err = parseSubnets(o.subnets); err != nil {
+		if r.subnets, err = parseCIDRs("subnet", o.subnets); err != nil {
 			return nil, err
 		}
 		if len(r.subnets) == 0 {
 			return nil, fmt.Errorf("--subnet is empty: give a CIDR such as 192.168.0.0/16, or leave the flag out for the default")
 		}
+	}
+	if r.services, err = parseCIDRs("service-cidr", o.serviceCIDRs); err != nil {
+		return nil, err
 	}
 	if o.networkPrefix < 1 || o.networkPrefix > 127 {
 		return nil, fmt.Errorf("--network-prefix %d: give the prefix length of each network's block, e.g. 24 (IPv4) or 120 (IPv6)", o.networkPrefix)

@@ -30,6 +30,9 @@ type request struct {
 	// networkPrefix is --network-prefix (see blockPrefix).
 	networkPrefix int
 	connectivity  []ovnkv1.ConnectivityType
+	// services are the deprecated --service-cidr: the service subnets when the agent's
+	// configuration cannot be read.
+	services []netip.Prefix
 }
 
 // plan is what connect does once the request passed every check: label the

@@ -10,6 +10,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
@@ -33,7 +34,7 @@ func TestRangesWithoutAgentConfig(t *testing.T) {
 		config string
 		why    string
 	}{
-		{"no ConfigMap", "", "it does not exist (set --agent-namespace to the namespace the agent was installed in)"},
+		{"no ConfigMap", "", "it does not exist: set --agent-namespace, or the plugin config key agent-namespace, to the namespace the agent was installed in"},
 		{"a config the agent would refuse", "[default]\ncluster-subnets = 10.244.0.0/16/33\n", "it does not load as the agent would load it: [default] cluster-subnets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestRangesWithoutAgentConfig(t *testing.T) {
 			}
 			warning := "Warning: cannot read the agent's configuration from ConfigMap " + h.AgentNamespace + "/" + manifests.DefaultConfigMapName + ": " + tc.why
 			for _, refused := range []struct{ subnet, want string }{
-				{"10.244.0.0/16", `--subnet 10.244.0.0/16 overlaps cluster subnet 10.244.1.0/24 of network "default"`},
+				{"10.244.0.0/16", `--subnet 10.244.0.0/16 overlaps subnet 10.244.1.0/24 of network "default" on node fallback-node`},
 				{"10.96.0.0/20", "--subnet 10.96.0.0/20 overlaps service subnet 10.96.0.0/16"},
 			} {
 				_, stderr, err := h.Run("connect", "fallback-blue", "fallback-green", "--subnet", refused.subnet, "--dry-run")
@@ -58,7 +59,7 @@ func TestRangesWithoutAgentConfig(t *testing.T) {
 			if err != nil || !strings.Contains(out, "kind: ClusterNetworkConnect") {
 				t.Fatalf("connect --dry-run: %v\n%s", err, out)
 			}
-			if !strings.Contains(stderr, warning) || !strings.Contains(stderr, "the leader checks the configured ones") {
+			if !strings.Contains(stderr, warning) || !strings.Contains(stderr, "ovnk's defaults for IPv4 and at the default network's subnets the nodes publish, and the leader checks the configured ones") {
 				t.Errorf("stderr %q does not warn that the configuration was not read", stderr)
 			}
 			// The config went through a temporary file: the warning names the ConfigMap.
@@ -94,4 +95,35 @@ func TestNetworkNotSelected(t *testing.T) {
 	if strings.Contains(stderr, "alone-storage") {
 		t.Errorf("stderr warns about a secondary network, which is never connected: %q", stderr)
 	}
+}
+
+// TestServiceCIDRFallback checks the deprecated --service-cidr: the service subnets
+// when the agent's configuration cannot be read, in place of ovnk's defaults, and
+// ignored when it can.
+func TestServiceCIDRFallback(t *testing.T) {
+	h := newHarness(t)
+	h.cudn("svc-blue", ovnkv1.NetworkTopologyLayer3, []string{"10.10.0.0/16"})
+	h.cudn("svc-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16"})
+	if fl := newConnectCmd(&cmdutil.Factory{}).Flags().Lookup("service-cidr"); fl == nil || !fl.Hidden || !strings.Contains(fl.Deprecated, "used only when that cannot be read") {
+		t.Errorf("--service-cidr is not a hidden flag deprecated for the agent's configuration: %+v", fl)
+	}
+
+	// The ConfigMap read: its service subnets count, not the flag's.
+	out, stderr, err := h.Run("connect", "svc-blue", "svc-green", "--subnet", "172.20.0.0/16", "--service-cidr", "172.16.0.0/12", "--dry-run")
+	if err != nil || !strings.Contains(out, "kind: ClusterNetworkConnect") {
+		t.Fatalf("connect with the ConfigMap read and --service-cidr: %v\n%s", err, stderr)
+	}
+
+	// Without it: the flag's service subnets, and the default ones are free.
+	h.AgentNamespace = h.Namespace("", nil)
+	_, stderr, err = h.Run("connect", "svc-blue", "svc-green", "--subnet", "172.20.0.0/16", "--service-cidr", "172.16.0.0/12", "--dry-run")
+	clitest.OneLine(t, err, "--subnet 172.20.0.0/16 overlaps service subnet 172.16.0.0/12")
+	if !strings.Contains(stderr, "(with --service-cidr 172.16.0.0/12 as the service subnets)") {
+		t.Errorf("stderr %q does not say the fallback took --service-cidr", stderr)
+	}
+	if _, _, err := h.Run("connect", "svc-blue", "svc-green", "--subnet", "10.96.0.0/20", "--service-cidr", "172.16.0.0/12", "--dry-run"); err != nil {
+		t.Errorf("--subnet over ovnk's default service subnet, replaced by --service-cidr: %v", err)
+	}
+	_, _, err = h.Run("connect", "svc-blue", "svc-green", "--service-cidr", "10.96.0.0/8")
+	clitest.OneLine(t, err, "--service-cidr 10.96.0.0/8: host bits set; did you mean 10.0.0.0/8?")
 }

@@ -43,20 +43,21 @@ func (s connectSubnet) api() ovnkv1.ConnectSubnet {
 	return ovnkv1.ConnectSubnet{CIDR: ovnkv1.ConnectCIDR(s.cidr.String()), NetworkPrefix: int32(s.blockPrefix)}
 }
 
-// parseSubnets reads --subnet: each a network address, at most one IPv4 and one IPv6.
-func parseSubnets(values []string) ([]netip.Prefix, error) {
+// parseCIDRs reads a flag of one CIDR per IP family, such as --subnet and the
+// deprecated --service-cidr: each a network address, at most one IPv4 and one IPv6.
+func parseCIDRs(flag string, values []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, v := range values {
 		p, err := netip.ParsePrefix(strings.TrimSpace(v))
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("--subnet %s: not a CIDR; write it as 192.168.0.0/16 or fd00:10::/112", v)
+			return nil, fmt.Errorf("--%s %s: not a CIDR; write it as 192.168.0.0/16 or fd00:10::/112", flag, v)
 		case p != p.Masked():
-			return nil, fmt.Errorf("--subnet %s: host bits set; did you mean %s?", v, p.Masked())
+			return nil, fmt.Errorf("--%s %s: host bits set; did you mean %s?", flag, v, p.Masked())
 		}
 		for _, q := range out {
 			if q.Addr().Is4() == p.Addr().Is4() {
-				return nil, fmt.Errorf("--subnet %s: give at most one IPv4 and one IPv6 CIDR", strings.Join(values, ","))
+				return nil, fmt.Errorf("--%s %s: give at most one IPv4 and one IPv6 CIDR", flag, strings.Join(values, ","))
 			}
 		}
 		out = append(out, p)

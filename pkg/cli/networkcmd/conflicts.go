@@ -51,7 +51,7 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 		// then, but the cluster's own ranges still apply.
 		fmt.Fprintf(o.f.ErrOut, "Warning: --namespace-selector %s selects no namespace yet; the network will serve namespaces once they carry matching labels\n", o.namespaceSelector)
 	}
-	reserved, fallback, err := s.ReservedRanges(ctx, o.f.Settings.AgentNamespace)
+	reserved, fallback, err := s.ReservedRanges(ctx, netview.RangeSources{AgentNamespace: o.f.Settings.AgentNamespace})
 	if err != nil {
 		return err
 	}
