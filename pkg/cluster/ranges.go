@@ -84,3 +84,13 @@ func (r ClusterRanges) Reserved() []ReservedRange {
 	}
 	return out
 }
+
+// Layer3LinkAddresses is how many addresses a Layer3 network's block in a connect subnet
+// needs for the node with the highest node id, top: a node's link is the pair of
+// addresses at offset 2×id of the block, so 2 per id from 0 to top. Ids are allocated,
+// not counted, so nodes without an id yet need nothing until they get one. The leader
+// refuses a smaller block (BlockTooSmall), and kubectl ovnk connect refuses it first,
+// by this rule.
+func Layer3LinkAddresses(top int) int {
+	return 2 * (top + 1)
+}

@@ -78,9 +78,9 @@ func (r *request) planConnect(snap *snapshot, reserved []cluster.ReservedRange) 
 	if err := otherConnects(snap, nets, cnets, subnets); err != nil {
 		return nil, err
 	}
-	slots, slotsText := nodeSlots(snap)
+	linkAddrs, linkText := layer3LinkAddresses(snap)
 	for _, s := range subnets {
-		if err := checkCapacity(s, r.networkPrefix, nets, slots, slotsText); err != nil {
+		if err := checkCapacity(s, r.networkPrefix, nets, linkAddrs, linkText); err != nil {
 			return nil, err
 		}
 	}
@@ -229,10 +229,11 @@ func otherConnects(snap *snapshot, nets []netview.Network, cnets []*cluster.Netw
 	return nil
 }
 
-// nodeSlots is how many links a Layer3 network's block must hold: one per node, and at
-// least up to the highest node id, since a node's link sits at twice its id. The text
-// says so in messages.
-func nodeSlots(snap *snapshot) (int, string) {
+// layer3LinkAddresses is how many addresses a Layer3 network's block must hold, as the
+// leader counts them (cluster.Layer3LinkAddresses): 2 per node id up to the highest one
+// allocated, since a node's link sits at twice its id; 0 while no node has an id, when
+// the leader checks nothing either. The text says so in messages.
+func layer3LinkAddresses(snap *snapshot) (int, string) {
 	maxID := -1
 	for _, n := range snap.nodes {
 		id, ok, err := cluster.NodeIDCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
@@ -240,16 +241,10 @@ func nodeSlots(snap *snapshot) (int, string) {
 			maxID = max(maxID, id)
 		}
 	}
-	count := len(snap.nodes)
-	switch {
-	case maxID+1 > count:
-		return maxID + 1, fmt.Sprintf("for node ids up to %d", maxID)
-	case count == 0:
-		return 1, "for a first node"
-	case count == 1:
-		return 1, "for the cluster's node"
+	if maxID < 0 {
+		return 0, "for no node id yet"
 	}
-	return count, fmt.Sprintf("for the cluster's %d nodes", count)
+	return cluster.Layer3LinkAddresses(maxID), fmt.Sprintf("for node ids up to %d", maxID)
 }
 
 // labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,

@@ -126,9 +126,9 @@ func log2Ceil(v uint64) int {
 }
 
 // checkCapacity checks that the subnet holds a block for each network, and each block
-// a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
-// at twice its node id) or one link for a Layer2 network.
-func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, nodeSlots int, slotsText string) error {
+// the links of a Layer3 network (layer3Addrs addresses, see layer3LinkAddresses) or
+// the one link of a Layer2 network.
+func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, layer3Addrs int, layer3Text string) error {
 	bitLen := s.cidr.Addr().BitLen()
 	blockSize := pow2(bitLen - s.blockPrefix)
 	var layer3 []string
@@ -137,9 +137,10 @@ func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, node
 			layer3 = append(layer3, n.Ref())
 		}
 	}
+	// A Layer2 network's one link, or a Layer3 network's links by the leader's rule.
 	need := uint64(2)
 	if len(layer3) > 0 {
-		need = 2 * uint64(nodeSlots)
+		need = max(need, uint64(layer3Addrs))
 	}
 	if blockSize < need {
 		longest := bitLen - log2Ceil(need)
@@ -147,7 +148,7 @@ func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, node
 			longest = blockPrefix(longest, flagPrefix <= 32)
 		}
 		return fmt.Errorf("--network-prefix %d gives each network a block of %d addresses in %s, but Layer3 network%s %s need%s 2 per node, %d %s: use --network-prefix %d or less",
-			flagPrefix, blockSize, s.origin, plural(len(layer3)), andList(layer3), verbS(len(layer3)), need, slotsText, longest)
+			flagPrefix, blockSize, s.origin, plural(len(layer3)), andList(layer3), verbS(len(layer3)), need, layer3Text, longest)
 	}
 	blocks := pow2(s.blockPrefix - s.cidr.Bits())
 	if blocks < uint64(len(nets)) {
