@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if err := zc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the zone controller: %w", err)
 	}
-	if err := leader.Setup(mgr, leader.Settings{DefaultNetwork: cfg.DefaultNetwork(), Cluster: cfg.ClusterConfig()}); err != nil {
+	if err := leader.Setup(mgr, leader.SettingsOf(cfg)); err != nil {
 		return fmt.Errorf("set up the leader controllers: %w", err)
 	}
 	leading := prometheus.NewGauge(prometheus.GaugeOpts{Name: "ovnk_leader", Help: "1 while this agent holds the Lease and does the cluster-wide work."})

@@ -38,6 +38,23 @@ const (
 	cniSocket       = cniSocketDir + "/cni.sock"
 )
 
+// AgentArgs are the flags the DaemonSet passes its agents after --config, for an HTTP
+// port and NB socket directory. The settings that must agree with the rest of the pod
+// spec (the probes' port, the mounted directories) are flags, which override the config
+// file's keys of the same names (docs/agent-config.md); whoever loads the config file
+// as an agent of the DaemonSet does (kubectl ovnk) passes the same.
+func AgentArgs(httpPort int32, nbSocketDir string) []string {
+	return []string{
+		"--http-address=:" + strconv.Itoa(int(httpPort)),
+		"--nb-address=unix:" + nbSocketDir + "/" + NBSocketName,
+		"--sb-address=unix:" + nbSocketDir + "/" + SBSocketName,
+		"--ovs-address=" + AgentOVSAddress,
+		"--cni-bin-dir=" + cniBinDir,
+		"--cni-conf-dir=" + cniConfDir,
+		"--cni-socket=" + cniSocket,
+	}
+}
+
 // selector returns the DaemonSet's selector labels: only the ones that never change,
 // because a DaemonSet's selector is immutable (the version label changes on upgrade).
 func selector() map[string]string {
@@ -144,18 +161,7 @@ func (o AgentOptions) container() corev1.Container {
 		Image:           o.Image,
 		ImagePullPolicy: o.ImagePullPolicy,
 		Command:         []string{"ovnk-agent", "run", "--config", AgentConfigPath},
-		// The settings that must agree with the rest of this pod spec (the probes'
-		// port, the mounted directories) are flags, which override the config file's
-		// keys of the same names (docs/agent-config.md).
-		Args: []string{
-			"--http-address=:" + strconv.Itoa(int(o.HTTPPort)),
-			"--nb-address=unix:" + o.NBSocketDir + "/" + NBSocketName,
-			"--sb-address=unix:" + o.NBSocketDir + "/" + SBSocketName,
-			"--ovs-address=" + AgentOVSAddress,
-			"--cni-bin-dir=" + cniBinDir,
-			"--cni-conf-dir=" + cniConfDir,
-			"--cni-socket=" + cniSocket,
-		},
+		Args:            AgentArgs(o.HTTPPort, o.NBSocketDir),
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "spec.nodeName"},

@@ -242,3 +242,11 @@ func ofFamilies[T any](c *Config, items []T, addr func(T) netip.Addr) []T {
 func (c *Config) hasFamily(v4 bool) bool {
 	return slices.ContainsFunc(c.ClusterSubnets, func(s cluster.Subnet) bool { return s.CIDR.Addr().Is4() == v4 })
 }
+
+// Ranges are the cluster's own ranges of c, those no user-defined network or connect
+// subnet may overlap: the leader of an agent running with c (leader.SettingsOf)
+// reserves them, and kubectl ovnk checks against them when it reads c from the agent's
+// ConfigMap, so both derive them here, from the same family-restricted settings.
+func (c *Config) Ranges() (cluster.ClusterRanges, error) {
+	return cluster.ConfiguredRanges(c.ClusterConfig(), c.DefaultNetwork())
+}

@@ -69,6 +69,24 @@ func (f *flagValue) Set(text string) error {
 // unknown one). Otherwise Load reports every malformed value and everything Validate
 // finds, joined, each naming the setting, its value and where the value came from.
 func Load(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) {
+	return loadFrom(fs, getenv, nil)
+}
+
+// LoadText loads as Load does, but with text as the configuration file, named source
+// in errors: a file that is not on disk, such as the agent's ConfigMap as kubectl ovnk
+// reads it. --config and OVNK_CONFIG are ignored.
+func LoadText(fs *pflag.FlagSet, getenv func(string) string, text, source string) (*Config, error) {
+	return loadFrom(fs, getenv, &configText{data: []byte(text), name: source})
+}
+
+// configText is a configuration file's content and the name errors give it.
+type configText struct {
+	data []byte
+	name string
+}
+
+// loadFrom is Load, with the file's content given (text) or read (nil).
+func loadFrom(fs *pflag.FlagSet, getenv func(string) string, text *configText) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -91,8 +109,21 @@ func Load(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) {
 		v.SetDefault(s.key, def)
 		source[s.key] = from
 	}
-	if err := readFile(v, codec, fs, getenv); err != nil {
-		return nil, err
+	if text == nil {
+		var err error
+		if text, err = readFile(fs, getenv); err != nil {
+			return nil, err
+		}
+	}
+	if text != nil {
+		codec.file = text.name
+		if err := v.ReadConfig(bytes.NewReader(text.data)); err != nil {
+			// Drop viper's "While parsing config:" wrapper: our errors name the file.
+			if pe := (viper.ConfigParseError{}); errors.As(err, &pe) {
+				err = pe.Unwrap()
+			}
+			return nil, err
+		}
 	}
 	for key, line := range codec.lines {
 		source[key] = fmt.Sprintf("from %s:%d", codec.file, line)
@@ -167,33 +198,25 @@ func decode(v *viper.Viper, source map[string]string) (*Config, error) {
 	return c, nil
 }
 
-// readFile reads the configuration file, if any, into v.
-func readFile(v *viper.Viper, codec *iniCodec, flags *pflag.FlagSet, getenv func(string) string) error {
+// readFile reads the configuration file, if any; nil when there is none.
+func readFile(flags *pflag.FlagSet, getenv func(string) string) (*configText, error) {
 	f := flags.Lookup(configFlag)
 	if f == nil {
-		return fmt.Errorf("flag --%s is not registered: call AddFlags on the flag set", configFlag)
+		return nil, fmt.Errorf("flag --%s is not registered: call AddFlags on the flag set", configFlag)
 	}
 	path, named := f.Value.String(), f.Changed
 	if val := getenv(configEnv); val != "" && !f.Changed {
 		path, named = val, true
 	}
 	if path == "" {
-		return nil
+		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) && !named {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the configuration file: %w", err)
+		return nil, fmt.Errorf("reading the configuration file: %w", err)
 	}
-	codec.file = path
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		// Drop viper's "While parsing config:" wrapper: our errors name the file.
-		if pe := (viper.ConfigParseError{}); errors.As(err, &pe) {
-			err = pe.Unwrap()
-		}
-		return err
-	}
-	return nil
+	return &configText{data: data, name: path}, nil
 }

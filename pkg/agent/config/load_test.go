@@ -373,3 +373,24 @@ func TestDocs(t *testing.T) {
 		t.Errorf("testdata/agent.conf: %v", err)
 	}
 }
+
+// TestLoadText checks that LoadText reads the text as Load reads a file, flags over
+// its keys, ignoring --config, and names the text's source in errors.
+func TestLoadText(t *testing.T) {
+	fs := pflag.NewFlagSet("ovnk-agent", pflag.ContinueOnError)
+	AddFlags(fs)
+	if err := fs.Parse([]string{"--config=/nonexistent/agent.conf", "--node-name=n1", "--mtu=1300"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadText(fs, func(string) string { return "" }, "[default]\ncluster-subnets = 10.128.0.0/14/23\nmtu = 1500\n", "ConfigMap a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ClusterSubnets[0].CIDR != netip.MustParsePrefix("10.128.0.0/14") || c.MTU != 1300 {
+		t.Errorf("LoadText read cluster subnets %v, MTU %d; want 10.128.0.0/14/23 from the text, MTU 1300 from the flag", c.ClusterSubnets, c.MTU)
+	}
+	_, err = LoadText(fs, nil, "[default]\ncluster-subnets = 10.244.0.0/16/33\n", "ConfigMap a/b")
+	if err == nil || !strings.Contains(err.Error(), "from ConfigMap a/b:2") {
+		t.Errorf("LoadText of a bad host prefix: %v; want an error naming ConfigMap a/b:2", err)
+	}
+}

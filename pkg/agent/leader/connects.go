@@ -414,7 +414,7 @@ func blocksTooSmall(ce *connectEntry, nets *networks, top nodeWithID) *problem {
 	}
 	first := ce.spec.Subnets[0]
 	host := first.CIDR.Addr().BitLen() - first.NetworkPrefix
-	need := 2 * (top.id + 1)
+	need := cluster.Layer3LinkAddresses(top.id)
 	needBits := bits.Len(uint(need - 1))
 	if host >= needBits {
 		return nil

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	agentconfig "github.com/ovnk/ovnk/pkg/agent/config"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -50,6 +51,12 @@ type Settings struct {
 	// EventRecorderName is the reporting controller of the leader's events; FieldOwner
 	// when empty.
 	EventRecorderName string
+}
+
+// SettingsOf are the settings of the leader of an agent running with cfg: the
+// ranges it reserves are cfg.Ranges(), which kubectl ovnk checks against.
+func SettingsOf(cfg *agentconfig.Config) Settings {
+	return Settings{DefaultNetwork: cfg.DefaultNetwork(), Cluster: cfg.ClusterConfig()}
 }
 
 // Setup registers the leader's controller with mgr. Like every controller-runtime

@@ -3,8 +3,6 @@ package leader
 import (
 	"cmp"
 	"errors"
-	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 
@@ -227,25 +225,11 @@ func seniority(entries []*netEntry, holds func(*netEntry) bool) []*netEntry {
 	return out
 }
 
-// reservedRanges are the cluster's own ranges: the default network's subnets, join and
-// transit subnets, the masquerade subnets and the service subnets.
+// reservedRanges are the cluster's own ranges, of the configuration the planner was
+// built from (cluster.RangesOf): kubectl ovnk reads the same configuration from the
+// agent's ConfigMap and checks against the same ranges.
 func (p *planner) reservedRanges() []cluster.ReservedRange {
-	var out []cluster.ReservedRange
-	add := func(prefixes []netip.Prefix, format string) {
-		for _, pr := range prefixes {
-			out = append(out, cluster.ReservedRange{Prefix: pr, What: fmt.Sprintf(format, pr)})
-		}
-	}
-	var clusterSubnets []netip.Prefix
-	for _, s := range p.defaultNet.Subnets {
-		clusterSubnets = append(clusterSubnets, s.CIDR)
-	}
-	add(clusterSubnets, `cluster subnet %s of network "default"`)
-	add(p.defaultNet.JoinSubnets, `join subnet %s of network "default"`)
-	add(p.defaultNet.TransitSubnets, "transit subnet %s")
-	add(p.config.MasqueradeSubnets, "masquerade subnet %s")
-	add(p.config.ServiceSubnets, "service subnet %s")
-	return out
+	return cluster.RangesOf(p.config, p.defaultNet).Reserved()
 }
 
 // validate finds the valid networks that cannot be created: a subnet overlapping the

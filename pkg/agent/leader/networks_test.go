@@ -1,17 +1,21 @@
 package leader
 
 import (
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	agentconfig "github.com/ovnk/ovnk/pkg/agent/config"
 	"github.com/ovnk/ovnk/pkg/alloc"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -220,4 +224,72 @@ func TestPlanCollisionKeepsIDs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReservedRangesAsThePluginReadsThem checks, from the agent's config file to a
+// verdict, that kubectl ovnk refuses a subnet for overlapping the cluster's own ranges
+// exactly when the leader of an agent running with that file does, in the same words:
+// the agent builds its leader with SettingsOf of the loaded file, the plugin reads the
+// file from the agent's ConfigMap (netview.AgentConfigRanges), for IPv4, IPv6 and
+// dual-stack clusters, whose ranges of the other family are not reserved.
+func TestReservedRangesAsThePluginReadsThem(t *testing.T) {
+	probes := []string{
+		"10.244.3.0/24", "fd00:10:244::/64", "10.128.0.0/20", "fd00:10:128::/64", // cluster subnets
+		"100.64.0.0/20", "fd98::/64", "100.88.0.0/20", "fd97::/64", // join and transit
+		"169.254.0.0/24", "fd69::/120", "10.96.0.0/20", "fd00:10:96::/112", // masquerade and service
+		"10.71.0.0/16", "fd71::/48", // free
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"IPv4", "[default]\ncluster-subnets = 10.244.0.0/16/24\n"},
+		{"IPv6", "[default]\ncluster-subnets = fd00:10:244::/48/64\nservice-subnets = fd00:10:96::/112\nhost-service-ips = fd00:10:96::1\n"},
+		{"dual-stack", "[default]\ncluster-subnets = 10.128.0.0/14/23,fd00:10:128::/48/64\nservice-subnets = 10.96.0.0/16,fd00:10:96::/112\nhost-service-ips = 10.96.0.1,fd00:10:96::1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("ovnk-agent", pflag.ContinueOnError)
+			agentconfig.AddFlags(fs)
+			if err := fs.Parse([]string{"--node-name=n1"}); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := agentconfig.LoadText(fs, func(string) string { return "" }, tc.text, "agent.conf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newPlanner(SettingsOf(cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plugin, err := netview.AgentConfigRanges(tc.text, "agent.conf", "ovnk-system")
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaderRanges, pluginRanges := p.reservedRanges(), plugin.Reserved()
+			if !slices.Equal(leaderRanges, pluginRanges) {
+				t.Errorf("the leader reserves\n%v\nkubectl ovnk reserves\n%v", leaderRanges, pluginRanges)
+			}
+			for _, probe := range probes {
+				subnet := pfx(probe)
+				if got, want := refusal(pluginRanges, subnet), refusal(leaderRanges, subnet); got != want {
+					t.Errorf("--subnet %s: kubectl ovnk refuses it for overlapping %q, the leader for overlapping %q", probe, got, want)
+				}
+			}
+			other := "fd98::/64" // the other family's default join subnet
+			if tc.name == "IPv6" {
+				other = "100.64.0.0/20"
+			}
+			if tc.name != "dual-stack" && refusal(leaderRanges, pfx(other)) != "" {
+				t.Errorf("an %s cluster reserves %s, of the other family", tc.name, other)
+			}
+		})
+	}
+}
+
+// refusal names the first of ranges that subnet overlaps, as the checks take them; ""
+// when none.
+func refusal(ranges []cluster.ReservedRange, subnet netip.Prefix) string {
+	for _, r := range ranges {
+		if r.Prefix.Overlaps(subnet) {
+			return r.What
+		}
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -50,6 +51,9 @@ type Harness struct {
 	// Prefix goes before the arguments of Run, MustRun and CheckCompletions: the command
 	// under test, e.g. "network".
 	Prefix []string
+	// AgentNamespace is the commands' --agent-namespace: where they look for the agent's
+	// objects, such as its configuration (AgentConfig).
+	AgentNamespace string
 
 	commands Commands
 }
@@ -72,7 +76,7 @@ func (h *Harness) Run(args ...string) (stdout, stderr string, err error) {
 func (h *Harness) runRoot(args []string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
 	f := NewFactory(h.Kubeconfig, Terminal{TTY: h.TTY, Width: h.Width}, nil, &out, &errOut)
-	f.Settings = &cmdutil.Settings{}
+	f.Settings = &cmdutil.Settings{AgentNamespace: h.AgentNamespace}
 	root := &cobra.Command{
 		Use:           "kubectl-ovnk",
 		SilenceUsage:  true,
@@ -201,6 +205,20 @@ func (h *Harness) Namespace(name string, labels map[string]string) string {
 		}
 	})
 	return name
+}
+
+// AgentConfig gives the commands an agent installed with config as its config file:
+// the ConfigMap `kubectl ovnk install` writes, in a namespace of its own, which becomes
+// AgentNamespace. It returns the namespace.
+func (h *Harness) AgentConfig(config string) string {
+	h.T.Helper()
+	ns := h.Namespace("", nil)
+	h.Create(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: manifests.DefaultConfigMapName},
+		Data:       map[string]string{manifests.AgentConfigKey: config},
+	})
+	h.AgentNamespace = ns
+	return ns
 }
 
 // Node creates a Node with annotations (nil for none).

@@ -2,7 +2,6 @@ package connectcmd
 
 import (
 	"maps"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,26 +14,26 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
+// badInputAgentConfig is the agent's configuration in TestBadInput: dual-stack, and
+// service subnets other than the default, so that the checks show they read it.
+const badInputAgentConfig = `[default]
+cluster-subnets = 10.244.0.0/16/24,fd00:10:244::/48/64
+service-subnets = 10.112.0.0/12
+host-service-ips = 10.112.0.1,10.112.0.10
+`
+
 // badInputCluster creates what the mistakes of TestBadInput collide with, and returns
 // the namespace of its UserDefinedNetwork.
 func badInputCluster(h *harness) string {
 	h.T.Helper()
+	h.AgentConfig(badInputAgentConfig)
 	// Three nodes with ids up to 7: a Layer3 network's block must hold 8 links.
 	for i, id := range []int{1, 2, 7} {
-		annotations := map[string]string{}
 		v, err := cluster.NodeIDCodec.Format(id)
 		if err != nil {
 			h.T.Fatal(err)
 		}
-		annotations[cluster.AnnotationNodeID] = v
-		if i == 0 {
-			subnets, err := cluster.NodeSubnetsCodec.Format(map[string][]netip.Prefix{cluster.DefaultNetworkName: {netip.MustParsePrefix("10.244.1.0/24")}})
-			if err != nil {
-				h.T.Fatal(err)
-			}
-			annotations[cluster.AnnotationNodeSubnets] = subnets
-		}
-		h.Node("bad-node-"+strconv.Itoa(i+1), annotations)
+		h.Node("bad-node-"+strconv.Itoa(i+1), map[string]string{cluster.AnnotationNodeID: v})
 	}
 	l3, l2 := ovnkv1.NetworkTopologyLayer3, ovnkv1.NetworkTopologyLayer2
 	h.cudn("bad-blue", l3, []string{"10.10.0.0/16"})
@@ -105,29 +104,32 @@ func TestBadInput(t *testing.T) {
 		{"networks overlapping", []string{"connect", "bad-blue", "bad-inner"},
 			[]string{"networks bad-blue (10.10.0.0/16) and bad-inner (10.10.128.0/17) overlap"}},
 
-		// Connect subnets overlapping the cluster's ranges.
+		// Connect subnets overlapping the networks connected.
 		{"default subnet over a network", []string{"connect", "bad-lan", "bad-target"},
-			[]string{"the default connect subnet 192.168.0.0/16 overlaps subnet 192.168.5.0/24 of network bad-lan", "choose another with --subnet"}},
-		{"subnet over another network", []string{"connect", "bad-target", "bad-green", "--subnet", "10.30.0.0/20"},
+			[]string{"the default connect subnet 192.168.0.0/16 overlaps subnet 192.168.5.0/24 of network bad-lan", "stay out of the subnets, join and transit subnets of the networks it connects", "choose another with --subnet"}},
+		{"subnet over a namespace's network", []string{"connect", "bad-target", ns + "/web", "--subnet", "10.30.0.0/20"},
 			[]string{"--subnet 10.30.0.0/20 overlaps subnet 10.30.0.0/16 of network " + ns + "/web"}},
-		{"default join subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "100.65.0.0/20"},
-			[]string{"--subnet 100.65.0.0/20 overlaps the default join subnet 100.65.0.0/16 of user-defined networks"}},
-		{"a network's join subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "100.99.0.0/20"},
+		{"a network's default join subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "100.65.0.0/20"},
+			[]string{"--subnet 100.65.0.0/20 overlaps join subnet 100.65.0.0/16 of network bad-target"}},
+		{"a network's own join subnet", []string{"connect", "bad-ownjoin", "bad-target", "--subnet", "100.99.0.0/20"},
 			[]string{"--subnet 100.99.0.0/20 overlaps join subnet 100.99.0.0/16 of network bad-ownjoin"}},
+
+		// Connect subnets overlapping the cluster's own ranges, as the agent's
+		// configuration sets them.
+		{"cluster subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "10.244.128.0/20"},
+			[]string{`--subnet 10.244.128.0/20 overlaps cluster subnet 10.244.0.0/16 of network "default"`, "stay out of the cluster's own ranges", "choose another with --subnet"}},
+		{"IPv6 cluster subnet", []string{"connect", "bad-dual", "bad-dual2", "--subnet", "172.31.0.0/16,fd00:10:244::/112", "--network-prefix", "28"},
+			[]string{`--subnet fd00:10:244::/112 overlaps cluster subnet fd00:10:244::/48 of network "default"`}},
 		{"default network's join subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "100.64.0.0/20"},
-			[]string{"--subnet 100.64.0.0/20 overlaps the default network's join subnet 100.64.0.0/16"}},
+			[]string{`--subnet 100.64.0.0/20 overlaps join subnet 100.64.0.0/16 of network "default"`}},
 		{"transit subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "100.88.0.0/20"},
-			[]string{"--subnet 100.88.0.0/20 overlaps the transit subnet 100.88.0.0/16"}},
-		{"service subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "10.96.0.0/20"},
-			[]string{"--subnet 10.96.0.0/20 overlaps the service subnet 10.96.0.0/16 (--service-cidr)"}},
-		{"service subnet of --service-cidr", []string{"connect", "bad-target", "bad-green", "--subnet", "172.20.0.0/16", "--service-cidr", "172.16.0.0/12"},
-			[]string{"--subnet 172.20.0.0/16 overlaps the service subnet 172.16.0.0/12 (--service-cidr)"}},
+			[]string{"--subnet 100.88.0.0/20 overlaps transit subnet 100.88.0.0/16"}},
+		{"service subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "10.112.0.0/20"},
+			[]string{"--subnet 10.112.0.0/20 overlaps service subnet 10.112.0.0/12"}},
 		{"masquerade subnet", []string{"connect", "bad-target", "bad-green", "--subnet", "169.254.0.0/20"},
-			[]string{"--subnet 169.254.0.0/20 overlaps the masquerade subnet 169.254.0.0/17"}},
+			[]string{"--subnet 169.254.0.0/20 overlaps masquerade subnet 169.254.0.0/17"}},
 		{"IPv6 masquerade subnet", []string{"connect", "bad-dual", "bad-dual2", "--subnet", "172.31.0.0/16,fd69::/120", "--network-prefix", "28"},
-			[]string{"--subnet fd69::/120 overlaps the masquerade subnet fd69::/112"}},
-		{"default network on a node", []string{"connect", "bad-target", "bad-green", "--subnet", "10.244.0.0/16"},
-			[]string{"--subnet 10.244.0.0/16 overlaps subnet 10.244.1.0/24 of the default network on node bad-node-1"}},
+			[]string{"--subnet fd69::/120 overlaps masquerade subnet fd69::/112"}},
 
 		// Connect subnets too small.
 		{"block too small for the nodes", []string{"connect", "bad-target", "bad-green", "--subnet", "172.31.0.0/24", "--network-prefix", "29"},
@@ -156,8 +158,6 @@ func TestBadInput(t *testing.T) {
 			[]string{"--subnet 172.31.0.0/33: not a CIDR"}},
 		{"two IPv4 subnets", []string{"connect", "bad-target", "bad-green", "--subnet", "172.31.0.0/16,172.30.0.0/16"},
 			[]string{"--subnet 172.31.0.0/16,172.30.0.0/16: give at most one IPv4 and one IPv6 CIDR"}},
-		{"bad service CIDR", []string{"connect", "bad-target", "bad-green", "--service-cidr", "10.96.0.0/8"},
-			[]string{"--service-cidr 10.96.0.0/8: host bits set; did you mean 10.0.0.0/8?"}},
 
 		// Other flags.
 		{"unknown connectivity", []string{"connect", "bad-target", "bad-green", "--connectivity", "pod,bogus"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +15,6 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
-	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // Values of --dry-run, as kubectl has them.
@@ -50,8 +50,9 @@ type connectOptions struct {
 	subnets       []string
 	networkPrefix int
 	connectivity  []string
-	serviceCIDRs  []string
 	dryRun        string
+	// serviceCIDRs is the deprecated --service-cidr.
+	serviceCIDRs []string
 
 	// args name the networks.
 	args []string
@@ -81,11 +82,14 @@ and a Layer3 network uses two addresses of its block per node, a Layer2 network
 two in all. The default is 192.168.0.0/16 with a /24 per network, and for networks
 with IPv6 also fd00:10::/112 with a /120 per network (the same number of links).
 
-Before anything is created, connect refuses, in one line naming the values and the
-fix: an unknown, secondary or no-overlay network; networks whose subnets overlap; a
-connect subnet overlapping a network, join, transit, service (--service-cidr) or
-masquerade subnet, or the connect subnet of another connect of the same network; a
-connect subnet too small for the networks and the cluster's nodes; and a name taken.`,
+Before anything is created, connect refuses what the leader would not connect, in
+one line naming the values and the fix: an unknown, secondary or no-overlay network;
+networks whose subnets overlap; a connect subnet overlapping one of the cluster's own
+ranges (cluster, join, transit, masquerade and service subnets, read from the agent's
+configuration), a subnet, join subnet or transit subnet of a network it connects, or
+the connect subnet of another connect of the same network; a connect subnet too small
+for the networks and the cluster's nodes; and a name taken. A connect subnet
+overlapping a network it does not connect is allowed, with a warning.`,
 		Example: `  # Connect two cluster networks; the connect is called blue-green
   kubectl ovnk connect blue green
 
@@ -106,7 +110,10 @@ connect subnet too small for the networks and the cluster's nodes; and a name ta
 	fl.StringSliceVar(&o.subnets, "subnet", nil, fmt.Sprintf("the links' address space, CIDR or CIDR,CIDRv6 (default %s, with %s for networks with IPv6)", defaultConnectSubnet(true).CIDR, defaultConnectSubnet(false).CIDR))
 	fl.IntVar(&o.networkPrefix, "network-prefix", defaultNetworkPrefix, "the prefix length of each network's block of --subnet; the IPv6 one is 96 longer (a length above 32 is an IPv6 one)")
 	fl.StringSliceVar(&o.connectivity, "connectivity", []string{"pod"}, "what the networks reach of each other: pod, service or pod,service (ovnk programs pod connectivity only)")
-	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", prefixStrings(cluster.DefaultServiceSubnets()), "the cluster's service CIDRs, which the connect subnet must not overlap (one per IP family)")
+	// The service subnets come from the agent's configuration now; the flag stays for
+	// the scripts that pass it, and still serves where that cannot be read.
+	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", nil, "the cluster's service CIDRs, one per IP family, used only when the agent's configuration cannot be read")
+	_ = fl.MarkDeprecated("service-cidr", "the service subnets are read from the agent's configuration (ConfigMap ovnk-agent-config in --agent-namespace); --service-cidr is used only when that cannot be read, as the service subnets instead of ovnk's defaults")
 	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
@@ -153,9 +160,21 @@ func (o *connectOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := req.planConnect(snap)
+	// The snapshot's nodes, never nil, so that the fallback does not list them again.
+	nodes := append([]corev1.Node{}, snap.nodes...)
+	reserved, fallback, err := s.ReservedRanges(ctx, netview.RangeSources{AgentNamespace: o.f.Settings.AgentNamespace, Nodes: nodes, ServiceSubnets: req.services})
 	if err != nil {
 		return err
+	}
+	if fallback != "" {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", fallback)
+	}
+	p, err := req.planConnect(snap, reserved)
+	if err != nil {
+		return err
+	}
+	for _, w := range p.warnings {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", w)
 	}
 	if slices.Contains(req.connectivity, ovnkv1.ConnectivityClusterIPServiceNetwork) {
 		fmt.Fprintf(o.f.ErrOut, "Warning: %s requested, but %s\n", ovnkv1.ConnectivityClusterIPServiceNetwork, servicesNotProgrammed)

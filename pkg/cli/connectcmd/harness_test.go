@@ -14,6 +14,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -35,6 +36,8 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{clitest.NewHarness(t, func(f *cmdutil.Factory, now func() time.Time) []*cobra.Command {
 		return []*cobra.Command{newConnectCmd(f), newDisconnectCmd(f), newConnectionsCmd(f, now)}
 	})}
+	// The cluster's ranges come from an agent installed with install's default config.
+	h.AgentConfig(manifests.DefaultAgentConfig)
 	// Whatever a test connects goes when it ends, so the next one sees none of it.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

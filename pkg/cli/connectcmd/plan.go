@@ -30,7 +30,8 @@ type request struct {
 	// networkPrefix is --network-prefix (see blockPrefix).
 	networkPrefix int
 	connectivity  []ovnkv1.ConnectivityType
-	// services are the cluster's service subnets (--service-cidr).
+	// services are the deprecated --service-cidr: the service subnets when the agent's
+	// configuration cannot be read.
 	services []netip.Prefix
 }
 
@@ -39,11 +40,14 @@ type request struct {
 type plan struct {
 	connect *ovnkv1.ClusterNetworkConnect
 	label   []netview.Network
+	// warnings are what the leader accepts but the user should know, one line each.
+	warnings []string
 }
 
-// planConnect checks the request against the cluster and returns the plan, or the
-// first reason to refuse it, in one line naming the values and the fix.
-func (r *request) planConnect(snap *snapshot) (*plan, error) {
+// planConnect checks the request against the cluster, whose own ranges are reserved,
+// and returns the plan, or the first reason to refuse it, in one line naming the
+// values and the fix.
+func (r *request) planConnect(snap *snapshot, reserved []cluster.ReservedRange) (*plan, error) {
 	var nets []netview.Network
 	for _, arg := range r.args {
 		n, err := resolve(snap.networks, arg)
@@ -67,15 +71,16 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.reservedOverlaps(snap, subnets); err != nil {
+	warnings, err := reservedOverlaps(snap, reserved, nets, cnets, subnets)
+	if err != nil {
 		return nil, err
 	}
 	if err := otherConnects(snap, nets, cnets, subnets); err != nil {
 		return nil, err
 	}
-	slots, slotsText := nodeSlots(snap)
+	linkAddrs, linkText := layer3LinkAddresses(snap)
 	for _, s := range subnets {
-		if err := checkCapacity(s, r.networkPrefix, nets, slots, slotsText); err != nil {
+		if err := checkCapacity(s, r.networkPrefix, nets, linkAddrs, linkText); err != nil {
 			return nil, err
 		}
 	}
@@ -98,7 +103,7 @@ func (r *request) planConnect(snap *snapshot) (*plan, error) {
 	for _, s := range subnets {
 		cnc.Spec.ConnectSubnets = append(cnc.Spec.ConnectSubnets, s.api())
 	}
-	return &plan{connect: cnc, label: toLabel}, nil
+	return &plan{connect: cnc, label: toLabel, warnings: warnings}, nil
 }
 
 // connectable is the network as the leader reads it, or why the leader would not
@@ -224,10 +229,11 @@ func otherConnects(snap *snapshot, nets []netview.Network, cnets []*cluster.Netw
 	return nil
 }
 
-// nodeSlots is how many links a Layer3 network's block must hold: one per node, and at
-// least up to the highest node id, since a node's link sits at twice its id. The text
-// says so in messages.
-func nodeSlots(snap *snapshot) (int, string) {
+// layer3LinkAddresses is how many addresses a Layer3 network's block must hold, as the
+// leader counts them (cluster.Layer3LinkAddresses): 2 per node id up to the highest one
+// allocated, since a node's link sits at twice its id; 0 while no node has an id, when
+// the leader checks nothing either. The text says so in messages.
+func layer3LinkAddresses(snap *snapshot) (int, string) {
 	maxID := -1
 	for _, n := range snap.nodes {
 		id, ok, err := cluster.NodeIDCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: n.Name}, n.Annotations)
@@ -235,16 +241,10 @@ func nodeSlots(snap *snapshot) (int, string) {
 			maxID = max(maxID, id)
 		}
 	}
-	count := len(snap.nodes)
-	switch {
-	case maxID+1 > count:
-		return maxID + 1, fmt.Sprintf("for node ids up to %d", maxID)
-	case count == 0:
-		return 1, "for a first node"
-	case count == 1:
-		return 1, "for the cluster's node"
+	if maxID < 0 {
+		return 0, "for no node id yet"
 	}
-	return count, fmt.Sprintf("for the cluster's %d nodes", count)
+	return cluster.Layer3LinkAddresses(maxID), fmt.Sprintf("for node ids up to %d", maxID)
 }
 
 // labelsToAdd returns the named ClusterUserDefinedNetworks that lack NetworkNameLabel,

@@ -3,14 +3,17 @@ package connectcmd
 import (
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // planCUDN is a primary ClusterUserDefinedNetwork of a snapshot, not on any server.
@@ -46,7 +49,7 @@ func TestPlanSubnets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &request{args: tc.args, subnets: tc.subnets, networkPrefix: tc.prefix, connectivity: []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork}}
-			p, err := r.planConnect(snap)
+			p, err := r.planConnect(snap, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,5 +103,49 @@ func TestConnectName(t *testing.T) {
 	x, y := name("blue", long+"-x"), name("blue", long+"-y")
 	if x == y || !strings.HasPrefix(x, "blue-aaaa") {
 		t.Errorf("long names %q and %q: want distinct names starting with the networks'", x, y)
+	}
+}
+
+// TestPlanBlocksForNodeIDs checks that a Layer3 network's block must hold the links of
+// the node ids allocated, as the leader counts them (cluster.Layer3LinkAddresses), not
+// one per node: nodes without an id yet need nothing until they get one.
+func TestPlanBlocksForNodeIDs(t *testing.T) {
+	nodes := func(ids ...int) []corev1.Node {
+		out := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "new-1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "new-2"}}, {ObjectMeta: metav1.ObjectMeta{Name: "new-3"}}}
+		for i, id := range ids {
+			v, err := cluster.NodeIDCodec.Format(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n" + strconv.Itoa(i), Annotations: map[string]string{cluster.AnnotationNodeID: v}}})
+		}
+		return out
+	}
+	networks := []netview.Network{
+		planCUDN("blue", ovnkv1.NetworkTopologyLayer3, "10.1.0.0/16"),
+		planCUDN("green", ovnkv1.NetworkTopologyLayer2, "10.2.0.0/16"),
+	}
+	subnet := []netip.Prefix{netip.MustParsePrefix("172.31.0.0/24")}
+	for _, tc := range []struct {
+		name string
+		ids  []int
+		want string // "" for accepted
+	}{
+		{"no node id yet", nil, ""},
+		{"four nodes, ids up to 1", []int{1}, ""},
+		{"ids up to 2", []int{1, 2}, "--network-prefix 30 gives each network a block of 4 addresses in --subnet 172.31.0.0/24, but Layer3 network blue needs 2 per node, 6 for node ids up to 2: use --network-prefix 29 or less"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := &snapshot{networks: networks, nodes: nodes(tc.ids...)}
+			snap.model = netview.NewModel(snap.networks, nil)
+			r := &request{args: []string{"blue", "green"}, subnets: subnet, networkPrefix: 30, connectivity: []ovnkv1.ConnectivityType{ovnkv1.ConnectivityPodNetwork}}
+			_, err := r.planConnect(snap, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused what the leader accepts: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -43,8 +43,8 @@ func (s connectSubnet) api() ovnkv1.ConnectSubnet {
 	return ovnkv1.ConnectSubnet{CIDR: ovnkv1.ConnectCIDR(s.cidr.String()), NetworkPrefix: int32(s.blockPrefix)}
 }
 
-// parseCIDRs reads a flag of one CIDR per IP family, such as --subnet and
-// --service-cidr: each a network address, at most one IPv4 and one IPv6.
+// parseCIDRs reads a flag of one CIDR per IP family, such as --subnet and the
+// deprecated --service-cidr: each a network address, at most one IPv4 and one IPv6.
 func parseCIDRs(flag string, values []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, v := range values {
@@ -126,9 +126,9 @@ func log2Ceil(v uint64) int {
 }
 
 // checkCapacity checks that the subnet holds a block for each network, and each block
-// a /31 (/127) link per node for a Layer3 network (nodeSlots links: a node's link sits
-// at twice its node id) or one link for a Layer2 network.
-func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, nodeSlots int, slotsText string) error {
+// the links of a Layer3 network (layer3Addrs addresses, see layer3LinkAddresses) or
+// the one link of a Layer2 network.
+func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, layer3Addrs int, layer3Text string) error {
 	bitLen := s.cidr.Addr().BitLen()
 	blockSize := pow2(bitLen - s.blockPrefix)
 	var layer3 []string
@@ -137,9 +137,10 @@ func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, node
 			layer3 = append(layer3, n.Ref())
 		}
 	}
+	// A Layer2 network's one link, or a Layer3 network's links by the leader's rule.
 	need := uint64(2)
 	if len(layer3) > 0 {
-		need = 2 * uint64(nodeSlots)
+		need = max(need, uint64(layer3Addrs))
 	}
 	if blockSize < need {
 		longest := bitLen - log2Ceil(need)
@@ -147,7 +148,7 @@ func checkCapacity(s connectSubnet, flagPrefix int, nets []netview.Network, node
 			longest = blockPrefix(longest, flagPrefix <= 32)
 		}
 		return fmt.Errorf("--network-prefix %d gives each network a block of %d addresses in %s, but Layer3 network%s %s need%s 2 per node, %d %s: use --network-prefix %d or less",
-			flagPrefix, blockSize, s.origin, plural(len(layer3)), andList(layer3), verbS(len(layer3)), need, slotsText, longest)
+			flagPrefix, blockSize, s.origin, plural(len(layer3)), andList(layer3), verbS(len(layer3)), need, layer3Text, longest)
 	}
 	blocks := pow2(s.blockPrefix - s.cidr.Bits())
 	if blocks < uint64(len(nets)) {
@@ -187,53 +188,42 @@ func originOf(subnets []connectSubnet, p netip.Prefix) string {
 	return subnets[slices.IndexFunc(subnets, func(s connectSubnet) bool { return s.cidr == p })].origin
 }
 
-// reservedOverlaps refuses connect subnets that overlap the cluster's own ranges or a
-// network's, by the leader's rules: cluster.CheckConnectReserved, then
-// cluster.CheckConnectNetwork. The plugin does not read the agent's configuration, so
-// the cluster's ranges are the defaults, the service subnets (--service-cidr) and the
-// default network's node subnets (its cluster subnets are not in any object, but each
-// node's share of them is). And where the leader checks only the networks a connect
-// selects, the plugin keeps a connect subnet out of every valid network: a network
-// selected later would not be connected.
-func (r *request) reservedOverlaps(snap *snapshot, subnets []connectSubnet) error {
-	const fix = "a connect subnet must stay out of every network, join, transit, service and masquerade subnet, so choose another with --subnet"
+// reservedOverlaps refuses connect subnets the leader would refuse for overlapping a
+// range: one of the cluster's own (cluster.CheckConnectReserved: nothing would be
+// connected), or one of a network the connect selects, which are exactly nets, cnets as
+// the leader reads them (cluster.CheckConnectNetwork: that network would not be
+// connected). A range of a network the connect does not select is the leader's concern
+// only once a connect through these subnets selects it, so for the connectable networks
+// not selected it returns warnings rather than an error: such a network could never be
+// connected through these subnets.
+func reservedOverlaps(snap *snapshot, reserved []cluster.ReservedRange, nets []netview.Network, cnets []*cluster.Network, subnets []connectSubnet) ([]string, error) {
 	model := modelSubnets(subnets)
-	var reserved *cluster.ConnectReservedError
-	if errors.As(cluster.CheckConnectReserved(model, clusterRanges(snap, r.services)), &reserved) {
-		return fmt.Errorf("%s overlaps %s: %s", originOf(subnets, reserved.Subnet), reserved.Range.What, fix)
+	var clash *cluster.ConnectReservedError
+	if errors.As(cluster.CheckConnectReserved(model, reserved), &clash) {
+		return nil, fmt.Errorf("%s overlaps %s: a connect subnet must stay out of the cluster's own ranges (its cluster, join, transit, masquerade and service subnets), so choose another with --subnet",
+			originOf(subnets, clash.Subnet), clash.Range.What)
 	}
+	for i, cn := range cnets {
+		var own *cluster.ConnectNetworkOverlapError
+		if errors.As(cluster.CheckConnectNetwork(model, cn), &own) {
+			return nil, fmt.Errorf("%s overlaps %s of network %s: a connect subnet must stay out of the subnets, join and transit subnets of the networks it connects, so choose another with --subnet",
+				originOf(subnets, own.Subnet), own.Range.What, nets[i].Ref())
+		}
+	}
+	var warnings []string
 	for _, n := range snap.networks {
+		if slices.ContainsFunc(nets, func(m netview.Network) bool { return m.Owner() == n.Owner() }) {
+			continue
+		}
 		cn, err := snap.model.Network(n)
-		if err != nil {
-			continue // the leader does not create it: its ranges are free
+		if err != nil || cluster.Connectability(cn) != cluster.Connectable {
+			continue // never connected: its ranges are free
 		}
 		var own *cluster.ConnectNetworkOverlapError
 		if errors.As(cluster.CheckConnectNetwork(model, cn), &own) {
-			return fmt.Errorf("%s overlaps %s of network %s: %s", originOf(subnets, own.Subnet), own.Range.What, n.Ref(), fix)
+			warnings = append(warnings, fmt.Sprintf("%s overlaps %s of network %s, which this connect does not select, so it is allowed; but no connect through this subnet could ever connect %s: choose another --subnet if it may join these networks later",
+				originOf(subnets, own.Subnet), own.Range.What, n.Ref(), n.Ref()))
 		}
 	}
-	return nil
-}
-
-// clusterRanges are the cluster's own ranges a connect subnet must stay out of, as the
-// plugin knows them (see reservedOverlaps).
-func clusterRanges(snap *snapshot, services []netip.Prefix) []cluster.ReservedRange {
-	var out []cluster.ReservedRange
-	add := func(ps []netip.Prefix, format string, args ...any) {
-		for _, p := range ps {
-			out = append(out, cluster.ReservedRange{Prefix: p, What: fmt.Sprintf(format, append([]any{p}, args...)...)})
-		}
-	}
-	add(cluster.UDNJoinSubnets(), "the default join subnet %s of user-defined networks")
-	add(cluster.DefaultJoinSubnets(), "the default network's join subnet %s")
-	add(cluster.DefaultTransitSubnets(), "the transit subnet %s")
-	add(cluster.DefaultMasqueradeSubnets(), "the masquerade subnet %s")
-	add(services, "the service subnet %s (--service-cidr)")
-	for _, node := range snap.nodes {
-		subnets, _, err := cluster.NodeSubnetsCodec.Lookup(cluster.ObjectRef{Kind: "Node", Name: node.Name}, node.Annotations)
-		if err == nil {
-			add(subnets[cluster.DefaultNetworkName], "subnet %s of the default network on node %s", node.Name)
-		}
-	}
-	return out
+	return warnings, nil
 }

@@ -6,11 +6,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	agentconfig "github.com/ovnk/ovnk/pkg/agent/config"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -40,24 +39,14 @@ func checkImage(image string) error {
 }
 
 // readAgentConfig reads the agent's config file from path and checks it as the agent
-// will when it starts, with the flags the DaemonSet adds, so that a mistake is refused
-// here rather than in a crash-looping pod.
+// will when it starts, with what the DaemonSet adds (cmdutil.LoadAgentConfig), so that
+// a mistake is refused here rather than in a crash-looping pod.
 func readAgentConfig(path, namespace string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read the agent config: %w", err)
 	}
-	fs := pflag.NewFlagSet("ovnk-agent", pflag.ContinueOnError)
-	agentconfig.AddFlags(fs)
-	// The node name comes from the pod at run time; any name stands in for it here.
-	args := []string{"--config", path, "--node-name", "install-check",
-		fmt.Sprintf("--http-address=:%d", manifests.DefaultHTTPPort),
-		"--nb-address=unix:" + manifests.DefaultNBSocketDir + "/" + manifests.NBSocketName}
-	if err := fs.Parse(args); err != nil {
-		return "", fmt.Errorf("check the agent config %s: %w", path, err)
-	}
-	env := map[string]string{"POD_NAMESPACE": namespace}
-	if _, err := agentconfig.Load(fs, func(k string) string { return env[k] }); err != nil {
+	if _, err := cmdutil.LoadAgentConfig(string(data), path, namespace); err != nil {
 		return "", fmt.Errorf("the agent config %s is not valid: %s (docs/agent-config.md lists every setting)", path, oneLine(err.Error()))
 	}
 	return string(data), nil

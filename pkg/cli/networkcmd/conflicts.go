@@ -19,7 +19,8 @@ import (
 
 // checkCluster checks the new network against the cluster before it is created: the
 // namespaces it serves exist (or, for a selector, a note when none matches yet), and
-// no network already serving one of them would make the leader refuse it.
+// neither the cluster's own ranges nor a network already serving one of them would
+// make the leader refuse it.
 func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client.Object) error {
 	n := netview.Of(obj)
 	nsLabels := map[string]map[string]string{}
@@ -46,27 +47,34 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 		return fmt.Errorf("--namespace-selector %s: %w", o.namespaceSelector, err)
 	}
 	if len(served) == 0 {
-		// Nothing to conflict with; say so, as the user may have expected matches.
-		_, err := fmt.Fprintf(o.f.ErrOut, "Warning: --namespace-selector %s selects no namespace yet; the network will serve namespaces once they carry matching labels\n", o.namespaceSelector)
+		// Say so, as the user may have expected matches. No other network can conflict
+		// then, but the cluster's own ranges still apply.
+		fmt.Fprintf(o.f.ErrOut, "Warning: --namespace-selector %s selects no namespace yet; the network will serve namespaces once they carry matching labels\n", o.namespaceSelector)
+	}
+	reserved, fallback, err := s.ReservedRanges(ctx, netview.RangeSources{AgentNamespace: o.f.Settings.AgentNamespace})
+	if err != nil {
 		return err
+	}
+	if fallback != "" {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", fallback)
 	}
 	existing, err := s.networks(ctx, "")
 	if err != nil {
 		return err
 	}
-	return conflict(n, nsLabels, existing)
+	return conflict(n, nsLabels, existing, reserved)
 }
 
 // conflict refuses the new network n when the leader would leave it uncreated
 // (NetworkCreated False) next to the existing networks, saying so now rather than
 // after creating it. The leader's checks decide (cluster.AcceptNetworks, over the
-// networks the model reads from their specs, oldest first and n last as the newest):
-// networks serving a common namespace need subnets that do not overlap, a namespace
-// has at most one primary network, and a network's subnets stay out of its own join
-// and transit subnets. The cluster's configured ranges (cluster, service and
-// masquerade subnets) are the agent's configuration, which the plugin does not read:
-// the leader still checks those. nsLabels are the labels of every namespace n serves.
-func conflict(n netview.Network, nsLabels map[string]map[string]string, existing []netview.Network) error {
+// networks the model reads from their specs, oldest first and n last as the newest,
+// and the cluster's reserved ranges): a network's subnets and join subnets stay out of
+// the cluster's own ranges, its subnets out of its own join and transit subnets,
+// networks serving a common namespace need subnets that do not overlap, and a
+// namespace has at most one primary network. nsLabels are the labels of every
+// namespace n serves.
+func conflict(n netview.Network, nsLabels map[string]map[string]string, existing []netview.Network, reserved []cluster.ReservedRange) error {
 	var others []netview.Network
 	for _, e := range existing {
 		if e.Owner() != n.Owner() { // the same object: create reports that it exists
@@ -79,11 +87,11 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 		return fmt.Errorf("%w: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)", err)
 	}
 	ordered, byName := seniority(model, others)
-	refused := cluster.AcceptNetworks(append(ordered, mine), nil)
+	refused := cluster.AcceptNetworks(append(ordered, mine), reserved)
 	var (
-		reserved *cluster.ReservedOverlapError
-		subnets  *cluster.SubnetConflictError
-		primary  *cluster.PrimaryConflictError
+		clash   *cluster.ReservedOverlapError
+		subnets *cluster.SubnetConflictError
+		primary *cluster.PrimaryConflictError
 	)
 	switch err := refused[mine]; {
 	case err == nil:
@@ -94,12 +102,18 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	case errors.As(err, &subnets):
 		e := byName[subnets.Other]
 		return fmt.Errorf("--subnet %s: overlaps subnet %s of %s %s, which also serves namespace %s; networks of one namespace need subnets that do not overlap", subnets.Subnet, subnets.OtherSubnet, e.Kind(), e.Ref(), subnets.Namespace)
-	case errors.As(err, &reserved):
+	case errors.As(err, &clash) && clash.Join && len(n.JoinSubnets()) > 0:
+		return fmt.Errorf("--join-subnet %s: overlaps %s, one of the cluster's own ranges: choose another --join-subnet", clash.Subnet, clash.Range.What)
+	case errors.As(err, &clash) && clash.Join:
+		return fmt.Errorf("the default join subnet %s of user-defined networks overlaps %s, one of the cluster's own ranges: give the network its own with --join-subnet", clash.Subnet, clash.Range.What)
+	case errors.As(err, &clash) && !clash.Own:
+		return fmt.Errorf("--subnet %s: overlaps %s, one of the cluster's own ranges: choose another --subnet", clash.Subnet, clash.Range.What)
+	case errors.As(err, &clash):
 		kind, fix := "transit", ""
-		if slices.Contains(mine.JoinSubnets, reserved.Range.Prefix) {
+		if slices.Contains(mine.JoinSubnets, clash.Range.Prefix) {
 			kind, fix = "join", ", or a --join-subnet outside it"
 		}
-		return fmt.Errorf("--subnet %s: overlaps the network's %s subnet %s, where its routers have their addresses: choose another --subnet%s", reserved.Subnet, kind, reserved.Range.Prefix, fix)
+		return fmt.Errorf("--subnet %s: overlaps the network's %s subnet %s, where its routers have their addresses: choose another --subnet%s", clash.Subnet, kind, clash.Range.Prefix, fix)
 	default:
 		return err
 	}

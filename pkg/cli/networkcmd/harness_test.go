@@ -15,6 +15,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -36,6 +37,8 @@ func newHarness(t *testing.T) *harness {
 		return []*cobra.Command{newNetworkCmd(f, now)}
 	})
 	h.Prefix = []string{"network"}
+	// The cluster's ranges come from an agent installed with install's default config.
+	h.AgentConfig(manifests.DefaultAgentConfig)
 	return &harness{h}
 }
 
