@@ -20,15 +20,18 @@ import (
 // time wherever their content did not change: the reconciler passes over such a row
 // without comparing it (ovn.Reconciler.Reconcile).
 //
-// Two kinds of reuse, both checked, neither trusted:
+// It reuses three ways, each checked, none trusted:
 //
 //   - Pieces. The rows of a network that depend on one remote node (its transit switch
 //     or transit router port and the routes to it, its legacy gateway port) or on one
 //     remote pod (its port on a Layer2 switch), and the connect router's rows of one
 //     remote node's link, are kept with what they were derived from: the node's or
-//     pod's fields the piece reads. Where the network (and connect) and those fields
-//     are unchanged, and so are the zone's node, the configuration and the Layer2
+//     pod's fields the piece reads. Where those are unchanged, and so are the network
+//     (the connect, for a link), the zone's node, the configuration and the Layer2
 //     topology, the piece's rows are emitted again as they are, without being built.
+//   - Replay. A network whose rows outside its loops over the remote nodes and pods
+//     read nothing that changed is not built: its loops run again and their rows take
+//     the place of the last compile's (replayNetwork).
 //   - Interning. Every other row is built as in a compile without a memo and then
 //     replaced by the last compile's row of the same identity when the two are equal
 //     (rows.Table.Same and equal references). A rebuilt piece's rows are interned
@@ -58,12 +61,17 @@ func (m *Memo) CompileWith(st *cluster.State, nodeName string, opts Options) (*R
 // memoState is one compile's record. It is complete when the compile returns and never
 // changes after.
 type memoState struct {
-	// The zone-wide inputs every piece depends on beside its own.
+	// The zone-wide inputs (sameZone).
 	node   string
 	config cluster.Config
 	layer2 Layer2Topology
 	// nodes are the state's nodes: the per-node pieces are kept by their index.
 	nodes []*cluster.Node
+	// What every network's rows outside its loops read beside the network and its local
+	// pods: the local node and the options (replayNetwork).
+	local *cluster.Node
+	hold  bool
+	wired map[string][]string
 	// networks holds the networks that compiled, by name.
 	networks map[string]*networkMemo
 	// connects holds every connect, by name.
@@ -73,19 +81,19 @@ type memoState struct {
 	routers map[string]*nbdb.LogicalRouter
 }
 
-// piecesReusable reports whether the pieces of the last compile, prev, may be reused
-// in a compile of nodeName's zone from st with opts. No piece reads more of the zone
-// than its node's name and the local Layer2 topology (which decides what the loops over
-// the nodes build), so these must be the same; the configuration must be too, lest a
-// piece come to read it unnoticed.
-func piecesReusable(prev *memoState, st *cluster.State, nodeName string, opts Options) bool {
+// sameZone reports whether prev, the last compile, compiled the zone that nodeName's
+// compile from st with opts does, from the same zone-wide inputs: the node's name, the
+// configuration (which every network's own rows read) and the local Layer2 topology
+// (which decides what the loops over the nodes build). Only then are its pieces and
+// networks reused.
+func sameZone(prev *memoState, st *cluster.State, nodeName string, opts Options) bool {
 	return prev != nil && prev.node == nodeName && prev.layer2 == opts.Layer2 && reflect.DeepEqual(prev.config, st.Config)
 }
 
 // networkMemo is what one network's compile emitted.
 type networkMemo struct {
-	// net is the network as compiled: pieces are reused only while it is deeply
-	// equal (networks are rebuilt from the API objects at every compile).
+	// net is the network as compiled: its pieces and rows are reused only while it is
+	// deeply equal (networks are rebuilt from the API objects at every compile).
 	net *cluster.Network
 	// rows are the network's rows outside pieces, by identity.
 	rows map[string]model.Model
@@ -97,6 +105,16 @@ type networkMemo struct {
 	nodes, gateways []*piece[nodeKey]
 	// pods are the remote pods' ports of a Layer2 network, in pod order.
 	pods []*piece[podKey]
+
+	// What a replay of the network builds on (replayNetwork), if replayable: its rows as
+	// the result holds them, its warnings, its local pods' problems and the calls of its
+	// loops; and the local pods it was compiled with.
+	replayable bool
+	set        rows.Set
+	warnings   []string
+	podErrors  map[string]error
+	loops      []loopRun
+	localPods  []*cluster.Pod
 }
 
 // connectMemo is what one connect's compile emitted.
@@ -112,16 +130,19 @@ type connectMemo struct {
 // compileMemo is a compile's side of its memo.
 type compileMemo struct {
 	prev *memoState // the last compile's; nil before the first
-	// reuse says pieces of prev may be reused: the zone-wide inputs are the same.
+	// reuse says prev's pieces and networks may be reused (sameZone).
 	reuse bool
 	// prevNode is, by node index, the node's index in prev.nodes, -1 for a node prev
 	// did not have; sameNode says whether it reads the same there (nodeReadsSame).
 	prevNode []int
 	sameNode []bool
+	// sameLocal says the local node and the options are deeply equal to prev's;
+	// anyLegacy that some other node still runs the legacy Layer2 topology.
+	sameLocal, anyLegacy bool
 }
 
 func newCompileMemo(prev *memoState, st *cluster.State, nodeName string, opts Options) *compileMemo {
-	m := &compileMemo{prev: prev, reuse: piecesReusable(prev, st, nodeName, opts),
+	m := &compileMemo{prev: prev, reuse: sameZone(prev, st, nodeName, opts),
 		prevNode: make([]int, len(st.Nodes)), sameNode: make([]bool, len(st.Nodes))}
 	index := map[string]int{}
 	if prev != nil {
@@ -136,17 +157,28 @@ func newCompileMemo(prev *memoState, st *cluster.State, nodeName string, opts Op
 		}
 		m.prevNode[i] = j
 	}
-	if m.reuse {
-		// Each comparison reads a node's subnets of every network, both compiles' apart
-		// in memory: spread them like the networks.
-		parallel(len(st.Nodes), func(i int) {
-			if j := m.prevNode[i]; j >= 0 {
-				m.sameNode[i] = nodeReadsSame(prev.nodes[j], st.Nodes[i])
-			}
-		})
+	for _, n := range st.Nodes {
+		if n.Name != nodeName && !n.Layer2TransitRouter() {
+			m.anyLegacy = true
+		}
 	}
+	if !m.reuse {
+		return m
+	}
+	m.sameLocal = reflect.DeepEqual(prev.local, st.Node(nodeName)) && prev.hold == opts.HoldLocalLayer2Pods && reflect.DeepEqual(prev.wired, opts.Wired)
+	// Each comparison reads a node's subnets of every network, both compiles' apart in
+	// memory: spread them like the networks.
+	parallel(len(st.Nodes), func(i int) {
+		if j := m.prevNode[i]; j >= 0 {
+			m.sameNode[i] = nodeReadsSame(prev.nodes[j], st.Nodes[i])
+		}
+	})
 	return m
 }
+
+// podsEqual reports whether two of the local node's pods are deeply equal: all of a
+// local pod is its port's, or the isolation port group's.
+func podsEqual(a, b *cluster.Pod) bool { return a == b || reflect.DeepEqual(a, b) }
 
 // nodeReadsSame reports whether a and b are the same to every per-node piece: equal in
 // each field a nodeKey holds, for every network. Comparing them once per compile spares
@@ -170,6 +202,11 @@ func (c *compiler) startRecord(e *emitter) {
 	}
 	reuse := c.memo.reuse && e.prev != nil && reflect.DeepEqual(e.prev.net, n)
 	e.rec = &recorder{set: &e.set, warnings: &e.warnings}
+	e.localPods = c.localPodsByNetwork[n.Name]
+	// The upgrade pieces of a transit-router zone read every node (legacyPeers): a
+	// network that has them is built whole.
+	e.replayable = !(n.Topology == cluster.Layer2 && c.opts.Layer2 == Layer2TransitRouter && c.memo.anyLegacy)
+	e.replay = reuse && e.replayable && e.prev.replayable && c.memo.sameLocal && slices.EqualFunc(e.prev.localPods, e.localPods, podsEqual)
 	var old networkMemo
 	if e.prev != nil {
 		old = *e.prev
@@ -179,7 +216,8 @@ func (c *compiler) startRecord(e *emitter) {
 	e.remotePods = &podPieces{rec: e.rec, old: old.pods, reuse: reuse, next: make([]*piece[podKey], 0, len(c.podsByNetwork[n.Name]))}
 }
 
-// finishRecord interns the network's rows outside pieces and keeps the record.
+// finishRecord interns the network's rows outside pieces and keeps the record. A replay
+// then puts its loops' rows in the place of the last compile's (splice).
 func (e *emitter) finishRecord() {
 	if e.rec == nil {
 		return
@@ -188,7 +226,231 @@ func (e *emitter) finishRecord() {
 	if e.prev != nil {
 		prevRows = e.prev.rows
 	}
-	e.recorded = &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next}
+	m := &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next,
+		replayable: e.replayable, localPods: e.localPods}
+	if e.replay {
+		e.splice(m)
+	}
+	m.set, m.warnings, m.podErrors, m.loops = e.set, e.warnings, e.pods, e.loops
+	e.recorded = m
+}
+
+// loopKind names a loop over a network's remote nodes or pods.
+type loopKind int
+
+const (
+	loopTransitSwitch  loopKind = iota // transitSwitchRemotes
+	loopTransitRouter                  // transitRouterPeers
+	loopLegacyGateways                 // legacyGateways
+	loopRemotePods                     // remotePodPorts
+)
+
+// loopRun is one call of a loop as a compile made it: where its rows lie in the
+// network's tables and warnings, its parents as built (the switch its switch ports
+// belong to, the router its router ports and routes belong to; nil if none), and where
+// the references to its rows lie in their lists.
+type loopRun struct {
+	kind                       loopKind
+	from, to                   mark
+	ls                         *nbdb.LogicalSwitch
+	lr                         *nbdb.LogicalRouter
+	lsPorts, lrPorts, lrRoutes [2]int
+}
+
+// loop calls f, which runs a loop over e's network's remote nodes or pods whose switch
+// ports belong to ls and router ports and routes to lr, and records the call.
+func (e *emitter) loop(kind loopKind, ls *nbdb.LogicalSwitch, lr *nbdb.LogicalRouter, f func() error) error {
+	if e.rec == nil {
+		return f()
+	}
+	run := loopRun{kind: kind, from: e.rec.mark(), ls: ls, lr: lr}
+	run.lsPorts[0], run.lrPorts[0], run.lrRoutes[0] = refLens(ls, lr)
+	if err := f(); err != nil {
+		return err
+	}
+	run.to = e.rec.mark()
+	run.lsPorts[1], run.lrPorts[1], run.lrRoutes[1] = refLens(ls, lr)
+	e.loops = append(e.loops, run)
+	return nil
+}
+
+func refLens(ls *nbdb.LogicalSwitch, lr *nbdb.LogicalRouter) (lsPorts, lrPorts, lrRoutes int) {
+	if ls != nil {
+		lsPorts = len(ls.Ports)
+	}
+	if lr != nil {
+		lrPorts, lrRoutes = len(lr.Ports), len(lr.StaticRoutes)
+	}
+	return lsPorts, lrPorts, lrRoutes
+}
+
+// replayNetwork compiles e's network from the last compile's record of it when all it
+// reads outside its loops is unchanged (startRecord): the network, the zone's node, the
+// options and configuration, the local pods. Only the loops over the remote nodes and
+// pods run again, the last compile's in their order, each with stand-ins for its
+// parents that gather the references it adds; splice then puts their rows in the place
+// of the last compile's loops' rows.
+func (c *compiler) replayNetwork(e *emitter) error {
+	n, nm := e.net, namesOf(e.net)
+	switches := map[*nbdb.LogicalSwitch]*nbdb.LogicalSwitch{}
+	routers := map[*nbdb.LogicalRouter]*nbdb.LogicalRouter{}
+	for _, run := range e.prev.loops {
+		var ls *nbdb.LogicalSwitch
+		if run.ls != nil {
+			if ls = switches[run.ls]; ls == nil {
+				ls = &nbdb.LogicalSwitch{Name: run.ls.Name}
+				switches[run.ls] = ls
+			}
+		}
+		var lr *nbdb.LogicalRouter
+		if run.lr != nil {
+			if lr = routers[run.lr]; lr == nil {
+				lr = &nbdb.LogicalRouter{Name: run.lr.Name}
+				routers[run.lr] = lr
+			}
+		}
+		err := e.loop(run.kind, ls, lr, func() error {
+			switch run.kind {
+			case loopTransitSwitch:
+				return c.transitSwitchRemotes(e, n, nm, ls, lr)
+			case loopTransitRouter:
+				_, _, _, err := c.transitRouterPeers(e, n, nm, lr)
+				return err
+			case loopLegacyGateways:
+				return c.legacyGateways(e, n, nm, ls)
+			default:
+				c.remotePodPorts(e, n, ls)
+				return nil
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splice makes e's output, which holds only its loops' rows (replayNetwork), the
+// network's whole: the last compile's with each of its loops' rows, warnings and
+// references replaced by those of the same loop now. The loops' parents are copies of
+// the last compile's with their references spliced, or the last compile's rows if
+// those are the same. m gets the rows outside pieces by identity.
+func (e *emitter) splice(m *networkMemo) {
+	prev, now := e.prev, e.loops
+	old := prev.loops
+	ranges := func(runs []loopRun, at func(mark) int) [][2]int {
+		out := make([][2]int, len(runs))
+		for k, r := range runs {
+			out[k] = [2]int{at(r.from), at(r.to)}
+		}
+		return out
+	}
+	set := prev.set
+	var sp, rp, rt, w [][2]int
+	set.SwitchPorts, sp = spliceRanges(prev.set.SwitchPorts, e.set.SwitchPorts,
+		ranges(old, func(m mark) int { return m.tables.switchPorts }), ranges(now, func(m mark) int { return m.tables.switchPorts }))
+	set.RouterPorts, rp = spliceRanges(prev.set.RouterPorts, e.set.RouterPorts,
+		ranges(old, func(m mark) int { return m.tables.routerPorts }), ranges(now, func(m mark) int { return m.tables.routerPorts }))
+	set.Routes, rt = spliceRanges(prev.set.Routes, e.set.Routes,
+		ranges(old, func(m mark) int { return m.tables.routes }), ranges(now, func(m mark) int { return m.tables.routes }))
+	warnings, w := spliceRanges(prev.warnings, e.warnings,
+		ranges(old, func(m mark) int { return m.warnings }), ranges(now, func(m mark) int { return m.warnings }))
+	loops := make([]loopRun, len(now))
+	for k, r := range now {
+		loops[k] = loopRun{kind: r.kind,
+			from: mark{pieceTables{sp[k][0], rp[k][0], rt[k][0]}, w[k][0]},
+			to:   mark{pieceTables{sp[k][1], rp[k][1], rt[k][1]}, w[k][1]}}
+	}
+
+	rowsByID := maps.Clone(prev.rows)
+	maps.Copy(rowsByID, m.rows)
+	// Each parent once, with every loop that adds to it.
+	for k, r := range old {
+		if r.ls == nil || loops[k].ls != nil {
+			continue
+		}
+		ls := *r.ls
+		var oldR, nowR [][2]int
+		var with []int
+		for j := k; j < len(old); j++ {
+			if old[j].ls == r.ls {
+				oldR, nowR, with = append(oldR, old[j].lsPorts), append(nowR, now[j].lsPorts), append(with, j)
+			}
+		}
+		var at [][2]int
+		ls.Ports, at = spliceRanges(r.ls.Ports, now[k].ls.Ports, oldR, nowR)
+		for i, j := range with {
+			loops[j].ls, loops[j].lsPorts = &ls, at[i]
+		}
+		set.Switches = replaceRow(switchTable, set.Switches, prev.set.Switches, &ls, rowsByID)
+	}
+	for k, r := range old {
+		if r.lr == nil || loops[k].lr != nil {
+			continue
+		}
+		lr := *r.lr
+		var portsOld, portsNow, routesOld, routesNow [][2]int
+		var with []int
+		for j := k; j < len(old); j++ {
+			if old[j].lr == r.lr {
+				portsOld, portsNow = append(portsOld, old[j].lrPorts), append(portsNow, now[j].lrPorts)
+				routesOld, routesNow = append(routesOld, old[j].lrRoutes), append(routesNow, now[j].lrRoutes)
+				with = append(with, j)
+			}
+		}
+		var ports, routes [][2]int
+		lr.Ports, ports = spliceRanges(r.lr.Ports, now[k].lr.Ports, portsOld, portsNow)
+		lr.StaticRoutes, routes = spliceRanges(r.lr.StaticRoutes, now[k].lr.StaticRoutes, routesOld, routesNow)
+		for i, j := range with {
+			loops[j].lr, loops[j].lrPorts, loops[j].lrRoutes = &lr, ports[i], routes[i]
+		}
+		set.Routers = replaceRow(routerTable, set.Routers, prev.set.Routers, &lr, rowsByID)
+	}
+	e.set, e.warnings, e.pods, e.loops = set, warnings, prev.podErrors, loops
+	m.rows = rowsByID
+}
+
+// spliceRanges returns old with each of its ranges oldR replaced by the same range of
+// now (nowR), and where those lie in the result. Both lists of ranges are in order.
+func spliceRanges[T any](old, now []T, oldR, nowR [][2]int) ([]T, [][2]int) {
+	n := len(old)
+	for k := range oldR {
+		n += nowR[k][1] - nowR[k][0] - (oldR[k][1] - oldR[k][0])
+	}
+	out := make([]T, 0, n)
+	at := make([][2]int, len(oldR))
+	from := 0
+	for k := range oldR {
+		out = append(out, old[from:oldR[k][0]]...)
+		start := len(out)
+		out = append(out, now[nowR[k][0]:nowR[k][1]]...)
+		at[k] = [2]int{start, len(out)}
+		from = oldR[k][1]
+	}
+	return append(out, old[from:]...), at
+}
+
+// replaceRow puts row, a spliced parent, in the place its identity has in prev (the
+// last compile's table, which the result's table shares until a first replacement): as
+// it is, or as the last compile's row if that one is the same. rowsByID gets it.
+func replaceRow[P interface {
+	uuidRow
+	comparable
+}](t rows.Table, table, prev []P, row P, rowsByID map[string]model.Model) []P {
+	id := row.GetUUID()
+	if last, ok := rowsByID[id].(P); ok && sameRow(t, last, row) {
+		row = last
+	}
+	rowsByID[id] = row
+	i := slices.IndexFunc(table, func(r P) bool { return r.GetUUID() == id })
+	if i < 0 || table[i] == row {
+		return table
+	}
+	if len(table) > 0 && len(prev) > 0 && &table[0] == &prev[0] {
+		table = slices.Clone(table)
+	}
+	table[i] = row
+	return table
 }
 
 // nodeKey is what a piece reads of its remote node. A kind of piece fills only what it
