@@ -216,8 +216,7 @@ func (c *compiler) startRecord(e *emitter) {
 	e.remotePods = &podPieces{rec: e.rec, old: old.pods, reuse: reuse, next: make([]*piece[podKey], 0, len(c.podsByNetwork[n.Name]))}
 }
 
-// finishRecord interns the network's rows outside pieces and keeps the record. A replay
-// then puts its loops' rows in the place of the last compile's (splice).
+// finishRecord interns the network's rows outside pieces and keeps the record.
 func (e *emitter) finishRecord() {
 	if e.rec == nil {
 		return
@@ -226,13 +225,8 @@ func (e *emitter) finishRecord() {
 	if e.prev != nil {
 		prevRows = e.prev.rows
 	}
-	m := &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next,
-		replayable: e.replayable, localPods: e.localPods}
-	if e.replay {
-		e.splice(m)
-	}
-	m.set, m.warnings, m.podErrors, m.loops = e.set, e.warnings, e.pods, e.loops
-	e.recorded = m
+	e.recorded = &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next,
+		replayable: e.replayable, set: e.set, warnings: e.warnings, podErrors: e.pods, loops: e.loops, localPods: e.localPods}
 }
 
 // loopKind names a loop over a network's remote nodes or pods.
@@ -285,29 +279,63 @@ func refLens(ls *nbdb.LogicalSwitch, lr *nbdb.LogicalRouter) (lsPorts, lrPorts, 
 }
 
 // replayNetwork compiles e's network from the last compile's record of it when all it
-// reads outside its loops is unchanged (startRecord): the network, the zone's node, the
-// options and configuration, the local pods. Only the loops over the remote nodes and
-// pods run again, the last compile's in their order, each with stand-ins for its
-// parents that gather the references it adds; splice then puts their rows in the place
-// of the last compile's loops' rows.
+// reads outside its loops over the remote nodes and pods is unchanged (startRecord):
+// the network, the zone's node, the options and configuration, the local pods. Its
+// output is the last compile's, in order, with only the loops run again where theirs
+// ran: their parents are copies of the last compile's as built, whose references
+// outside the loops are copied too, and the copies take the last parents' places in
+// the tables (finishRecord interns them back where nothing changed).
 func (c *compiler) replayNetwork(e *emitter) error {
+	prev := e.prev
 	n, nm := e.net, namesOf(e.net)
-	switches := map[*nbdb.LogicalSwitch]*nbdb.LogicalSwitch{}
-	routers := map[*nbdb.LogicalRouter]*nbdb.LogicalRouter{}
-	for _, run := range e.prev.loops {
+	// The tables the loops do not emit into hold the last compile's rows, in arrays of
+	// e's own: interning writes into them.
+	own := prev.set
+	own.SwitchPorts, own.RouterPorts, own.Routes = nil, nil, nil
+	e.set = rows.Set{}
+	e.set.Append(&own)
+	e.set.SwitchPorts = make([]*nbdb.LogicalSwitchPort, 0, len(prev.set.SwitchPorts)+1)
+	e.set.RouterPorts = make([]*nbdb.LogicalRouterPort, 0, len(prev.set.RouterPorts)+1)
+	e.set.Routes = make([]*nbdb.LogicalRouterStaticRoute, 0, len(prev.set.Routes)+len(n.Subnets)+len(n.JoinSubnets))
+	e.warnings, e.pods = make([]string, 0, len(prev.warnings)), prev.podErrors
+	var done mark // how much of the last compile's tables and warnings is copied
+	copyUpTo := func(m mark) {
+		e.set.SwitchPorts = append(e.set.SwitchPorts, prev.set.SwitchPorts[done.tables.switchPorts:m.tables.switchPorts]...)
+		e.set.RouterPorts = append(e.set.RouterPorts, prev.set.RouterPorts[done.tables.routerPorts:m.tables.routerPorts]...)
+		e.set.Routes = append(e.set.Routes, prev.set.Routes[done.tables.routes:m.tables.routes]...)
+		e.warnings = append(e.warnings, prev.warnings[done.warnings:m.warnings]...)
+	}
+	// The parents' copies, each with how much of the last lists is copied into it.
+	switches := map[*nbdb.LogicalSwitch]*parentCopy[nbdb.LogicalSwitch]{}
+	routers := map[*nbdb.LogicalRouter]*parentCopy[nbdb.LogicalRouter]{}
+	for _, run := range prev.loops {
+		copyUpTo(run.from)
+		done = run.to
 		var ls *nbdb.LogicalSwitch
 		if run.ls != nil {
-			if ls = switches[run.ls]; ls == nil {
-				ls = &nbdb.LogicalSwitch{Name: run.ls.Name}
-				switches[run.ls] = ls
+			p := switches[run.ls]
+			if p == nil {
+				p = &parentCopy[nbdb.LogicalSwitch]{row: *run.ls}
+				p.row.Ports = make([]string, 0, len(run.ls.Ports)+1)
+				switches[run.ls] = p
 			}
+			p.row.Ports = append(p.row.Ports, run.ls.Ports[p.ports:run.lsPorts[0]]...)
+			p.ports = run.lsPorts[1]
+			ls = &p.row
 		}
 		var lr *nbdb.LogicalRouter
 		if run.lr != nil {
-			if lr = routers[run.lr]; lr == nil {
-				lr = &nbdb.LogicalRouter{Name: run.lr.Name}
-				routers[run.lr] = lr
+			p := routers[run.lr]
+			if p == nil {
+				p = &parentCopy[nbdb.LogicalRouter]{row: *run.lr}
+				p.row.Ports = make([]string, 0, len(run.lr.Ports)+1)
+				p.row.StaticRoutes = make([]string, 0, len(run.lr.StaticRoutes)+len(n.Subnets)+len(n.JoinSubnets))
+				routers[run.lr] = p
 			}
+			p.row.Ports = append(p.row.Ports, run.lr.Ports[p.ports:run.lrPorts[0]]...)
+			p.row.StaticRoutes = append(p.row.StaticRoutes, run.lr.StaticRoutes[p.routes:run.lrRoutes[0]]...)
+			p.ports, p.routes = run.lrPorts[1], run.lrRoutes[1]
+			lr = &p.row
 		}
 		err := e.loop(run.kind, ls, lr, func() error {
 			switch run.kind {
@@ -327,130 +355,31 @@ func (c *compiler) replayNetwork(e *emitter) error {
 			return err
 		}
 	}
+	copyUpTo(mark{pieceTables{len(prev.set.SwitchPorts), len(prev.set.RouterPorts), len(prev.set.Routes)}, len(prev.warnings)})
+	for last, p := range switches {
+		p.row.Ports = append(p.row.Ports, last.Ports[p.ports:]...)
+		replaceRow(e.set.Switches, &p.row)
+	}
+	for last, p := range routers {
+		p.row.Ports = append(p.row.Ports, last.Ports[p.ports:]...)
+		p.row.StaticRoutes = append(p.row.StaticRoutes, last.StaticRoutes[p.routes:]...)
+		replaceRow(e.set.Routers, &p.row)
+	}
 	return nil
 }
 
-// splice makes e's output, which holds only its loops' rows (replayNetwork), the
-// network's whole: the last compile's with each of its loops' rows, warnings and
-// references replaced by those of the same loop now. The loops' parents are copies of
-// the last compile's with their references spliced, or the last compile's rows if
-// those are the same. m gets the rows outside pieces by identity.
-func (e *emitter) splice(m *networkMemo) {
-	prev, now := e.prev, e.loops
-	old := prev.loops
-	ranges := func(runs []loopRun, at func(mark) int) [][2]int {
-		out := make([][2]int, len(runs))
-		for k, r := range runs {
-			out[k] = [2]int{at(r.from), at(r.to)}
-		}
-		return out
-	}
-	set := prev.set
-	var sp, rp, rt, w [][2]int
-	set.SwitchPorts, sp = spliceRanges(prev.set.SwitchPorts, e.set.SwitchPorts,
-		ranges(old, func(m mark) int { return m.tables.switchPorts }), ranges(now, func(m mark) int { return m.tables.switchPorts }))
-	set.RouterPorts, rp = spliceRanges(prev.set.RouterPorts, e.set.RouterPorts,
-		ranges(old, func(m mark) int { return m.tables.routerPorts }), ranges(now, func(m mark) int { return m.tables.routerPorts }))
-	set.Routes, rt = spliceRanges(prev.set.Routes, e.set.Routes,
-		ranges(old, func(m mark) int { return m.tables.routes }), ranges(now, func(m mark) int { return m.tables.routes }))
-	warnings, w := spliceRanges(prev.warnings, e.warnings,
-		ranges(old, func(m mark) int { return m.warnings }), ranges(now, func(m mark) int { return m.warnings }))
-	loops := make([]loopRun, len(now))
-	for k, r := range now {
-		loops[k] = loopRun{kind: r.kind,
-			from: mark{pieceTables{sp[k][0], rp[k][0], rt[k][0]}, w[k][0]},
-			to:   mark{pieceTables{sp[k][1], rp[k][1], rt[k][1]}, w[k][1]}}
-	}
-
-	rowsByID := maps.Clone(prev.rows)
-	maps.Copy(rowsByID, m.rows)
-	// Each parent once, with every loop that adds to it.
-	for k, r := range old {
-		if r.ls == nil || loops[k].ls != nil {
-			continue
-		}
-		ls := *r.ls
-		var oldR, nowR [][2]int
-		var with []int
-		for j := k; j < len(old); j++ {
-			if old[j].ls == r.ls {
-				oldR, nowR, with = append(oldR, old[j].lsPorts), append(nowR, now[j].lsPorts), append(with, j)
-			}
-		}
-		var at [][2]int
-		ls.Ports, at = spliceRanges(r.ls.Ports, now[k].ls.Ports, oldR, nowR)
-		for i, j := range with {
-			loops[j].ls, loops[j].lsPorts = &ls, at[i]
-		}
-		set.Switches = replaceRow(switchTable, set.Switches, prev.set.Switches, &ls, rowsByID)
-	}
-	for k, r := range old {
-		if r.lr == nil || loops[k].lr != nil {
-			continue
-		}
-		lr := *r.lr
-		var portsOld, portsNow, routesOld, routesNow [][2]int
-		var with []int
-		for j := k; j < len(old); j++ {
-			if old[j].lr == r.lr {
-				portsOld, portsNow = append(portsOld, old[j].lrPorts), append(portsNow, now[j].lrPorts)
-				routesOld, routesNow = append(routesOld, old[j].lrRoutes), append(routesNow, now[j].lrRoutes)
-				with = append(with, j)
-			}
-		}
-		var ports, routes [][2]int
-		lr.Ports, ports = spliceRanges(r.lr.Ports, now[k].lr.Ports, portsOld, portsNow)
-		lr.StaticRoutes, routes = spliceRanges(r.lr.StaticRoutes, now[k].lr.StaticRoutes, routesOld, routesNow)
-		for i, j := range with {
-			loops[j].lr, loops[j].lrPorts, loops[j].lrRoutes = &lr, ports[i], routes[i]
-		}
-		set.Routers = replaceRow(routerTable, set.Routers, prev.set.Routers, &lr, rowsByID)
-	}
-	e.set, e.warnings, e.pods, e.loops = set, warnings, prev.podErrors, loops
-	m.rows = rowsByID
+// parentCopy is a copy of a parent of the last compile's loops being filled with its
+// references: the last lists are copied up to ports and routes.
+type parentCopy[T any] struct {
+	row           T
+	ports, routes int
 }
 
-// spliceRanges returns old with each of its ranges oldR replaced by the same range of
-// now (nowR), and where those lie in the result. Both lists of ranges are in order.
-func spliceRanges[T any](old, now []T, oldR, nowR [][2]int) ([]T, [][2]int) {
-	n := len(old)
-	for k := range oldR {
-		n += nowR[k][1] - nowR[k][0] - (oldR[k][1] - oldR[k][0])
+// replaceRow puts row in the place of the row of its identity in table.
+func replaceRow[P uuidRow](table []P, row P) {
+	if i := slices.IndexFunc(table, func(r P) bool { return r.GetUUID() == row.GetUUID() }); i >= 0 {
+		table[i] = row
 	}
-	out := make([]T, 0, n)
-	at := make([][2]int, len(oldR))
-	from := 0
-	for k := range oldR {
-		out = append(out, old[from:oldR[k][0]]...)
-		start := len(out)
-		out = append(out, now[nowR[k][0]:nowR[k][1]]...)
-		at[k] = [2]int{start, len(out)}
-		from = oldR[k][1]
-	}
-	return append(out, old[from:]...), at
-}
-
-// replaceRow puts row, a spliced parent, in the place its identity has in prev (the
-// last compile's table, which the result's table shares until a first replacement): as
-// it is, or as the last compile's row if that one is the same. rowsByID gets it.
-func replaceRow[P interface {
-	uuidRow
-	comparable
-}](t rows.Table, table, prev []P, row P, rowsByID map[string]model.Model) []P {
-	id := row.GetUUID()
-	if last, ok := rowsByID[id].(P); ok && sameRow(t, last, row) {
-		row = last
-	}
-	rowsByID[id] = row
-	i := slices.IndexFunc(table, func(r P) bool { return r.GetUUID() == id })
-	if i < 0 || table[i] == row {
-		return table
-	}
-	if len(table) > 0 && len(prev) > 0 && &table[0] == &prev[0] {
-		table = slices.Clone(table)
-	}
-	table[i] = row
-	return table
 }
 
 // nodeKey is what a piece reads of its remote node. A kind of piece fills only what it
@@ -734,12 +663,16 @@ func (r *recorder) intern(prev map[string]model.Model) map[string]model.Model {
 }
 
 // internRows interns rs but the ranges in skip (ascending), and records them in next.
-func internRows[P uuidRow](t rows.Table, rs []P, skip [][2]int, prev, next map[string]model.Model) {
+func internRows[P interface {
+	uuidRow
+	comparable
+}](t rows.Table, rs []P, skip [][2]int, prev, next map[string]model.Model) {
 	i := 0
 	for _, sk := range append(skip, [2]int{len(rs), len(rs)}) {
 		for ; i < sk[0]; i++ {
 			id := rs[i].GetUUID()
-			if p, ok := prev[id].(P); ok && sameRow(t, p, rs[i]) {
+			// A replay holds the last compile's rows themselves.
+			if p, ok := prev[id].(P); ok && p != rs[i] && sameRow(t, p, rs[i]) {
 				rs[i] = p
 			}
 			next[id] = rs[i]
