@@ -32,6 +32,13 @@ type emitter struct {
 	// nodes, gateways and remotePods are the network's pieces (see networkMemo).
 	nodes, gateways *nodePieces
 	remotePods      *podPieces
+	// loops are the calls of loops over the remote nodes and pods (loopRun).
+	loops []loopRun
+	// localPods are the local node's pods on the network; replay says the network is
+	// compiled from prev, only its loops run again (replayNetwork); replayable, that
+	// the next compile may do so from this one's record.
+	localPods          []*cluster.Pod
+	replay, replayable bool
 	// recorded is the record of the network's compile, once it compiled.
 	recorded *networkMemo
 }

@@ -118,10 +118,58 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 		Options: withGatewayMTU(n, map[string]string{"requested-tnl-key": strconv.Itoa(transitRouterSwitchPortKey)})}, "")
 	e.routerLink(l2.ls, switchToTransitRouter+switchName, trtos.Name, "", nil)
 
-	// Peer pairs and routes for every node on this topology, the local one included:
-	// each gateway router's join IP is reached through that node's peer pair.
 	var localTR, localGR []netip.Prefix
 	var legacy []*cluster.Node
+	err := e.loop(loopTransitRouter, nil, tr, func() (err error) {
+		localTR, localGR, legacy, err = c.transitRouterPeers(e, n, nm, tr)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.legacyPeers(e, l2, tr, legacy); err != nil {
+		return err
+	}
+	for _, cidr := range subnetCIDRs(n) {
+		if nh, ok := ofFamily(localGR, cidr.Addr().Is6()); ok {
+			e.route(tr, cidr.Masked().String(), nh.Addr().String(), "src-ip", "", node.Name)
+		}
+	}
+	c.hostServiceRoutes(e, tr, l2.addrs.mgmtIPs)
+	c.clusterPolicies(e, n, tr, trtos.Name, l2.addrs.mgmtIPs, switchName)
+	if err := c.managementSNAT(e, n, tr, trtos, l2.mgmtMAC, subnetCIDRs(n)); err != nil {
+		return err
+	}
+
+	// The gateway router keeps its join IP (conntrack and service NAT use it) and gains
+	// the GR side of the peer pair on one port peered with the transit router.
+	gr, err := c.gatewayRouter(e, n, l2.grJoin)
+	if err != nil {
+		return err
+	}
+	peer := transitRouterToRouter + gr.Name
+	rtotr := e.routerPort(gr, &nbdb.LogicalRouterPort{
+		Name:     routerToTransitRouter + gr.Name,
+		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
+		Networks: prefixStrings(append(append([]netip.Prefix{}, l2.grJoin...), localGR...)),
+		Peer:     &peer,
+	}, node.Name)
+	rtotr.Options = withGatewayMTU(n, nil)
+	for _, cidr := range subnetCIDRs(n) {
+		if nh, ok := ofFamily(localTR, cidr.Addr().Is6()); ok {
+			e.route(gr, cidr.Masked().String(), nh.Addr().String(), "", rtotr.Name, node.Name)
+		}
+	}
+	return nil
+}
+
+// transitRouterPeers adds the peer pairs of every node on the transit-router topology,
+// the local one included, to the transit router tr, with routes to each gateway
+// router's join IP through its node's peer pair. It returns the local node's pair,
+// transit router side and gateway router side, and the nodes still on the legacy
+// topology.
+func (c *compiler) transitRouterPeers(e *emitter, n *cluster.Network, nm names, tr *nbdb.LogicalRouter) (localTR, localGR []netip.Prefix, legacy []*cluster.Node, err error) {
+	node := c.local
 	peers := c.derived.of(deriveTransitPeers, n.TransitSubnets)
 	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
 	nodes := len(c.state.Nodes)
@@ -164,16 +212,15 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 	for i, each := range c.state.Nodes {
 		switch {
 		case each == node:
-			var err error
 			if pairs, err = nodeDerived(pairs, peers, i); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			if err = peerPort(i, each); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			localTR, localGR = splitPairs(pairs)
 		case each.Layer2TransitRouter():
-			err := e.nodes.emit(i, func() nodeKey { return nodeKey{name: each.Name, chassis: each.ChassisID, id: each.ID} }, nil, tr, func() error {
+			err = e.nodes.emit(i, func() nodeKey { return nodeKey{name: each.Name, chassis: each.ChassisID, id: each.ID} }, nil, tr, func() error {
 				var err error
 				if pairs, err = nodeDerived(pairs, peers, i); err != nil {
 					e.warnf("network %s: node %s skipped: %v", n.Name, each.Name, err)
@@ -182,46 +229,13 @@ func (c *compiler) layer2TransitRouter(e *emitter, l2 *layer2Net) error {
 				return peerPort(i, each)
 			})
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 		default:
 			legacy = append(legacy, each)
 		}
 	}
-	if err := c.legacyPeers(e, l2, tr, legacy); err != nil {
-		return err
-	}
-	for _, cidr := range subnetCIDRs(n) {
-		if nh, ok := ofFamily(localGR, cidr.Addr().Is6()); ok {
-			e.route(tr, cidr.Masked().String(), nh.Addr().String(), "src-ip", "", node.Name)
-		}
-	}
-	c.hostServiceRoutes(e, tr, l2.addrs.mgmtIPs)
-	c.clusterPolicies(e, n, tr, trtos.Name, l2.addrs.mgmtIPs, switchName)
-	if err := c.managementSNAT(e, n, tr, trtos, l2.mgmtMAC, subnetCIDRs(n)); err != nil {
-		return err
-	}
-
-	// The gateway router keeps its join IP (conntrack and service NAT use it) and gains
-	// the GR side of the peer pair on one port peered with the transit router.
-	gr, err := c.gatewayRouter(e, n, l2.grJoin)
-	if err != nil {
-		return err
-	}
-	peer := transitRouterToRouter + gr.Name
-	rtotr := e.routerPort(gr, &nbdb.LogicalRouterPort{
-		Name:     routerToTransitRouter + gr.Name,
-		MAC:      alloc.MACFromIP(l2.grJoin[0].Addr()).String(),
-		Networks: prefixStrings(append(append([]netip.Prefix{}, l2.grJoin...), localGR...)),
-		Peer:     &peer,
-	}, node.Name)
-	rtotr.Options = withGatewayMTU(n, nil)
-	for _, cidr := range subnetCIDRs(n) {
-		if nh, ok := ofFamily(localTR, cidr.Addr().Is6()); ok {
-			e.route(gr, cidr.Masked().String(), nh.Addr().String(), "", rtotr.Name, node.Name)
-		}
-	}
-	return nil
+	return localTR, localGR, legacy, nil
 }
 
 // legacyPeers keeps the nodes that still run the legacy Layer2 topology reachable
@@ -277,7 +291,7 @@ func (c *compiler) legacyPeers(e *emitter, l2 *layer2Net, tr *nbdb.LogicalRouter
 		map[string]string{"requested-tnl-key": strconv.Itoa(key)})
 	for _, each := range legacy {
 		err := e.gateways.emit(c.nodeIndex[each.Name], func() nodeKey { return gatewayKey(n, each) }, l2.ls, tr, func() error {
-			if !c.remoteGatewayPort(e, l2, each) {
+			if !c.remoteGatewayPort(e, n, nm, l2.ls, each) {
 				return nil
 			}
 			joins, err := joinIPs(n, each)
@@ -327,17 +341,9 @@ func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
 	}, node.Name)
 	rtos.Options = withGatewayMTU(n, nil)
 	e.routerLink(l2.ls, switchToRouter+gr.Name, rtos.Name, node.Name, map[string]string{"requested-tnl-key": strconv.Itoa(key)})
-	for i, each := range c.state.Nodes {
-		if each == node {
-			continue
-		}
-		err := e.gateways.emit(i, func() nodeKey { return gatewayKey(n, each) }, l2.ls, nil, func() error {
-			c.remoteGatewayPort(e, l2, each)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	err = e.loop(loopLegacyGateways, l2.ls, nil, func() error { return c.legacyGateways(e, n, nm, l2.ls) })
+	if err != nil {
+		return err
 	}
 	c.hostServiceRoutes(e, gr, l2.addrs.mgmtIPs)
 	c.clusterPolicies(e, n, gr, rtos.Name, l2.addrs.mgmtIPs, switchName)
@@ -345,12 +351,29 @@ func (c *compiler) layer2Legacy(e *emitter, l2 *layer2Net) error {
 	return c.managementSNAT(e, n, gr, nil, l2.mgmtMAC, subnetCIDRs(n))
 }
 
-// remoteGatewayPort adds another node's legacy gateway router port to the switch as a
-// remote port: its MAC and join IPs, so the switch answers ARP/ND for them, and the
+// legacyGateways adds every other node's legacy gateway router port to the switch ls
+// (remoteGatewayPort).
+func (c *compiler) legacyGateways(e *emitter, n *cluster.Network, nm names, ls *nbdb.LogicalSwitch) error {
+	for i, each := range c.state.Nodes {
+		if each == c.local {
+			continue
+		}
+		err := e.gateways.emit(i, func() nodeKey { return gatewayKey(n, each) }, ls, nil, func() error {
+			c.remoteGatewayPort(e, n, nm, ls, each)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remoteGatewayPort adds another node's legacy gateway router port to the switch ls as
+// a remote port: its MAC and join IPs, so the switch answers ARP/ND for them, and the
 // tunnel key under which that node's zone receives. It reports false, with a warning,
 // when the node cannot have one yet.
-func (c *compiler) remoteGatewayPort(e *emitter, l2 *layer2Net, node *cluster.Node) bool {
-	n := l2.n
+func (c *compiler) remoteGatewayPort(e *emitter, n *cluster.Network, nm names, ls *nbdb.LogicalSwitch, node *cluster.Node) bool {
 	key, ok := node.Layer2GatewayTunnelIDs[n.Name]
 	if !ok {
 		e.warnf("network %s: node %s has no gateway port tunnel key in %s yet; its gateway router is unreachable from this zone",
@@ -366,8 +389,8 @@ func (c *compiler) remoteGatewayPort(e *emitter, l2 *layer2Net, node *cluster.No
 	for i, j := range joins {
 		ips[i] = j.Addr()
 	}
-	e.switchPort(l2.ls, &nbdb.LogicalSwitchPort{
-		Name:      switchToRouter + l2.nm.GatewayRouter(node.Name),
+	e.switchPort(ls, &nbdb.LogicalSwitchPort{
+		Name:      switchToRouter + nm.GatewayRouter(node.Name),
 		Type:      "remote",
 		Addresses: []string{macAndIPs(alloc.MACFromIP(ips[0]).String(), ips)},
 		Options:   map[string]string{"requested-chassis": node.ChassisID, "requested-tnl-key": strconv.Itoa(key)},

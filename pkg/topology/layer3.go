@@ -136,7 +136,13 @@ func (c *compiler) transitSwitch(e *emitter, n *cluster.Network, nm names, cr *n
 	rtots := e.routerPort(cr, &nbdb.LogicalRouterPort{Name: nm.TransitSwitchRouterPort(node.Name), MAC: alloc.MACFromIP(localIPs[0].Addr()).String(), Networks: prefixStrings(localIPs),
 		Options: map[string]string{"mcast_flood": "true"}}, node.Name)
 	e.routerLink(ts, nm.TransitSwitchPort(node.Name), rtots.Name, node.Name, map[string]string{"requested-tnl-key": nodeIDOption(node.ID)})
+	return e.loop(loopTransitSwitch, ts, cr, func() error { return c.transitSwitchRemotes(e, n, nm, ts, cr) })
+}
 
+// transitSwitchRemotes adds, for every other node, its remote port on the transit
+// switch ts and the routes of the cluster router cr to its subnets and gateway router.
+func (c *compiler) transitSwitchRemotes(e *emitter, n *cluster.Network, nm names, ts *nbdb.LogicalSwitch, cr *nbdb.LogicalRouter) error {
+	node := c.local
 	transit := c.derived.of(deriveTransitSwitchIP, n.TransitSubnets)
 	joins := c.derived.of(deriveJoinIP, n.JoinSubnets)
 	remotes := len(c.state.Nodes) - 1

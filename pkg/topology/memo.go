@@ -20,15 +20,18 @@ import (
 // time wherever their content did not change: the reconciler passes over such a row
 // without comparing it (ovn.Reconciler.Reconcile).
 //
-// Two kinds of reuse, both checked, neither trusted:
+// It reuses three ways, each checked, none trusted:
 //
 //   - Pieces. The rows of a network that depend on one remote node (its transit switch
 //     or transit router port and the routes to it, its legacy gateway port) or on one
 //     remote pod (its port on a Layer2 switch), and the connect router's rows of one
 //     remote node's link, are kept with what they were derived from: the node's or
-//     pod's fields the piece reads. Where the network (and connect) and those fields
-//     are unchanged, and so are the zone's node, the configuration and the Layer2
+//     pod's fields the piece reads. Where those are unchanged, and so are the network
+//     (the connect, for a link), the zone's node, the configuration and the Layer2
 //     topology, the piece's rows are emitted again as they are, without being built.
+//   - Replay. A network whose rows outside its loops over the remote nodes and pods
+//     read nothing that changed is not built: its loops run again and their rows take
+//     the place of the last compile's (replayNetwork).
 //   - Interning. Every other row is built as in a compile without a memo and then
 //     replaced by the last compile's row of the same identity when the two are equal
 //     (rows.Table.Same and equal references). A rebuilt piece's rows are interned
@@ -58,12 +61,17 @@ func (m *Memo) CompileWith(st *cluster.State, nodeName string, opts Options) (*R
 // memoState is one compile's record. It is complete when the compile returns and never
 // changes after.
 type memoState struct {
-	// The zone-wide inputs every piece depends on beside its own.
+	// The zone-wide inputs (sameZone).
 	node   string
 	config cluster.Config
 	layer2 Layer2Topology
 	// nodes are the state's nodes: the per-node pieces are kept by their index.
 	nodes []*cluster.Node
+	// What every network's rows outside its loops read beside the network and its local
+	// pods: the local node and the options (replayNetwork).
+	local *cluster.Node
+	hold  bool
+	wired map[string][]string
 	// networks holds the networks that compiled, by name.
 	networks map[string]*networkMemo
 	// connects holds every connect, by name.
@@ -73,19 +81,19 @@ type memoState struct {
 	routers map[string]*nbdb.LogicalRouter
 }
 
-// piecesReusable reports whether the pieces of the last compile, prev, may be reused
-// in a compile of nodeName's zone from st with opts. No piece reads more of the zone
-// than its node's name and the local Layer2 topology (which decides what the loops over
-// the nodes build), so these must be the same; the configuration must be too, lest a
-// piece come to read it unnoticed.
-func piecesReusable(prev *memoState, st *cluster.State, nodeName string, opts Options) bool {
+// sameZone reports whether prev, the last compile, compiled the zone that nodeName's
+// compile from st with opts does, from the same zone-wide inputs: the node's name, the
+// configuration (which every network's own rows read) and the local Layer2 topology
+// (which decides what the loops over the nodes build). Only then are its pieces and
+// networks reused.
+func sameZone(prev *memoState, st *cluster.State, nodeName string, opts Options) bool {
 	return prev != nil && prev.node == nodeName && prev.layer2 == opts.Layer2 && reflect.DeepEqual(prev.config, st.Config)
 }
 
 // networkMemo is what one network's compile emitted.
 type networkMemo struct {
-	// net is the network as compiled: pieces are reused only while it is deeply
-	// equal (networks are rebuilt from the API objects at every compile).
+	// net is the network as compiled: its pieces and rows are reused only while it is
+	// deeply equal (networks are rebuilt from the API objects at every compile).
 	net *cluster.Network
 	// rows are the network's rows outside pieces, by identity.
 	rows map[string]model.Model
@@ -97,6 +105,16 @@ type networkMemo struct {
 	nodes, gateways []*piece[nodeKey]
 	// pods are the remote pods' ports of a Layer2 network, in pod order.
 	pods []*piece[podKey]
+
+	// What a replay of the network builds on (replayNetwork), if replayable: its rows as
+	// the result holds them, its warnings, its local pods' problems and the calls of its
+	// loops; and the local pods it was compiled with.
+	replayable bool
+	set        rows.Set
+	warnings   []string
+	podErrors  map[string]error
+	loops      []loopRun
+	localPods  []*cluster.Pod
 }
 
 // connectMemo is what one connect's compile emitted.
@@ -112,16 +130,19 @@ type connectMemo struct {
 // compileMemo is a compile's side of its memo.
 type compileMemo struct {
 	prev *memoState // the last compile's; nil before the first
-	// reuse says pieces of prev may be reused: the zone-wide inputs are the same.
+	// reuse says prev's pieces and networks may be reused (sameZone).
 	reuse bool
 	// prevNode is, by node index, the node's index in prev.nodes, -1 for a node prev
 	// did not have; sameNode says whether it reads the same there (nodeReadsSame).
 	prevNode []int
 	sameNode []bool
+	// sameLocal says the local node and the options are deeply equal to prev's;
+	// anyLegacy that some other node still runs the legacy Layer2 topology.
+	sameLocal, anyLegacy bool
 }
 
 func newCompileMemo(prev *memoState, st *cluster.State, nodeName string, opts Options) *compileMemo {
-	m := &compileMemo{prev: prev, reuse: piecesReusable(prev, st, nodeName, opts),
+	m := &compileMemo{prev: prev, reuse: sameZone(prev, st, nodeName, opts),
 		prevNode: make([]int, len(st.Nodes)), sameNode: make([]bool, len(st.Nodes))}
 	index := map[string]int{}
 	if prev != nil {
@@ -136,17 +157,28 @@ func newCompileMemo(prev *memoState, st *cluster.State, nodeName string, opts Op
 		}
 		m.prevNode[i] = j
 	}
-	if m.reuse {
-		// Each comparison reads a node's subnets of every network, both compiles' apart
-		// in memory: spread them like the networks.
-		parallel(len(st.Nodes), func(i int) {
-			if j := m.prevNode[i]; j >= 0 {
-				m.sameNode[i] = nodeReadsSame(prev.nodes[j], st.Nodes[i])
-			}
-		})
+	for _, n := range st.Nodes {
+		if n.Name != nodeName && !n.Layer2TransitRouter() {
+			m.anyLegacy = true
+		}
 	}
+	if !m.reuse {
+		return m
+	}
+	m.sameLocal = reflect.DeepEqual(prev.local, st.Node(nodeName)) && prev.hold == opts.HoldLocalLayer2Pods && reflect.DeepEqual(prev.wired, opts.Wired)
+	// Each comparison reads a node's subnets of every network, both compiles' apart in
+	// memory: spread them like the networks.
+	parallel(len(st.Nodes), func(i int) {
+		if j := m.prevNode[i]; j >= 0 {
+			m.sameNode[i] = nodeReadsSame(prev.nodes[j], st.Nodes[i])
+		}
+	})
 	return m
 }
+
+// podsEqual reports whether two of the local node's pods are deeply equal: all of a
+// local pod is its port's, or the isolation port group's.
+func podsEqual(a, b *cluster.Pod) bool { return a == b || reflect.DeepEqual(a, b) }
 
 // nodeReadsSame reports whether a and b are the same to every per-node piece: equal in
 // each field a nodeKey holds, for every network. Comparing them once per compile spares
@@ -170,6 +202,11 @@ func (c *compiler) startRecord(e *emitter) {
 	}
 	reuse := c.memo.reuse && e.prev != nil && reflect.DeepEqual(e.prev.net, n)
 	e.rec = &recorder{set: &e.set, warnings: &e.warnings}
+	e.localPods = c.localPodsByNetwork[n.Name]
+	// The upgrade pieces of a transit-router zone read every node (legacyPeers): a
+	// network that has them is built whole.
+	e.replayable = !(n.Topology == cluster.Layer2 && c.opts.Layer2 == Layer2TransitRouter && c.memo.anyLegacy)
+	e.replay = reuse && e.replayable && e.prev.replayable && c.memo.sameLocal && slices.EqualFunc(e.prev.localPods, e.localPods, podsEqual)
 	var old networkMemo
 	if e.prev != nil {
 		old = *e.prev
@@ -188,7 +225,161 @@ func (e *emitter) finishRecord() {
 	if e.prev != nil {
 		prevRows = e.prev.rows
 	}
-	e.recorded = &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next}
+	e.recorded = &networkMemo{net: e.net, rows: e.rec.intern(prevRows), nodes: e.nodes.next, gateways: e.gateways.next, pods: e.remotePods.next,
+		replayable: e.replayable, set: e.set, warnings: e.warnings, podErrors: e.pods, loops: e.loops, localPods: e.localPods}
+}
+
+// loopKind names a loop over a network's remote nodes or pods.
+type loopKind int
+
+const (
+	loopTransitSwitch  loopKind = iota // transitSwitchRemotes
+	loopTransitRouter                  // transitRouterPeers
+	loopLegacyGateways                 // legacyGateways
+	loopRemotePods                     // remotePodPorts
+)
+
+// loopRun is one call of a loop as a compile made it: where its rows lie in the
+// network's tables and warnings, its parents as built (the switch its switch ports
+// belong to, the router its router ports and routes belong to; nil if none), and where
+// the references to its rows lie in their lists.
+type loopRun struct {
+	kind                       loopKind
+	from, to                   mark
+	ls                         *nbdb.LogicalSwitch
+	lr                         *nbdb.LogicalRouter
+	lsPorts, lrPorts, lrRoutes [2]int
+}
+
+// loop calls f, which runs a loop over e's network's remote nodes or pods whose switch
+// ports belong to ls and router ports and routes to lr, and records the call.
+func (e *emitter) loop(kind loopKind, ls *nbdb.LogicalSwitch, lr *nbdb.LogicalRouter, f func() error) error {
+	if e.rec == nil {
+		return f()
+	}
+	run := loopRun{kind: kind, from: e.rec.mark(), ls: ls, lr: lr}
+	run.lsPorts[0], run.lrPorts[0], run.lrRoutes[0] = refLens(ls, lr)
+	if err := f(); err != nil {
+		return err
+	}
+	run.to = e.rec.mark()
+	run.lsPorts[1], run.lrPorts[1], run.lrRoutes[1] = refLens(ls, lr)
+	e.loops = append(e.loops, run)
+	return nil
+}
+
+func refLens(ls *nbdb.LogicalSwitch, lr *nbdb.LogicalRouter) (lsPorts, lrPorts, lrRoutes int) {
+	if ls != nil {
+		lsPorts = len(ls.Ports)
+	}
+	if lr != nil {
+		lrPorts, lrRoutes = len(lr.Ports), len(lr.StaticRoutes)
+	}
+	return lsPorts, lrPorts, lrRoutes
+}
+
+// replayNetwork compiles e's network from the last compile's record of it when all it
+// reads outside its loops over the remote nodes and pods is unchanged (startRecord):
+// the network, the zone's node, the options and configuration, the local pods. Its
+// output is the last compile's, in order, with only the loops run again where theirs
+// ran: their parents are copies of the last compile's as built, whose references
+// outside the loops are copied too, and the copies take the last parents' places in
+// the tables (finishRecord interns them back where nothing changed).
+func (c *compiler) replayNetwork(e *emitter) error {
+	prev := e.prev
+	n, nm := e.net, namesOf(e.net)
+	// The tables the loops do not emit into hold the last compile's rows, in arrays of
+	// e's own: interning writes into them.
+	own := prev.set
+	own.SwitchPorts, own.RouterPorts, own.Routes = nil, nil, nil
+	e.set = rows.Set{}
+	e.set.Append(&own)
+	e.set.SwitchPorts = make([]*nbdb.LogicalSwitchPort, 0, len(prev.set.SwitchPorts)+1)
+	e.set.RouterPorts = make([]*nbdb.LogicalRouterPort, 0, len(prev.set.RouterPorts)+1)
+	e.set.Routes = make([]*nbdb.LogicalRouterStaticRoute, 0, len(prev.set.Routes)+len(n.Subnets)+len(n.JoinSubnets))
+	e.warnings, e.pods = make([]string, 0, len(prev.warnings)), prev.podErrors
+	var done mark // how much of the last compile's tables and warnings is copied
+	copyUpTo := func(m mark) {
+		e.set.SwitchPorts = append(e.set.SwitchPorts, prev.set.SwitchPorts[done.tables.switchPorts:m.tables.switchPorts]...)
+		e.set.RouterPorts = append(e.set.RouterPorts, prev.set.RouterPorts[done.tables.routerPorts:m.tables.routerPorts]...)
+		e.set.Routes = append(e.set.Routes, prev.set.Routes[done.tables.routes:m.tables.routes]...)
+		e.warnings = append(e.warnings, prev.warnings[done.warnings:m.warnings]...)
+	}
+	// The parents' copies, each with how much of the last lists is copied into it.
+	switches := map[*nbdb.LogicalSwitch]*parentCopy[nbdb.LogicalSwitch]{}
+	routers := map[*nbdb.LogicalRouter]*parentCopy[nbdb.LogicalRouter]{}
+	for _, run := range prev.loops {
+		copyUpTo(run.from)
+		done = run.to
+		var ls *nbdb.LogicalSwitch
+		if run.ls != nil {
+			p := switches[run.ls]
+			if p == nil {
+				p = &parentCopy[nbdb.LogicalSwitch]{row: *run.ls}
+				p.row.Ports = make([]string, 0, len(run.ls.Ports)+1)
+				switches[run.ls] = p
+			}
+			p.row.Ports = append(p.row.Ports, run.ls.Ports[p.ports:run.lsPorts[0]]...)
+			p.ports = run.lsPorts[1]
+			ls = &p.row
+		}
+		var lr *nbdb.LogicalRouter
+		if run.lr != nil {
+			p := routers[run.lr]
+			if p == nil {
+				p = &parentCopy[nbdb.LogicalRouter]{row: *run.lr}
+				p.row.Ports = make([]string, 0, len(run.lr.Ports)+1)
+				p.row.StaticRoutes = make([]string, 0, len(run.lr.StaticRoutes)+len(n.Subnets)+len(n.JoinSubnets))
+				routers[run.lr] = p
+			}
+			p.row.Ports = append(p.row.Ports, run.lr.Ports[p.ports:run.lrPorts[0]]...)
+			p.row.StaticRoutes = append(p.row.StaticRoutes, run.lr.StaticRoutes[p.routes:run.lrRoutes[0]]...)
+			p.ports, p.routes = run.lrPorts[1], run.lrRoutes[1]
+			lr = &p.row
+		}
+		err := e.loop(run.kind, ls, lr, func() error {
+			switch run.kind {
+			case loopTransitSwitch:
+				return c.transitSwitchRemotes(e, n, nm, ls, lr)
+			case loopTransitRouter:
+				_, _, _, err := c.transitRouterPeers(e, n, nm, lr)
+				return err
+			case loopLegacyGateways:
+				return c.legacyGateways(e, n, nm, ls)
+			default:
+				c.remotePodPorts(e, n, ls)
+				return nil
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	copyUpTo(mark{pieceTables{len(prev.set.SwitchPorts), len(prev.set.RouterPorts), len(prev.set.Routes)}, len(prev.warnings)})
+	for last, p := range switches {
+		p.row.Ports = append(p.row.Ports, last.Ports[p.ports:]...)
+		replaceRow(e.set.Switches, &p.row)
+	}
+	for last, p := range routers {
+		p.row.Ports = append(p.row.Ports, last.Ports[p.ports:]...)
+		p.row.StaticRoutes = append(p.row.StaticRoutes, last.StaticRoutes[p.routes:]...)
+		replaceRow(e.set.Routers, &p.row)
+	}
+	return nil
+}
+
+// parentCopy is a copy of a parent of the last compile's loops being filled with its
+// references: the last lists are copied up to ports and routes.
+type parentCopy[T any] struct {
+	row           T
+	ports, routes int
+}
+
+// replaceRow puts row in the place of the row of its identity in table.
+func replaceRow[P uuidRow](table []P, row P) {
+	if i := slices.IndexFunc(table, func(r P) bool { return r.GetUUID() == row.GetUUID() }); i >= 0 {
+		table[i] = row
+	}
 }
 
 // nodeKey is what a piece reads of its remote node. A kind of piece fills only what it
@@ -472,12 +663,16 @@ func (r *recorder) intern(prev map[string]model.Model) map[string]model.Model {
 }
 
 // internRows interns rs but the ranges in skip (ascending), and records them in next.
-func internRows[P uuidRow](t rows.Table, rs []P, skip [][2]int, prev, next map[string]model.Model) {
+func internRows[P interface {
+	uuidRow
+	comparable
+}](t rows.Table, rs []P, skip [][2]int, prev, next map[string]model.Model) {
 	i := 0
 	for _, sk := range append(skip, [2]int{len(rs), len(rs)}) {
 		for ; i < sk[0]; i++ {
 			id := rs[i].GetUUID()
-			if p, ok := prev[id].(P); ok && sameRow(t, p, rs[i]) {
+			// A replay holds the last compile's rows themselves.
+			if p, ok := prev[id].(P); ok && p != rs[i] && sameRow(t, p, rs[i]) {
 				rs[i] = p
 			}
 			next[id] = rs[i]

@@ -161,6 +161,9 @@ func (w *memoWorld) addNode(st *cluster.State) *cluster.Node {
 func (w *memoWorld) addPod(st *cluster.State) {
 	n := st.Networks[w.rng.IntN(len(st.Networks))]
 	node := st.Nodes[w.rng.IntN(len(st.Nodes))]
+	if w.rng.IntN(3) == 0 {
+		node = st.Nodes[0] // the zone's own: its pods are most of what a zone builds
+	}
 	k := w.rng.IntN(200)
 	p := &cluster.Pod{Namespace: "ns-" + n.Name, Name: fmt.Sprintf("pod%d", k), Node: node.Name, UID: fmt.Sprintf("uid-%d", w.rng.IntN(1000)),
 		Networks: map[string]cluster.PodInterface{}}
@@ -223,17 +226,17 @@ func (w *memoWorld) addConnect(st *cluster.State) {
 }
 
 // next returns a copy of st with one to three random changes, and sets w.opts.
-func (w *memoWorld) next(st *cluster.State, last *Result) (*cluster.State, string) {
+func (w *memoWorld) next(st *cluster.State) (*cluster.State, string) {
 	st = cloneState(st)
 	var did []string
 	for range 1 + w.rng.IntN(3) {
-		did = append(did, w.change(st, last))
+		did = append(did, w.change(st))
 	}
 	sortState(st)
 	return st, strings.Join(did, ", ")
 }
 
-func (w *memoWorld) change(st *cluster.State, last *Result) string {
+func (w *memoWorld) change(st *cluster.State) string {
 	pick := func(n int) int { return w.rng.IntN(n) }
 	remote := func() *cluster.Node {
 		if len(st.Nodes) < 2 {
@@ -241,7 +244,7 @@ func (w *memoWorld) change(st *cluster.State, last *Result) string {
 		}
 		return st.Nodes[1+pick(len(st.Nodes)-1)] // node00 sorts first
 	}
-	switch pick(22) {
+	switch pick(23) {
 	case 0, 1, 2:
 		n := w.addNode(st)
 		for range pick(3) {
@@ -349,9 +352,12 @@ func (w *memoWorld) change(st *cluster.State, last *Result) string {
 				st.Pods = slices.Delete(st.Pods, i, i+1)
 				return "pod " + p.Name + " removed"
 			case 1:
-				p.Node = st.Nodes[pick(len(st.Nodes))].Name
-				if pick(3) == 0 {
-					p.Node = fmt.Sprintf("gone%d", pick(3)) // a node not in the state
+				// To another node, or to one not in the state, which a pod of a node that
+				// left is on already.
+				if gone := !slices.ContainsFunc(st.Nodes, func(n *cluster.Node) bool { return n.Name == p.Node }); gone || pick(3) == 0 {
+					p.Node = fmt.Sprintf("gone%d", pick(3))
+				} else {
+					p.Node = st.Nodes[pick(len(st.Nodes))].Name
 				}
 				return "pod " + p.Name + " moved to " + p.Node
 			case 2:
@@ -412,13 +418,24 @@ func (w *memoWorld) change(st *cluster.State, last *Result) string {
 		return "zone Layer2 " + w.opts.Layer2.String()
 	case 19:
 		w.opts.HoldLocalLayer2Pods = !w.opts.HoldLocalLayer2Pods
+		return fmt.Sprintf("hold local Layer2 pods %v", w.opts.HoldLocalLayer2Pods)
+	case 21:
+		// The ports the NB holds: some of the local pods', one perhaps of a pod
+		// recreated with other addresses since.
 		w.opts.Wired = map[string][]string{}
-		for _, lsp := range last.Rows.SwitchPorts {
+		all, err := CompileWith(st, memoLocal, Options{Layer2: w.opts.Layer2})
+		if err != nil {
+			panic(err) // the local node never leaves
+		}
+		for _, lsp := range all.Rows.SwitchPorts {
 			if lsp.ExternalIDs["pod"] == "true" && lsp.ExternalIDs[rows.NodeKey] == memoLocal && pick(2) == 0 {
 				w.opts.Wired[lsp.Name] = lsp.Addresses
+				if pick(4) == 0 {
+					w.opts.Wired[lsp.Name] = []string{"0a:58:0b:00:00:01 10.1.2.3"}
+				}
 			}
 		}
-		return fmt.Sprintf("hold local Layer2 pods %v, %d wired", w.opts.HoldLocalLayer2Pods, len(w.opts.Wired))
+		return fmt.Sprintf("%d local pods wired", len(w.opts.Wired))
 	case 20:
 		st.Config = memoConfig(len(st.Config.HostServiceIPs) == 1)
 		return "configuration"
@@ -579,7 +596,7 @@ func TestMemoCompilesAsAFreshCompile(t *testing.T) {
 		for step := range steps {
 			what := "the first compile"
 			if step > 0 {
-				st, what = w.next(st, history[len(history)-1].res)
+				st, what = w.next(st)
 			}
 			fail := func(format string, args ...any) {
 				t.Helper()
@@ -642,6 +659,53 @@ func diffLines(a, b string) string {
 		}
 	}
 	return ""
+}
+
+// TestMemoFollowsRareChanges takes changes the random ones seldom draw through one memo,
+// each compared with a fresh compile: a pod moving between two nodes that are not in
+// the state (its remote port's warning names the node), the wired ports changing while
+// the local pods are held.
+func TestMemoFollowsRareChanges(t *testing.T) {
+	st := topologytest.OKEP5094()
+	opts := Options{Layer2: Layer2TransitRouter}
+	var memo Memo
+	step := func(what string) {
+		t.Helper()
+		got, err := memo.CompileWith(st, "ovn-control-plane", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := CompileWith(st, "ovn-control-plane", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffLines(dumpResult(t, want).text, dumpResult(t, got).text); d != "" {
+			t.Fatalf("%s: the memo's result differs from a fresh compile's:\n%s", what, d)
+		}
+	}
+	movePod := func(name, node string) {
+		st = cloneState(st)
+		for _, p := range st.Pods {
+			if p.Name == name {
+				p.Node = node
+			}
+		}
+	}
+	step("the first compile")
+	movePod("vm-b", "gone-a")
+	step("vm-b on a node not in the state")
+	movePod("vm-b", "gone-b")
+	step("vm-b on another node not in the state")
+
+	local, err := CompileWith(st, "ovn-control-plane", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := portNamed(local.Rows, PodPortName(st.Networks[0], st.Pods[0]))
+	opts.HoldLocalLayer2Pods, opts.Wired = true, map[string][]string{port.Name: port.Addresses}
+	step("the local pods held, vm-a wired")
+	opts.Wired = map[string][]string{}
+	step("vm-a no longer wired")
 }
 
 // TestMemoNodeJoinReusesTheRest compiles a Scale zone, then the zone after a node

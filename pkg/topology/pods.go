@@ -118,7 +118,17 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 	reserve(&ls.Ports, len(pods))
 	reserve(&e.set.SwitchPorts, len(pods))
 	c.localPods(e, n, ls)
-	for _, p := range pods {
+	// A remote pod's port never fails the network.
+	_ = e.loop(loopRemotePods, ls, nil, func() error {
+		c.remotePodPorts(e, n, ls)
+		return nil
+	})
+}
+
+// remotePodPorts adds a remote port to the switch ls for every pod of network n on
+// another node.
+func (c *compiler) remotePodPorts(e *emitter, n *cluster.Network, ls *nbdb.LogicalSwitch) {
+	for _, p := range c.podsByNetwork[n.Name] {
 		if p.Node == c.local.Name {
 			continue
 		}
@@ -131,7 +141,6 @@ func (c *compiler) layer2Pods(e *emitter, n *cluster.Network, ls *nbdb.LogicalSw
 		if owner != nil {
 			key.chassis = owner.ChassisID
 		}
-		// A remote pod's port never fails the network.
 		_ = e.remotePods.emit(key, ls, func() error {
 			c.remotePod(e, n, ls, p, owner, iface)
 			return nil

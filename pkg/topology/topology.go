@@ -114,7 +114,7 @@ func CompileWith(st *cluster.State, nodeName string, opts Options) (*Result, err
 // compile compiles nodeName's zone. With record, it reuses what prev (the memo's last
 // compile, nil if none) emitted, and returns this compile's record for the next.
 func compile(st *cluster.State, nodeName string, opts Options, prev *memoState, record bool) (*Result, *memoState, error) {
-	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{},
+	c := &compiler{state: st, opts: opts, local: st.Node(nodeName), podsByNetwork: map[string][]*cluster.Pod{}, localPodsByNetwork: map[string][]*cluster.Pod{},
 		derived: newDerivations(st.Nodes), nodeTexts: textsOfNodes(st.Nodes), nodeIndex: make(map[string]int, len(st.Nodes))}
 	if c.local == nil {
 		return nil, nil, NodeNotReadyError(nodeName)
@@ -125,12 +125,16 @@ func compile(st *cluster.State, nodeName string, opts Options, prev *memoState, 
 	for _, p := range st.Pods {
 		for network := range p.Networks {
 			c.podsByNetwork[network] = append(c.podsByNetwork[network], p)
+			if p.Node == nodeName {
+				c.localPodsByNetwork[network] = append(c.localPodsByNetwork[network], p)
+			}
 		}
 	}
 	var next *memoState
 	if record {
 		c.memo = newCompileMemo(prev, st, nodeName, opts)
 		next = &memoState{node: nodeName, config: st.Config, layer2: opts.Layer2, nodes: st.Nodes,
+			local: c.local, hold: opts.HoldLocalLayer2Pods, wired: opts.Wired,
 			networks: make(map[string]*networkMemo, len(st.Networks)), connects: make(map[string]*connectMemo, len(st.Connects))}
 	}
 	res := &Result{Rows: &rows.Set{}, NotCompiled: map[string]error{}, Connects: map[string]error{}, Pods: map[string]error{}}
@@ -169,7 +173,12 @@ func (c *compiler) compileNetworks() ([]*emitter, []error) {
 	parallel(len(networks), func(i int) {
 		e := newEmitter(networks[i])
 		c.startRecord(e)
-		if errs[i] = c.network(e, networks[i]); errs[i] == nil {
+		if e.replay {
+			errs[i] = c.replayNetwork(e)
+		} else {
+			errs[i] = c.network(e, networks[i])
+		}
+		if errs[i] == nil {
 			e.finishRecord()
 		}
 		emitters[i] = e
@@ -200,11 +209,12 @@ func NodeNotReadyError(nodeName string) error {
 
 // compiler holds what every network's compilation reads.
 type compiler struct {
-	state         *cluster.State
-	opts          Options
-	local         *cluster.Node
-	podsByNetwork map[string][]*cluster.Pod
-	nodeIndex     map[string]int // by name
+	state              *cluster.State
+	opts               Options
+	local              *cluster.Node
+	podsByNetwork      map[string][]*cluster.Pod
+	localPodsByNetwork map[string][]*cluster.Pod // the local node's pods, by network
+	nodeIndex          map[string]int            // by name
 	// derived and nodeTexts hold what the nodes' ids give, in the state's node order,
 	// derived once for every network.
 	derived   *derivations
