@@ -123,6 +123,10 @@ func StartProcess(t testing.TB, dir, name string, env []string, argv ...string) 
 	return p
 }
 
+// Pid is the process id of the program started (not of a shell: StartProcess runs its
+// argv directly), for reading what the kernel says about it under /proc.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Kill ends the process group at once with SIGKILL, as a crash or an OOM kill would, and
 // waits for it to exit.
 func (p *Process) Kill() {
