@@ -158,6 +158,21 @@ func BenchmarkAgentZone(b *testing.B) {
 			b.Fatal(err)
 		}
 		peakMiB = max(peakMiB, mib)
+		// How the time went: the agent's own account of its reconciles (the first
+		// applies the zone, the next finds nothing to do), and whether any failed
+		// and was retried.
+		metricsURL := "http://" + httpAddress + "/metrics"
+		for name, unit := range map[string]string{
+			"ovnk_zone_reconcile_duration_seconds_sum":   "s/reconciling",
+			"ovnk_zone_reconcile_duration_seconds_count": "reconciles",
+			"ovnk_zone_reconcile_errors_total":           "failed-reconciles",
+		} {
+			v, err := metric(ctx, metricsURL, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(v, unit)
+		}
 		p.Stop()
 	}
 	b.ReportMetric(peakMiB, "agent-peak-RSS-MiB")
