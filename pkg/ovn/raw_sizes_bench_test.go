@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +47,7 @@ func opsLimit(maxOps int) int {
 // them as the reconciler does); whole is BenchmarkPeerRawZone again, measured in the
 // same run as the other sizes. Building the operations is timed, as there.
 func BenchmarkPeerRawZoneSizes(b *testing.B) {
+	b.Cleanup(func() { resetPeakRSS(b) })
 	_, desired := benchScale(b)
 	for _, maxOps := range txnSizes {
 		b.Run(sizeName(maxOps), func(b *testing.B) {
@@ -69,6 +72,7 @@ func BenchmarkPeerRawZoneSizes(b *testing.B) {
 // nb-max-operations should default to and whether splitting beats the single raw
 // transaction.
 func BenchmarkApplyZoneSizes(b *testing.B) {
+	b.Cleanup(func() { resetPeakRSS(b) })
 	_, desired := benchScale(b)
 	for _, maxOps := range txnSizes {
 		b.Run(sizeName(maxOps), func(b *testing.B) {
@@ -83,19 +87,25 @@ func BenchmarkApplyZoneSizes(b *testing.B) {
 
 // benchSized times write, which puts desired into an empty NB through c and returns
 // how many transactions it took, once per iteration; starting the NB and connecting
-// are not timed, as in BenchmarkApplyZone and BenchmarkPeerRawZone.
+// are not timed, as in BenchmarkApplyZone and BenchmarkPeerRawZone. Beside the time it
+// reports the CPU time ovsdb-server and this process spent: other jobs on the machine
+// stretch the time, not the CPU, so the sizes compare by CPU under any load.
 func benchSized(b *testing.B, desired *rows.Set, write func(context.Context, client.Client) (int, error)) {
-	var total time.Duration
+	var total, serverCPU, clientCPU time.Duration
 	var txns int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		c := connect(b, testenv.StartNB(b))
+		nb := testenv.StartNB(b)
+		c := connect(b, nb)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		server, self := cpuOf(b, nb.Process), selfCPU(b)
 		start := time.Now()
 		b.StartTimer()
 		n, err := write(ctx, c)
 		b.StopTimer()
 		total += time.Since(start)
+		serverCPU += cpuOf(b, nb.Process) - server
+		clientCPU += selfCPU(b) - self
 		cancel()
 		if err != nil {
 			b.Fatal(err)
@@ -104,4 +114,35 @@ func benchSized(b *testing.B, desired *rows.Set, write func(context.Context, cli
 	}
 	reportSize(b, desired, total)
 	b.ReportMetric(float64(txns), "transactions")
+	b.ReportMetric(serverCPU.Seconds()/float64(b.N), "server-cpu-s")
+	b.ReportMetric(clientCPU.Seconds()/float64(b.N), "client-cpu-s")
+}
+
+// cpuOf is the CPU time a server has used so far.
+func cpuOf(b *testing.B, p *testenv.Process) time.Duration {
+	u, err := p.Usage()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u.CPU
+}
+
+// selfCPU is the CPU time this process has used so far, every thread and the garbage
+// collector's included.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// resetPeakRSS clears this process's VmHWM. BenchmarkApplyZone, which runs after the
+// benchmarks of this file (go test runs files in name order), reports VmHWM as its
+// own peak: what these held must not count there.
+func resetPeakRSS(b *testing.B) {
+	// "5" resets the peak resident set to the current one (proc(5), clear_refs).
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Errorf("reset the peak RSS for the benchmarks after this one: %v", err)
+	}
 }

@@ -124,7 +124,7 @@ func BenchmarkAgentZone(b *testing.B) {
 		len(objs.Nodes), len(objs.CUDNs), len(objs.Pods), time.Since(begin).Round(time.Second), node, want.rows)
 
 	var peakMiB float64
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -153,11 +153,12 @@ func BenchmarkAgentZone(b *testing.B) {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(start)
-		mib, err := peakRSSMiB(p.Pid())
+		usage, err := p.Usage()
 		if err != nil {
 			b.Fatal(err)
 		}
-		peakMiB = max(peakMiB, mib)
+		peakMiB = max(peakMiB, float64(usage.PeakRSS)/(1<<20))
+		cpu += usage.CPU
 		// How the time went: the agent's own account of its reconciles (the first
 		// applies the zone, the next finds nothing to do), and whether any failed
 		// and was retried.
@@ -179,6 +180,7 @@ func BenchmarkAgentZone(b *testing.B) {
 	b.ReportMetric(float64(want.rows), "rows")
 	b.ReportMetric(float64(len(objs.Pods)), "pods")
 	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/applied")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "agent-cpu-s")
 }
 
 func envInt(name string, def int) int {
@@ -372,27 +374,4 @@ func removeNodeAnnotation(ctx context.Context, c client.Client, node, key string
 		return fmt.Errorf("annotate node %s: %w", node, err)
 	}
 	return nil
-}
-
-// peakRSSMiB is a running process's peak resident set size, the kernel's VmHWM.
-func peakRSSMiB(pid int) (float64, error) {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if value, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(value) // "123456 kB"
-			if len(f) != 2 || f[1] != "kB" {
-				return 0, fmt.Errorf("%s: unexpected VmHWM line %q", path, line)
-			}
-			kb, err := strconv.Atoi(f[0])
-			if err != nil {
-				return 0, fmt.Errorf("%s: VmHWM %q: %w", path, f[0], err)
-			}
-			return float64(kb) / 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("%s has no VmHWM", path)
 }
