@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +122,66 @@ func StartProcess(t testing.TB, dir, name string, env []string, argv ...string) 
 		}
 	})
 	return p
+}
+
+// Usage is what the kernel has counted for a process.
+type Usage struct {
+	// CPU is the time it has run, in user and kernel mode.
+	CPU time.Duration
+	// PeakRSS is its peak resident set size (VmHWM), in bytes.
+	PeakRSS int64
+}
+
+// userHZ is the unit of /proc's CPU times, 1/100 s on every Linux architecture.
+const userHZ = 100
+
+// Usage reads, from /proc, what the kernel has counted for the running process: the
+// program itself, as the launchers of the OVN programs exec it and nothing here runs a
+// shell in between. Benchmarks read it for the figures that are the server's or the
+// agent's own, not the benchmark process's.
+func (p *Process) Usage() (Usage, error) {
+	dir := fmt.Sprintf("/proc/%d/", p.cmd.Process.Pid)
+	var u Usage
+	stat, err := os.ReadFile(dir + "stat")
+	if err != nil {
+		return u, err
+	}
+	// The command name, in parentheses, may hold spaces; utime and stime are the 14th
+	// and 15th fields, the 12th and 13th after it.
+	end := strings.LastIndexByte(string(stat), ')')
+	if end < 0 {
+		return u, fmt.Errorf("%sstat: unexpected %q", dir, stat)
+	}
+	f := strings.Fields(string(stat[end+1:]))
+	if len(f) < 13 {
+		return u, fmt.Errorf("%sstat: unexpected %q", dir, stat)
+	}
+	for _, field := range f[11:13] {
+		ticks, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return u, fmt.Errorf("%sstat: CPU time %q: %w", dir, field, err)
+		}
+		u.CPU += time.Duration(ticks) * time.Second / userHZ
+	}
+	status, err := os.ReadFile(dir + "status")
+	if err != nil {
+		return u, err
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if value, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(value) // "123456 kB"
+			if len(f) != 2 || f[1] != "kB" {
+				return u, fmt.Errorf("%sstatus: unexpected %q", dir, line)
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				return u, fmt.Errorf("%sstatus: VmHWM %q: %w", dir, f[0], err)
+			}
+			u.PeakRSS = kb << 10
+			return u, nil
+		}
+	}
+	return u, fmt.Errorf("%sstatus has no VmHWM", dir)
 }
 
 // Kill ends the process group at once with SIGKILL, as a crash or an OOM kill would, and
