@@ -90,18 +90,8 @@ func TestReconcileSeesAChangeAfterAWriteThatChangedNothing(t *testing.T) {
 	base := compile(t, topologytest.Layer3(), "node1").Rows
 	requireConverged(ctx, t, r, base, nil)
 
-	// The router drops a route, which keep protects (its network did not compile,
-	// say): the NB keeps it, referenced by the router.
-	i := slices.IndexFunc(base.Routers, func(lr *nbdb.LogicalRouter) bool { return len(lr.StaticRoutes) > 1 })
+	without, i, dropped := dropAKeptRoute(ctx, t, r, base)
 	lr := base.Routers[i]
-	route := lr.StaticRoutes[0]
-	keepRoute := func(ids map[string]string) bool { return ids[rows.IDKey] == route }
-	without := reused(base)
-	dropped := *lr
-	dropped.StaticRoutes = slices.Clone(lr.StaticRoutes[1:])
-	without.Routers[i] = &dropped
-	without.Routes = slices.DeleteFunc(without.Routes, func(rt *nbdb.LogicalRouterStaticRoute) bool { return rt.UUID == route })
-	settle(ctx, t, r, without, keepRoute)
 
 	// The route is wanted again: the router gets it back (it never lost it).
 	again := reused(without)
@@ -191,23 +181,13 @@ func TestReconcilePlansTheSameSetWithADirtyRowInDelta(t *testing.T) {
 // parent when the parent drops it, so the parent is not held as applied: its next
 // change is compared with the NB in full, and the reference (and the route) goes once
 // nothing keeps it.
-// A full plan compares the router's references with the NB's and removes it.
 func TestReconcileRemovesAKeptReferenceOnceNotKept(t *testing.T) {
 	_, c, ctx := startNB(t)
 	r := &ovn.Reconciler{Client: c}
 	base := compile(t, topologytest.Layer3(), "node1").Rows
 	requireConverged(ctx, t, r, base, nil)
 
-	i := slices.IndexFunc(base.Routers, func(lr *nbdb.LogicalRouter) bool { return len(lr.StaticRoutes) > 1 })
-	lr := base.Routers[i]
-	route := lr.StaticRoutes[0]
-	keepRoute := func(ids map[string]string) bool { return ids[rows.IDKey] == route }
-	without := reused(base)
-	dropped := *lr
-	dropped.StaticRoutes = slices.Clone(lr.StaticRoutes[1:])
-	without.Routers[i] = &dropped
-	without.Routes = slices.DeleteFunc(without.Routes, func(rt *nbdb.LogicalRouterStaticRoute) bool { return rt.UUID == route })
-	settle(ctx, t, r, without, keepRoute)
+	without, i, dropped := dropAKeptRoute(ctx, t, r, base)
 
 	// Nothing keeps the route now, and the router is compiled anew (a new row, the same
 	// references): the route must go.
@@ -282,6 +262,25 @@ func TestReconcileAddsAPortToItsGroupInDeltaAcrossTransactions(t *testing.T) {
 	if !stats.Delta {
 		t.Errorf("not a delta plan")
 	}
+}
+
+// dropAKeptRoute makes a router of base drop its first route, which keep protects (its
+// network did not compile, say), and reconciles until the NB settles: the NB keeps the
+// route, referenced by the router. It returns the set applied, the router's index in
+// it, and the router as it is there.
+func dropAKeptRoute(ctx context.Context, t *testing.T, r *ovn.Reconciler, base *rows.Set) (*rows.Set, int, nbdb.LogicalRouter) {
+	t.Helper()
+	i := slices.IndexFunc(base.Routers, func(lr *nbdb.LogicalRouter) bool { return len(lr.StaticRoutes) > 1 })
+	lr := base.Routers[i]
+	route := lr.StaticRoutes[0]
+	keepRoute := func(ids map[string]string) bool { return ids[rows.IDKey] == route }
+	without := reused(base)
+	dropped := *lr
+	dropped.StaticRoutes = slices.Clone(lr.StaticRoutes[1:])
+	without.Routers[i] = &dropped
+	without.Routes = slices.DeleteFunc(without.Routes, func(rt *nbdb.LogicalRouterStaticRoute) bool { return rt.UUID == route })
+	settle(ctx, t, r, without, keepRoute)
+	return without, i, dropped
 }
 
 // requireCacheRoutes waits until the client's cache holds routes that ok accepts.
