@@ -291,7 +291,7 @@ func expectedZone(ctx context.Context, c client.Client, cfg *config.Config, node
 	}
 	res, err := topology.Compile(st, node)
 	if err != nil {
-		return zoneWanted{}, err
+		return zoneWanted{}, fmt.Errorf("compile node %s's zone: %w", node, err)
 	}
 	if len(res.NotCompiled) > 0 {
 		return zoneWanted{}, fmt.Errorf("node %s's zone leaves networks out: %v", node, res.NotCompiled)
