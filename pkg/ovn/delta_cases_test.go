@@ -24,6 +24,17 @@ func reused(s *rows.Set) *rows.Set {
 	return out
 }
 
+// convergedLayer3 starts an NB and a reconciler, and applies the zone of node1 of
+// topologytest.Layer3: where each delta test starts from.
+func convergedLayer3(t *testing.T) (*testenv.NB, *ovn.Reconciler, context.Context, *rows.Set) {
+	t.Helper()
+	nb, c, ctx := startNB(t)
+	r := &ovn.Reconciler{Client: c}
+	base := compile(t, topologytest.Layer3(), "node1").Rows
+	requireConverged(ctx, t, r, base, nil)
+	return nb, r, ctx, base
+}
+
 // settle reconciles s until a reconcile sends nothing.
 func settle(ctx context.Context, t *testing.T, r *ovn.Reconciler, s *rows.Set, keep func(map[string]string) bool) {
 	t.Helper()
@@ -52,10 +63,7 @@ func changeARoute(s *rows.Set, value string) {
 // row: the copy that went away must not take the identity out of the desired index, or
 // the plan would delete the meter and later reconciles insert and delete it in turn.
 func TestReconcileKeepsARowListedTwiceBefore(t *testing.T) {
-	_, c, ctx := startNB(t)
-	r := &ovn.Reconciler{Client: c}
-	base := compile(t, topologytest.Layer3(), "node1").Rows
-	requireConverged(ctx, t, r, base, nil)
+	_, r, ctx, base := convergedLayer3(t)
 
 	twice := reused(base)
 	twice.Meters = append(twice.Meters, twice.Meters[0])
@@ -85,10 +93,7 @@ func TestReconcileKeepsARowListedTwiceBefore(t *testing.T) {
 // expectation, and the next change made behind ovnk's back to that router would be
 // taken for ovnk's own and never put back.
 func TestReconcileSeesAChangeAfterAWriteThatChangedNothing(t *testing.T) {
-	nb, c, ctx := startNB(t)
-	r := &ovn.Reconciler{Client: c}
-	base := compile(t, topologytest.Layer3(), "node1").Rows
-	requireConverged(ctx, t, r, base, nil)
+	nb, r, ctx, base := convergedLayer3(t)
 
 	without, i, dropped := dropAKeptRoute(ctx, t, r, base)
 	lr := base.Routers[i]
@@ -113,7 +118,7 @@ func TestReconcileSeesAChangeAfterAWriteThatChangedNothing(t *testing.T) {
 	}
 	err = testenv.Eventually(ctx, 10*time.Second, "the change in the cache", func(ctx context.Context) error {
 		var got []*nbdb.LogicalRouter
-		if err := c.WhereCache(func(x *nbdb.LogicalRouter) bool { return x.Name == lr.Name }).List(ctx, &got); err != nil {
+		if err := r.Client.WhereCache(func(x *nbdb.LogicalRouter) bool { return x.Name == lr.Name }).List(ctx, &got); err != nil {
 			return err
 		}
 		if len(got) != 1 || got[0].Options["review"] != "behind" {
@@ -130,7 +135,7 @@ func TestReconcileSeesAChangeAfterAWriteThatChangedNothing(t *testing.T) {
 		if _, err := r.Reconcile(ctx, again, nil); err != nil {
 			return err
 		}
-		s, err := ovn.OwnedSnapshot(ctx, c)
+		s, err := ovn.OwnedSnapshot(ctx, r.Client)
 		if err != nil {
 			return err
 		}
@@ -182,10 +187,7 @@ func TestReconcilePlansTheSameSetWithADirtyRowInDelta(t *testing.T) {
 // change is compared with the NB in full, and the reference (and the route) goes once
 // nothing keeps it.
 func TestReconcileRemovesAKeptReferenceOnceNotKept(t *testing.T) {
-	_, c, ctx := startNB(t)
-	r := &ovn.Reconciler{Client: c}
-	base := compile(t, topologytest.Layer3(), "node1").Rows
-	requireConverged(ctx, t, r, base, nil)
+	_, r, ctx, base := convergedLayer3(t)
 
 	without, i, dropped := dropAKeptRoute(ctx, t, r, base)
 
@@ -201,10 +203,7 @@ func TestReconcileRemovesAKeptReferenceOnceNotKept(t *testing.T) {
 // back is a changed row the NB lacks, under a router port that is not a root: the delta
 // plan gives up and the full plan puts it back.
 func TestReconcileFallsBackFromDeltaToAFullPlan(t *testing.T) {
-	nb, c, ctx := startNB(t)
-	r := &ovn.Reconciler{Client: c}
-	base := compile(t, topologytest.Layer3(), "node1").Rows
-	requireConverged(ctx, t, r, base, nil)
+	nb, r, ctx, base := convergedLayer3(t)
 	if len(base.GatewayChassis) == 0 {
 		t.Fatal("the zone has no gateway chassis to remove")
 	}
@@ -215,7 +214,7 @@ func TestReconcileFallsBackFromDeltaToAFullPlan(t *testing.T) {
 	}
 	err := testenv.Eventually(ctx, 10*time.Second, "the gateway chassis gone from the cache", func(ctx context.Context) error {
 		var got []*nbdb.GatewayChassis
-		if err := c.WhereCache(func(x *nbdb.GatewayChassis) bool { return x.ExternalIDs[rows.IDKey] == gc.UUID }).List(ctx, &got); err != nil {
+		if err := r.Client.WhereCache(func(x *nbdb.GatewayChassis) bool { return x.ExternalIDs[rows.IDKey] == gc.UUID }).List(ctx, &got); err != nil {
 			return err
 		}
 		if len(got) != 0 {

@@ -27,10 +27,8 @@ type editor struct {
 
 // next returns a set holding the same rows as e.s, in slices of its own, to edit.
 func (e *editor) next() *rows.Set {
-	s := &rows.Set{}
-	s.Append(e.s)
-	e.s = s
-	return s
+	e.s = reused(e.s)
+	return e.s
 }
 
 func (e *editor) newID(prefix string) string {
