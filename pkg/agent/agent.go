@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -102,7 +104,10 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("leader-election.lease-name %q is node %s's heartbeat Lease: choose another name", le.LeaseName, cfg.NodeName)
 	}
 	mgr, err := ctrl.NewManager(restConfig, manager.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
+		// Nothing reads the objects' managedFields, and at scale they are a good part
+		// of the informers' footprint (a pod's are as large as its spec).
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by our own endpoint below
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                le.Enabled,
@@ -153,8 +158,13 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
 	}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, zc.Ready, nb.Connected, ovsDown)); err != nil {
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, healthMux(zc.Ready, nb.Connected, ovsDown))); err != nil {
 		return err
+	}
+	if cfg.PprofAddress != "" {
+		if err := mgr.Add(httpEndpoints(cfg.PprofAddress, pprofMux())); err != nil {
+			return err
+		}
 	}
 	if cfg.NodeDataplane {
 		// The node's CNI plugin asks for the plans of the pods it wires, on the agent's
@@ -281,10 +291,10 @@ type endpoints struct {
 func (e endpoints) NeedLeaderElection() bool        { return false }
 func (e endpoints) Start(ctx context.Context) error { return e.run(ctx) }
 
-// httpEndpoints serves healthMux on addr until ctx ends.
-func httpEndpoints(addr string, zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) endpoints {
+// httpEndpoints serves handler on addr until ctx ends.
+func httpEndpoints(addr string, handler http.Handler) endpoints {
 	return endpoints{run: func(ctx context.Context) error {
-		srv := &http.Server{Addr: addr, Handler: healthMux(zoneReady, nbConnected, ovsDown), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		errc := make(chan error, 1)
 		go func() { errc <- srv.ListenAndServe() }()
 		select {
@@ -321,5 +331,18 @@ func healthMux(zoneReady, nbConnected func() bool, ovsDown func(context.Context)
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// pprofMux serves Go's profiles under /debug/pprof/ (heap, profile, goroutine, …) on a
+// mux of its own: importing net/http/pprof for its handlers, not for its registration
+// on http.DefaultServeMux, which nothing here serves.
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }

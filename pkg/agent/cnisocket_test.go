@@ -154,3 +154,29 @@ func TestHealthMuxHasNoPlans(t *testing.T) {
 		}
 	}
 }
+
+// The profiles are served on their own mux, never on the HTTP port every pod reaches.
+func TestPprofOnlyOnItsOwnAddress(t *testing.T) {
+	health := httptest.NewServer(healthMux(func() bool { return true }, func() bool { return true }, func(context.Context) error { return nil }))
+	defer health.Close()
+	profiles := httptest.NewServer(pprofMux())
+	defer profiles.Close()
+	for _, c := range []struct {
+		url  string
+		want int
+	}{
+		{health.URL + "/debug/pprof/heap", 404},
+		{profiles.URL + "/debug/pprof/heap", 200},
+		{profiles.URL + "/debug/pprof/goroutine?debug=1", 200},
+		{profiles.URL + "/healthz", 404},
+	} {
+		resp, err := http.Get(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET %s: %d, want %d", c.url, resp.StatusCode, c.want)
+		}
+	}
+}

@@ -69,6 +69,11 @@ type ownedIndex struct {
 	// behind its back, and leave the identity clean, so that the next plan passes over
 	// rows it just wrote.
 	ownUpdates, ownInserts map[string]int
+	// fresh lists, by table, the UUIDs of owned rows the index holds as an event handed
+	// them over: a copy of the cache's row, made before libovsdb stored its own. Once
+	// they are many, share swaps them for the cache's rows, so that a zone applied
+	// through events is not held twice.
+	fresh map[string][]string
 }
 
 // held is one identity: the row holding it, whether the NB changed it since the last
@@ -143,7 +148,42 @@ func (x *ownedIndex) event(table string, old, m model.Model) {
 	}
 	if m != nil && rows.Owned(externalIDsOf(m)) {
 		x.add(entry{m, t}, own)
+		x.fresh[table] = append(x.fresh[table], uuidOf(m))
+		if rc := x.caches[table]; rc != nil && len(x.fresh[table]) > shareAfter(rc.Len()) {
+			x.share(table, rc)
+		}
 	}
+}
+
+// shareAfter is how many event-held rows of a table of n rows the index keeps before
+// sharing the cache's: a quarter of the table, so that the sharing, a pass over the whole
+// table, costs each event a constant (a zone applied from empty passes about four times
+// over it), and a node joining, a few rows of each table, never pays for it.
+func shareAfter(n int) int { return 1024 + n/4 }
+
+// share makes the index hold the cache's own row in place of each fresh copy. libovsdb
+// stores rows it never changes in place (an update stores a new one), so the index may
+// hold them as the snapshot RowsShallow returns them. A cached row newer than the index's
+// (its event still queued) is taken only under the same identity: its event follows and
+// updates the index as usual. Called locked.
+func (x *ownedIndex) share(table string, rc *cache.RowCache) {
+	cached := rc.RowsShallow()
+	for _, uuid := range x.fresh[table] {
+		e, ok := x.byUUID[uuid]
+		m := cached[uuid]
+		if !ok || m == nil || m == e.m || !rows.Owned(externalIDsOf(m)) || identityOf(m) != e.identity() {
+			continue
+		}
+		shared := entry{m, e.t}
+		x.byUUID[uuid] = shared
+		if _, root := x.roots[uuid]; root {
+			x.roots[uuid] = shared
+		}
+		if h := x.byID[e.identity()]; h != nil && h.e.m == e.m {
+			h.e = shared
+		}
+	}
+	x.fresh[table] = nil
 }
 
 // take counts one event of an expected write off, reporting whether it was expected.
@@ -379,6 +419,7 @@ func (x *ownedIndex) reset() {
 	x.byUUID, x.byID, x.dups = map[string]entry{}, map[string]*held{}, map[string][]string{}
 	x.roots, x.dirty, x.written = map[string]entry{}, nil, nil
 	x.caches, x.seen = map[string]*cache.RowCache{}, map[string]map[string]bool{}
+	x.fresh = map[string][]string{}
 	for _, t := range rows.Tables {
 		x.seen[t.Name()] = map[string]bool{}
 	}

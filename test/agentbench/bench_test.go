@@ -57,9 +57,10 @@ func zoneArgs(node string) []string {
 }
 
 // agentArgs is the agent's command line in the benchmark.
-func agentArgs(node, kubeconfig, nbEndpoint, httpAddress string) []string {
+func agentArgs(node, kubeconfig, nbEndpoint, httpAddress, pprofAddress string) []string {
 	args := append([]string{"run"}, zoneArgs(node)...)
-	return append(args, "--kubeconfig="+kubeconfig, "--nb-address="+nbEndpoint, "--http-address="+httpAddress)
+	return append(args, "--kubeconfig="+kubeconfig, "--nb-address="+nbEndpoint, "--http-address="+httpAddress,
+		"--pprof-address="+pprofAddress)
 }
 
 // agentConfig is the configuration the agent makes of zoneArgs and this process's
@@ -133,12 +134,8 @@ func BenchmarkAgentZone(b *testing.B) {
 		if err := removeNodeAnnotation(ctx, c, node, cluster.AnnotationZoneStatus); err != nil {
 			b.Fatal(err)
 		}
-		port, err := procutil.FreePort()
-		if err != nil {
-			b.Fatal(err)
-		}
-		httpAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		argv := append([]string{agentPath}, agentArgs(node, k.Kubeconfig, nb.Endpoint, httpAddress)...)
+		httpAddress, pprofAddress := localAddress(b), localAddress(b)
+		argv := append([]string{agentPath}, agentArgs(node, k.Kubeconfig, nb.Endpoint, httpAddress, pprofAddress)...)
 		start := time.Now()
 		b.StartTimer()
 		p := testenv.StartProcess(b, b.TempDir(), "ovnk-agent", nil, argv...)
@@ -162,17 +159,30 @@ func BenchmarkAgentZone(b *testing.B) {
 		// How the time went, as the agent counts it: its reconciles (the first applies
 		// the zone, the next finds nothing to do), their time, and whether any failed
 		// and was retried. With several iterations, these are the last one's.
+		// heap-MiB is what the agent's heap holds once the zone is applied: its live
+		// rows and caches plus the garbage not yet collected; the peak RSS above it is
+		// the garbage of the first compile and apply.
 		metricsURL := "http://" + httpAddress + "/metrics"
 		for name, unit := range map[string]string{
 			"ovnk_zone_reconcile_duration_seconds_sum":   "s/reconciling",
 			"ovnk_zone_reconcile_duration_seconds_count": "reconciles",
 			"ovnk_zone_reconcile_errors_total":           "failed-reconciles",
+			"go_memstats_heap_inuse_bytes":               "heap-MiB",
 		} {
 			v, err := metric(ctx, metricsURL, name)
 			if err != nil {
 				b.Fatal(err)
 			}
+			if unit == "heap-MiB" {
+				v /= 1 << 20
+			}
 			b.ReportMetric(v, unit)
+		}
+		if path := os.Getenv("OVNK_BENCH_HEAP_PROFILE"); path != "" {
+			if err := saveHeapProfile(ctx, "http://"+pprofAddress, path); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("the agent's heap profile, after a collection, is in %s", path)
 		}
 		p.Stop()
 	}
@@ -181,6 +191,41 @@ func BenchmarkAgentZone(b *testing.B) {
 	b.ReportMetric(float64(len(objs.Pods)), "pods")
 	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/applied")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "agent-cpu-s")
+}
+
+// localAddress is a free 127.0.0.1 port.
+func localAddress(b *testing.B) string {
+	port, err := procutil.FreePort()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// saveHeapProfile writes the agent's heap profile, taken after a collection so that it
+// shows what is live (go tool pprof -sample_index=inuse_space), to path.
+func saveHeapProfile(ctx context.Context, base, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("read the agent's heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("read the agent's heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func envInt(name string, def int) int {

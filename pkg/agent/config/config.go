@@ -102,6 +102,10 @@ type Config struct {
 	// http-address, default ":9476"), and nothing else: with the host network every pod
 	// of the node reaches it, so the pods' plans go over CNISocket instead.
 	HTTPAddress string
+	// PprofAddress is where Go's /debug/pprof profiles are served ([default]
+	// pprof-address); empty, the default, serves none. It is a listener of its own,
+	// best bound to 127.0.0.1: profiles name the agent's internals and cost CPU.
+	PprofAddress string
 	// LeaderElection elects the one agent that does the cluster-wide work.
 	LeaderElection LeaderElectionConfig
 	// Default holds the [default] section's OKEP-5259 setting: the default network's

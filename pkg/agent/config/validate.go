@@ -92,6 +92,11 @@ func (c *Config) checkAgent(ch *checker) {
 	if _, err := checkHostPort(c.HTTPAddress); err != nil {
 		ch.fail("http-address", c.HTTPAddress, "%v: want [host]:port, e.g. :9476", err)
 	}
+	if c.PprofAddress != "" {
+		if _, err := checkHostPort(c.PprofAddress); err != nil {
+			ch.fail("pprof-address", c.PprofAddress, "%v: want [host]:port, e.g. 127.0.0.1:6060, or empty", err)
+		}
+	}
 	if c.ResyncPeriod <= 0 {
 		ch.fail("resync-period", c.ResyncPeriod.String(), "want a positive duration, e.g. 5m")
 	}

@@ -105,6 +105,7 @@ func TestValidate(t *testing.T) {
 			c.NodeName = "Node_1"
 			c.NBEndpoints = []string{"unix:ovnnb_db.sock", "tcp:10.0.0.1", "ssl::6641", "tcp:[fd00::1]:0", "tcp:[fd00::1]:6641"}
 			c.HTTPAddress = "9476"
+			c.PprofAddress = "localhost"
 			c.APIServer = "http://10.0.0.1:6443"
 			c.ResyncPeriod = 0
 			c.MinReconcileInterval = -time.Second
@@ -123,6 +124,7 @@ func TestValidate(t *testing.T) {
 				`tcp:[fd00::1]:0: port "0" is not from 1 to 65535: want tcp:<host>:<port>, e.g. tcp:10.0.0.1:6641 or tcp:[fd00::1]:6641`,
 			`[default] api-server = "http://10.0.0.1:6443": want the API server's https URL, e.g. https://10.0.0.1:6443`,
 			`[default] http-address = "9476": no port: want [host]:port, e.g. :9476`,
+			`[default] pprof-address = "localhost": no port: want [host]:port, e.g. 127.0.0.1:6060, or empty`,
 			`[default] resync-period = "0s": want a positive duration, e.g. 5m`,
 			`[default] min-reconcile-interval = "-1s": want 0 or more and less than resync-period 0s, e.g. 100ms`,
 		},
