@@ -167,7 +167,7 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 	txns := pack(units, max)
 	p.stats.Planning = time.Since(start)
 	r.index.expect(txns)
-	for _, txn := range txns {
+	for i, txn := range txns {
 		results, err := Transact(ctx, r.Client, txn)
 		if err != nil {
 			r.index.invalidate()
@@ -175,6 +175,9 @@ func (r *Reconciler) reconcile(ctx context.Context, desired *rows.Set, keep func
 		}
 		r.index.wrote(txn, results, nil)
 		p.stats.Transactions++
+		// A zone applied whole is hundreds of megabytes of operations: each sent
+		// transaction's may go while the cache fills with the rows they made.
+		txns[i] = nil
 	}
 	r.index.wrote(nil, nil, p.deleted)
 	r.lastIndex = r.index.applied(p.compared, p.partial)
