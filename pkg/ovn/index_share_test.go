@@ -1,15 +1,12 @@
 package ovn_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
-	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // TestIndexSharesTheCachesRows: a zone applied from an empty NB reaches the index as
@@ -41,21 +38,5 @@ func TestIndexSharesTheCachesRows(t *testing.T) {
 	if _, err := nb.NBCtl(ctx, "set", "Logical_Switch", shared[0], "other_config:foreign=yes"); err != nil {
 		t.Fatal(err)
 	}
-	want := dump(t, set)
-	err := testenv.Eventually(ctx, 10*time.Second, "the change put back", func(ctx context.Context) error {
-		if _, err := r.Reconcile(ctx, set, nil); err != nil {
-			return err
-		}
-		s, err := ovn.OwnedSnapshot(ctx, c)
-		if err != nil {
-			return err
-		}
-		if dump(t, s) != want {
-			return errNotYet
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reconcileUntilConverged(ctx, t, r, set, nil)
 }

@@ -421,26 +421,7 @@ func TestReconcilePassesOverWhatNobodyChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := dump(t, desired)
-	var compared int
-	err = testenv.Eventually(ctx, 10*time.Second, "the changes put back", func(ctx context.Context) error {
-		stats, err := r.Reconcile(ctx, desired, nil)
-		if err != nil {
-			return err
-		}
-		compared += stats.Compared
-		s, err := ovn.OwnedSnapshot(ctx, c)
-		if err != nil {
-			return err
-		}
-		if dump(t, s) != want {
-			return errNotYet
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	compared := reconcileUntilConverged(ctx, t, r, desired, nil).Compared
 	// The route, the switch, the port, and the switch's parents at most.
 	if compared == 0 || compared > 10 {
 		t.Errorf("putting back three changes compared %d of %d rows", compared, desired.Len())
