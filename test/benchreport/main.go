@@ -81,6 +81,7 @@ func main() {
 		row(fmt.Sprintf("ovnk-agent applies its zone (%.0f rows, %.0f pods)", r.metrics["rows"], r.metrics["pods"]),
 			fmt.Sprintf("%.1f s, %.1f s CPU", r.metrics["s/applied"], r.metrics["agent-cpu-s"]), "")
 		row("  peak RSS of the agent process", fmt.Sprintf("%.0f MiB", r.metrics["agent-peak-RSS-MiB"]), "≤ 1024 MiB at 250 × 250")
+		row("  its heap in use once the zone is applied", fmt.Sprintf("%.0f MiB", r.metrics["heap-MiB"]), "")
 	}
 	if r, ok := results["BenchmarkResyncUnchanged"]; ok {
 		row(fmt.Sprintf("resync with nothing changed (%.0f owned rows)", r.metrics["owned-rows"]),
