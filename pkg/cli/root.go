@@ -103,6 +103,10 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	if !c.HasParent() || !c.HasSubCommands() {
 		return
 	}
+	// cobra fills in its default distance only for the root's own check.
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
 	switch {
 	case !c.Runnable():
 		c.RunE = func(cmd *cobra.Command, args []string) error {
@@ -127,14 +131,10 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 }
 
 // subcommandSuggestions are the sub-commands of group that word may have meant, by
-// cobra's rules (edit distance, prefix, SuggestFor) at cobra's default distance of 2
-// unless the group sets its own.
+// cobra's rules (edit distance, prefix, SuggestFor), unless the group turned them off.
 func subcommandSuggestions(group *cobra.Command, word string) []string {
 	if group.DisableSuggestions {
 		return nil
-	}
-	if group.SuggestionsMinimumDistance <= 0 {
-		group.SuggestionsMinimumDistance = 2
 	}
 	return group.SuggestionsFor(word)
 }

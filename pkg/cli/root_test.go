@@ -60,6 +60,8 @@ func TestGroupsRefuseUnknownSubcommands(t *testing.T) {
 	var paths []string
 	for _, g := range groups(newRoot(&bytes.Buffer{}, &bytes.Buffer{})) {
 		paths = append(paths, g.CommandPath())
+		// A name of four letters or more, so that the typo, one shorter, is not the
+		// prefix of every other name too.
 		var meant string
 		for _, s := range g.Commands() {
 			if s.IsAvailableCommand() && len(s.Name()) > 3 {
