@@ -3,7 +3,10 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -83,5 +86,65 @@ topology and route tables of every node, and packets traced through them.`,
 		completioncmd.New(f),
 		versioncmd.New(f),
 	)
+	refuseUnknownSubcommands(cmd)
 	return cmd
+}
+
+// refuseUnknownSubcommands makes every command group below root (a command with
+// sub-commands) fail on a word that names none of its sub-commands, with cobra's
+// suggestions, as cobra does for the root itself. Left alone, a group with no Run of its
+// own prints its help and exits 0 whatever follows it, so `network delet` looked like
+// success. The root keeps cobra's own check: a Run there would make `kubectl ovnk`
+// alone run it.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasSubCommands() {
+		return
+	}
+	// cobra fills in its default distance only for the root's own check.
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	switch {
+	case !c.Runnable():
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownSubcommand(cmd, args[0], subcommandSuggestions(cmd, args[0]))
+		}
+	case c.Args == nil:
+		// A group that runs on its own (connections lists) judges its arguments itself;
+		// only a word that cobra would take for a mistyped sub-command is refused here.
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			if s := subcommandSuggestions(cmd, args[0]); len(s) > 0 {
+				return unknownSubcommand(cmd, args[0], s)
+			}
+			return nil
+		}
+	}
+}
+
+// subcommandSuggestions are the sub-commands of group that word may have meant, by
+// cobra's rules (edit distance, prefix, SuggestFor), unless the group turned them off.
+func subcommandSuggestions(group *cobra.Command, word string) []string {
+	if group.DisableSuggestions {
+		return nil
+	}
+	return group.SuggestionsFor(word)
+}
+
+// unknownSubcommand is the error cobra gives for an unknown command under the root, in
+// its words, so every level of the tree reads the same.
+func unknownSubcommand(group *cobra.Command, word string, suggestions []string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, group.CommandPath())
+	if len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
+	}
+	return errors.New(msg)
 }

@@ -30,8 +30,9 @@ type deleteOptions struct {
 func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &deleteOptions{}
 	cmd := &cobra.Command{
-		Use:   "delete NAME | NAMESPACE/NAME",
-		Short: "Delete a network that no pod uses (--force: even if pods use it)",
+		Use:     "delete NAME | NAMESPACE/NAME",
+		Aliases: []string{"rm"},
+		Short:   "Delete a network that no pod uses (--force: even if pods use it)",
 		Long: `Delete a network. While pods use it the delete is refused and the first of them are
 named: their interfaces on the network would be cut. Pods use a Primary network when
 they run in a namespace it serves (its own namespace for a UserDefinedNetwork, the

@@ -19,7 +19,7 @@ func New(f *cmdutil.Factory) *cobra.Command {
 // newNetworkCmd is New with the clock that ages are measured against.
 func newNetworkCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "network",
+		Use:     "network COMMAND",
 		Aliases: []string{"net"},
 		Short:   "Create, list, describe and delete user-defined networks",
 		Long: `Manage OVN-Kubernetes user-defined networks: UserDefinedNetworks, which belong to one
@@ -33,9 +33,12 @@ they select.`,
   # Remove it once no pod uses it
   kubectl ovnk net delete blue/blue-net`,
 	}
+	list := newListCmd(f, now)
+	// kubectl users list with `get`, as `kubectl get` lists; no other verb here reads so.
+	list.Aliases = append(list.Aliases, "get")
 	cmd.AddCommand(
 		newCreateCmd(f),
-		newListCmd(f, now),
+		list,
 		newDescribeCmd(f, now),
 		newDeleteCmd(f),
 	)
