@@ -199,6 +199,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Zone:        zc.LastReconcile,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
 		NBConnected: nb.Connected,
+		NBDown:      func(ctx context.Context) error { return nbDown(ctx, nb.Connected, cfg.NBEndpoints) },
 		Layer2Phase: zc.Layer2Phase,
 	}
 	if cfg.NodeDataplane {
