@@ -158,7 +158,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
 	}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, healthMux(zc.NotReady, nb.Connected, ovsDown))); err != nil {
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, healthMux(zc.Ready, nb.Connected, ovsDown))); err != nil {
 		return err
 	}
 	if cfg.PprofAddress != "" {
@@ -201,6 +201,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		NBConnected: nb.Connected,
 		NBDown:      func(ctx context.Context) error { return nbDown(ctx, nb.Connected, cfg.NBEndpoints) },
 		Layer2Phase: zc.Layer2Phase,
+		NodeProblem: zc.NodeProblem,
 	}
 	if cfg.NodeDataplane {
 		// A node whose OVS database is gone shows it within a second, not at the
@@ -310,11 +311,10 @@ func httpEndpoints(addr string, handler http.Handler) endpoints {
 }
 
 // healthMux serves /healthz (the process works), /readyz (the NB is connected, the
-// node's OVS database answers, the zone has been reconciled and the node's own
-// annotations parse) and /metrics, and
+// node's OVS database answers and the zone has been reconciled) and /metrics, and
 // nothing else: every pod of the node reaches the agent's HTTP port (planServer says
 // why the pods' plans are not here).
-func healthMux(zoneNotReady func() error, nbConnected func() bool, ovsDown func(context.Context) error) *http.ServeMux {
+func healthMux(zoneReady, nbConnected func() bool, ovsDown func(context.Context) error) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
@@ -326,8 +326,8 @@ func healthMux(zoneNotReady func() error, nbConnected func() bool, ovsDown func(
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		if err := zoneNotReady(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		if !zoneReady() {
+			http.Error(w, "the zone has not been reconciled yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))

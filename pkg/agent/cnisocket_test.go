@@ -141,7 +141,7 @@ func TestPlanServerRefusesAFile(t *testing.T) {
 
 // The agent's HTTP port serves probes and metrics only: not the pods' plans.
 func TestHealthMuxHasNoPlans(t *testing.T) {
-	srv := httptest.NewServer(healthMux(func() error { return nil }, func() bool { return true }, func(context.Context) error { return nil }))
+	srv := httptest.NewServer(healthMux(func() bool { return true }, func() bool { return true }, func(context.Context) error { return nil }))
 	defer srv.Close()
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, podnet.PlanPath("blue", "web") + "?uid=u": 404} {
 		resp, err := http.Get(srv.URL + path)
@@ -157,7 +157,7 @@ func TestHealthMuxHasNoPlans(t *testing.T) {
 
 // The profiles are served on their own mux, never on the HTTP port every pod reaches.
 func TestPprofOnlyOnItsOwnAddress(t *testing.T) {
-	health := httptest.NewServer(healthMux(func() error { return nil }, func() bool { return true }, func(context.Context) error { return nil }))
+	health := httptest.NewServer(healthMux(func() bool { return true }, func() bool { return true }, func(context.Context) error { return nil }))
 	defer health.Close()
 	profiles := httptest.NewServer(pprofMux())
 	defer profiles.Close()

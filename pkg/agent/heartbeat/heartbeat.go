@@ -71,6 +71,10 @@ type Heartbeat struct {
 	// Layer2Phase returns where the node is in the Layer2 topology upgrade; "" before
 	// the zone's first reconcile. Nil reports nothing.
 	Layer2Phase func() string
+	// NodeProblem says why the node is not ready for OVN although the zone is
+	// reconciled (a malformed annotation of the node), nil if nothing. Nil reports
+	// nothing.
+	NodeProblem func() error
 	// RenewInterval is the renewal period; 0 means DefaultRenewInterval. The Lease's
 	// duration is four of them.
 	RenewInterval time.Duration
@@ -201,6 +205,11 @@ func (h *Heartbeat) annotations(ctx context.Context, current map[string]string) 
 		nbErr = h.NBDown(ctx)
 	}
 	h.noteNB(ctx, r.NBConnected, nbErr)
+	if h.NodeProblem != nil {
+		if err := h.NodeProblem(); err != nil {
+			r.NodeProblem = err.Error()
+		}
+	}
 	if h.OVSDown != nil {
 		// The zone controller only finds out at its next reconcile, and even then
 		// only as timeouts: OVSDB clients wait through a reconnect.
@@ -233,7 +242,7 @@ func (h *Heartbeat) noteNB(ctx context.Context, connected bool, why error) {
 // changed reports whether want says something have does not: any annotation but the
 // last reconcile's time, which only matters once it first appears.
 func changed(have, want map[string]string) bool {
-	for _, key := range []string{cluster.AnnotationAgentVersion, cluster.AnnotationAgentLeader, cluster.AnnotationNBConnected, cluster.AnnotationOVSReachable, cluster.AnnotationLastError, cluster.AnnotationLayer2Phase} {
+	for _, key := range []string{cluster.AnnotationAgentVersion, cluster.AnnotationAgentLeader, cluster.AnnotationNBConnected, cluster.AnnotationOVSReachable, cluster.AnnotationLastError, cluster.AnnotationLayer2Phase, cluster.AnnotationNodeProblem} {
 		h, hok := have[key]
 		w, wok := want[key]
 		if h != w || hok != wok {

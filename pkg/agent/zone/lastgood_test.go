@@ -58,8 +58,8 @@ func annotate(ctx context.Context, t *testing.T, k client.Client, node string, a
 // TestRemoteNodeBadAnnotationKeepsLastGood: a remote node whose annotations turn
 // malformed keeps its ports in this zone as they were; this node stays ready. Then
 // this node's own annotation turns malformed: its zone stays as it was too, but the
-// agent is not ready and its last error names the annotation and the value, until the
-// annotation is mended.
+// agent reports a node problem and its last error names the annotation and the value,
+// until the annotation is mended.
 func TestRemoteNodeBadAnnotationKeepsLastGood(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -85,8 +85,8 @@ func TestRemoteNodeBadAnnotationKeepsLastGood(t *testing.T) {
 	if got := dump(); got != before {
 		t.Errorf("node2's malformed annotations changed the zone:\ngot:\n%s\nwant:\n%s", got, before)
 	}
-	if _, err := z.LastReconcile(); err != nil || !z.Ready() {
-		t.Errorf("another node's annotations made this one fail: ready %v, last error %v", z.Ready(), err)
+	if _, err := z.LastReconcile(); err != nil || z.NodeProblem() != nil {
+		t.Errorf("another node's annotations made this one fail: node problem %v, last error %v", z.NodeProblem(), err)
 	}
 	// The last good version is an input like the objects: nothing changed since, so
 	// the next reconcile reuses the compile and compares no row.
@@ -105,15 +105,15 @@ func TestRemoteNodeBadAnnotationKeepsLastGood(t *testing.T) {
 			t.Errorf("last error %v does not name %s", err, want)
 		}
 	}
-	if ready := z.NotReady(); ready == nil || !strings.Contains(ready.Error(), cluster.AnnotationL3GatewayConfig) {
-		t.Errorf("NotReady() = %v, want the malformed annotation", ready)
+	if p := z.NodeProblem(); p == nil || !strings.Contains(p.Error(), cluster.AnnotationL3GatewayConfig) {
+		t.Errorf("NodeProblem() = %v, want the malformed annotation", p)
 	}
 
 	annotate(ctx, t, k, "node1", map[string]string{cluster.AnnotationL3GatewayConfig: nodeN(1).Annotations[cluster.AnnotationL3GatewayConfig]})
 	annotate(ctx, t, k, "node2", good)
 	reconcile("after both were mended")
-	if _, err := z.LastReconcile(); err != nil || !z.Ready() {
-		t.Errorf("mended: ready %v, last error %v; want ready", z.Ready(), err)
+	if _, err := z.LastReconcile(); err != nil || z.NodeProblem() != nil {
+		t.Errorf("mended: node problem %v, last error %v; want neither", z.NodeProblem(), err)
 	}
 	if got := dump(); got != before {
 		t.Errorf("the mended zone differs:\ngot:\n%s\nwant:\n%s", got, before)
@@ -138,8 +138,8 @@ func TestOwnBadAnnotationWithoutLastGood(t *testing.T) {
 			t.Errorf("last error %v does not name %s", last, want)
 		}
 	}
-	if z.Ready() || dump() != "" {
-		t.Errorf("ready %v with zone %q; want not ready and nothing written", z.Ready(), dump())
+	if z.Ready() || z.NodeProblem() == nil || dump() != "" {
+		t.Errorf("ready %v, node problem %v, zone %q; want not ready, the problem and nothing written", z.Ready(), z.NodeProblem(), dump())
 	}
 }
 

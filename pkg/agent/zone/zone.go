@@ -72,10 +72,9 @@ type Controller struct {
 	// nodeProblems are the malformed node annotations last logged, by node, so each
 	// is logged once per change, not every reconcile.
 	nodeProblems map[string]string
-	// ownProblem is set while this node's own annotations are malformed: the agent is
-	// not ready then (Ready), even when its zone still works from their last good
-	// values.
-	ownProblem atomic.Bool
+	// ownProblem is what is wrong with this node's own annotations (NodeProblem); nil
+	// when nothing is.
+	ownProblem atomic.Pointer[error]
 
 	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
@@ -141,20 +140,16 @@ func (c *Controller) Layer2Phase() string {
 	return ""
 }
 
-// Ready reports whether the zone has been reconciled successfully at least once and
-// this node's own annotations are not malformed: a node whose annotation is broken
-// is not ready for OVN, even while its zone and the other zones keep its last good
-// values.
-func (c *Controller) Ready() bool { return c.NotReady() == nil }
+// Ready reports whether the zone has been reconciled successfully at least once.
+func (c *Controller) Ready() bool { return c.ready.Load() }
 
-// NotReady says why the zone is not Ready, nil when it is.
-func (c *Controller) NotReady() error {
-	if !c.ready.Load() {
-		return errors.New("the zone has not been reconciled yet")
-	}
-	if c.ownProblem.Load() {
-		_, err := c.LastReconcile()
-		return fmt.Errorf("this node's annotations are malformed: %w", err)
+// NodeProblem says what is wrong with this node's own annotations, nil if nothing: a
+// node whose annotation is broken is not ready for OVN, even while its zone and the
+// other zones keep its last good values. The agent's pod stays Ready meanwhile, so
+// the plugin can still read the zone through it.
+func (c *Controller) NodeProblem() error {
+	if p := c.ownProblem.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
@@ -220,7 +215,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if errors.As(err, &own) {
 		// Only a change to the Node mends it, and that is an event: no retries, and
 		// the cause is logged (by noteNodeProblems) once, not every second.
-		c.ownProblem.Store(true)
+		c.noteOwnProblem(own.err)
 		c.Metrics.observe(time.Since(start), stats, err)
 		c.recordOutcome(err, nil)
 		return reconcile.Result{RequeueAfter: c.Resync}, nil
@@ -229,7 +224,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if z != nil {
 		ownErr = cluster.NodeProblems(z.buildErrs, c.NodeName)
 	}
-	c.ownProblem.Store(ownErr != nil)
+	c.noteOwnProblem(ownErr)
 	if err == nil {
 		c.snapshot.Store(z.snapshot())
 		c.wirable.Store(z.node == nil)
@@ -386,6 +381,15 @@ func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrad
 	}
 	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
 	return &compiledZone{key: key, state: st, buildErrs: buildErrs, res: res, step: step}, nil
+}
+
+// noteOwnProblem keeps what is wrong with this node's annotations, nil if nothing.
+func (c *Controller) noteOwnProblem(err error) {
+	if err == nil {
+		c.ownProblem.Store(nil)
+		return
+	}
+	c.ownProblem.Store(&err)
 }
 
 // ownAnnotationsError is the error of a reconcile that could not build this node: an
