@@ -69,6 +69,8 @@ type Controller struct {
 	// typo on a node keeps the node's ports in every zone rather than deleting them.
 	// It is an input of the compile like the objects (inputsKey names it).
 	lastGood map[string]*corev1.Node
+	// waiting is why the last reconcile waited for this node's allocation, logged once.
+	waiting string
 	// nodeProblems are the malformed node annotations last logged, by node, so each
 	// is logged once per change, not every reconcile.
 	nodeProblems map[string]string
@@ -207,10 +209,15 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	start := time.Now()
 	stats, z, err := c.reconcile(ctx)
 	if errors.Is(err, topology.ErrNodeNotReady) {
-		// Expected until the leader allocates this node's id: wait, without an error.
-		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
+		// Expected until the leader allocates this node's id: wait, without an error,
+		// and say so once, not at every look.
+		if c.waiting != err.Error() {
+			logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
+			c.waiting = err.Error()
+		}
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
+	c.waiting = ""
 	var own *ownAnnotationsError
 	if errors.As(err, &own) {
 		// Only a change to the Node mends it, and that is an event: no retries, and
