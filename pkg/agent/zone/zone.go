@@ -227,11 +227,13 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		c.recordOutcome(err, nil)
 		return reconcile.Result{RequeueAfter: c.Resync}, nil
 	}
-	var ownErr error
+	// A reconcile that failed before it had a state says nothing new about this
+	// node's annotations: what was known stays.
+	ownErr := c.NodeProblem()
 	if z != nil {
 		ownErr = cluster.NodeProblems(z.buildErrs, c.NodeName)
+		c.noteOwnProblem(ownErr)
 	}
-	c.noteOwnProblem(ownErr)
 	if err == nil {
 		c.snapshot.Store(z.snapshot())
 		c.wirable.Store(z.node == nil)
