@@ -199,7 +199,9 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Zone:        zc.LastReconcile,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
 		NBConnected: nb.Connected,
+		NBDown:      func(ctx context.Context) error { return nbDown(ctx, nb.Connected, cfg.NBEndpoints) },
 		Layer2Phase: zc.Layer2Phase,
+		NodeProblem: zc.NodeProblem,
 	}
 	if cfg.NodeDataplane {
 		// A node whose OVS database is gone shows it within a second, not at the

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -36,10 +37,39 @@ func reachable(ctx context.Context, what, endpoint string) error {
 	defer cancel()
 	conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
 	if err != nil {
+		// The dial error repeats the address the endpoint already names: keep its
+		// cause alone, so the message names the endpoint once.
+		var opErr *net.OpError
+		if errors.As(err, &opErr) && opErr.Err != nil {
+			return fmt.Errorf("%s %s is unreachable: %s: %w", what, endpoint, opErr.Op, opErr.Err)
+		}
 		return fmt.Errorf("%s %s is unreachable: %w", what, endpoint, err)
 	}
 	return conn.Close()
 }
+
+// nbDown says why the agent is not connected to its node's NB, nil while connected
+// is true: the first endpoint that does not accept a connection, or, when one does,
+// that the client has not reconnected to it yet. The NB client notices a lost
+// connection on its own but says nothing of it (it reconnects in the background, and
+// its reads meanwhile return the rows last seen).
+func nbDown(ctx context.Context, connected func() bool, endpoints []string) error {
+	if connected() {
+		return nil
+	}
+	var errs []error
+	for _, ep := range endpoints {
+		err := reachable(ctx, nbDatabase, ep)
+		if err == nil {
+			return fmt.Errorf("%s %s accepts connections, but the agent has not reconnected to it yet", nbDatabase, ep)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// nbDatabase names the node's OVN northbound database in errors.
+const nbDatabase = "OVN northbound database"
 
 // ovsDatabase names the node's Open vSwitch database in errors.
 const ovsDatabase = "Open vSwitch database"

@@ -15,6 +15,11 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
+// ErrLastGoodKept marks the error of a node's malformed annotation for which Build
+// used the value of the node's last good version (Inputs.LastGoodNodes) instead: the
+// node stays in the State as it was. Test with errors.Is.
+var ErrLastGoodKept = errors.New("its last good value is used until it is fixed")
+
 // ErrNotReady marks an error about an object that is not ready yet rather than broken:
 // an annotation the leader or the node's agent has not written. Test with errors.Is.
 var ErrNotReady = errors.New("not ready")
@@ -34,6 +39,13 @@ type Inputs struct {
 	CUDNs      []*ovnkv1.ClusterUserDefinedNetwork
 	UDNs       []*ovnkv1.UserDefinedNetwork
 	CNCs       []*ovnkv1.ClusterNetworkConnect
+
+	// LastGoodNodes are, by name, earlier versions of Nodes whose annotations all
+	// parsed (NodeAnnotationsError). A node whose annotation is malformed now is built
+	// with that annotation's value from its last good version (same UID), and the error
+	// says so (ErrLastGoodKept): a typo on one node must not take the node out of every
+	// other zone, whose remote ports to it would go. Nil keeps none.
+	LastGoodNodes map[string]*corev1.Node
 }
 
 // DefaultNetworkConfig is the cluster default network's configuration, which no object
@@ -90,7 +102,7 @@ func Build(in Inputs) (*State, []error) {
 	st.Connects = b.connects(in.CNCs, namespaces, in.CUDNs)
 
 	for _, n := range sortedPtrs(in.Nodes, func(n *corev1.Node) string { return n.Name }) {
-		if node := b.node(n); node != nil {
+		if node := b.node(n, in.LastGoodNodes[n.Name]); node != nil {
 			st.Nodes = append(st.Nodes, node)
 		}
 	}
@@ -135,48 +147,121 @@ func cloneConfig(c Config) Config {
 	return out
 }
 
-func (b *builder) node(n *corev1.Node) *Node {
+// node builds n, falling back for each malformed annotation on its value in lastGood
+// (nil when there is none), and records the errors.
+func (b *builder) node(n, lastGood *corev1.Node) *Node {
+	node, errs, nonFatal := parseNode(n, n.Annotations)
+	b.report(nonFatal)
+	if node != nil || lastGood == nil || lastGood.UID != n.UID || !slices.ContainsFunc(errs, malformed) {
+		b.report(errors.Join(errs...))
+		return node
+	}
+	merged := maps.Clone(n.Annotations)
+	var kept []error
+	for _, err := range errs {
+		var oe *ObjectError
+		if !errors.As(err, &oe) || !malformed(err) {
+			continue
+		}
+		if v, ok := lastGood.Annotations[oe.Annotation]; ok {
+			merged[oe.Annotation] = v
+		} else {
+			delete(merged, oe.Annotation)
+		}
+		kept = append(kept, &ObjectError{Object: oe.Object, Annotation: oe.Annotation, Err: fmt.Errorf("%w; %w", oe.Err, ErrLastGoodKept)})
+	}
+	if node, _, _ = parseNode(n, merged); node == nil {
+		// The last good values do not complete the node (it lacks something else).
+		b.report(errors.Join(errs...))
+		return nil
+	}
+	b.errs = append(b.errs, kept...)
+	return node
+}
+
+// report records err unless it is nil.
+func (b *builder) report(err error) {
+	if err != nil {
+		b.errs = append(b.errs, err)
+	}
+}
+
+// malformed reports whether err is about a malformed annotation rather than one not
+// set yet.
+func malformed(err error) bool { return err != nil && !errors.Is(err, ErrNotReady) }
+
+// parseNode builds the node n from annotations (n's own, or n's with some taken from
+// its last good version). node is nil when errs is not empty; nonFatal is about the
+// gateway tunnel ids, whose bad entries cost only their network's entry, not the node:
+// the node's other networks do not depend on them.
+func parseNode(n *corev1.Node, annotations map[string]string) (node *Node, errs []error, nonFatal error) {
 	ref := ObjectRef{Kind: "Node", Name: n.Name}
-	node := &Node{
+	node = &Node{
 		Name:                  n.Name,
-		Layer2TopologyVersion: n.Annotations[AnnotationLayer2TopologyVersion],
+		Layer2TopologyVersion: annotations[AnnotationLayer2TopologyVersion],
 		Labels:                maps.Clone(n.Labels),
 	}
-	var errs []error
 	var ok bool
 	var err error
-	if node.ID, ok, err = NodeIDCodec.Lookup(ref, n.Annotations); !ok {
+	if node.ID, ok, err = NodeIDCodec.Lookup(ref, annotations); !ok {
 		err = notReady(ref, AnnotationNodeID, "the leader allocates it")
 	}
 	errs = append(errs, err)
-	if node.ChassisID, ok, err = NodeChassisIDCodec.Lookup(ref, n.Annotations); !ok {
+	if node.ChassisID, ok, err = NodeChassisIDCodec.Lookup(ref, annotations); !ok {
 		err = notReady(ref, AnnotationNodeChassisID, "the node's agent sets it")
 	}
 	errs = append(errs, err)
 	errs = append(errs,
-		lookupInto(&node.Subnets, NodeSubnetsCodec, ref, n.Annotations),
-		lookupInto(&node.TransitSwitchIPs, TransitSwitchPortIfAddrCodec, ref, n.Annotations),
-		lookupInto(&node.PrimaryIfAddrs, PrimaryIfAddrCodec, ref, n.Annotations),
-		lookupInto(&node.HostCIDRs, HostCIDRsCodec, ref, n.Annotations),
-		lookupInto(&node.Gateway, L3GatewayConfigCodec, ref, n.Annotations),
+		lookupInto(&node.Subnets, NodeSubnetsCodec, ref, annotations),
+		lookupInto(&node.TransitSwitchIPs, TransitSwitchPortIfAddrCodec, ref, annotations),
+		lookupInto(&node.PrimaryIfAddrs, PrimaryIfAddrCodec, ref, annotations),
+		lookupInto(&node.HostCIDRs, HostCIDRsCodec, ref, annotations),
+		lookupInto(&node.Gateway, L3GatewayConfigCodec, ref, annotations),
 	)
-	// A bad entry of the gateway tunnel ids costs only that network's entry, not the
-	// node: the node's other networks do not depend on it.
-	ids, err := GatewayTunnelIDsOf(ref, n.Annotations)
-	node.Layer2GatewayTunnelIDs = ids
-	if err != nil {
-		b.errs = append(b.errs, err)
-	}
+	node.Layer2GatewayTunnelIDs, nonFatal = GatewayTunnelIDsOf(ref, annotations)
 	// A broken annotation matters more than a missing one: report only those then, so
 	// that errors.Is(err, ErrNotReady) means the node just needs time.
-	if slices.ContainsFunc(errs, func(err error) bool { return err != nil && !errors.Is(err, ErrNotReady) }) {
+	if slices.ContainsFunc(errs, malformed) {
 		errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, ErrNotReady) })
 	}
-	if err := errors.Join(errs...); err != nil {
-		b.errs = append(b.errs, err)
-		return nil
+	errs = slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+	if len(errs) > 0 {
+		return nil, errs, nonFatal
 	}
-	return node
+	return node, nil, nonFatal
+}
+
+// NodeAnnotationsError returns why n could not be built from its own annotations
+// alone: its malformed annotations, or else those not set yet; nil when every one
+// parsed (the gateway tunnel ids included). A Node for which it is nil is a good
+// version for Inputs.LastGoodNodes.
+func NodeAnnotationsError(n *corev1.Node) error {
+	_, errs, nonFatal := parseNode(n, n.Annotations)
+	return errors.Join(append(errs, nonFatal)...)
+}
+
+// NodeProblems returns the errors of errs (Build's) about the node named node that
+// are not ErrNotReady: its malformed annotations, whether Build left the node out or
+// kept their last good values (ErrLastGoodKept). Nil when there are none.
+func NodeProblems(errs []error, node string) error {
+	var out []error
+	for _, err := range errs {
+		for _, e := range flatten(err) {
+			var oe *ObjectError
+			if errors.As(e, &oe) && oe.Object.Kind == "Node" && oe.Object.Name == node && malformed(e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return errors.Join(out...)
+}
+
+// flatten lists the errors an errors.Join holds, or err itself.
+func flatten(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
 }
 
 // lookupInto stores the annotation's value in dst when it is set and valid; an unset

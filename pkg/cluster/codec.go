@@ -113,7 +113,7 @@ func decodeJSON(value string, v any, want string) error {
 		}
 		return fmt.Errorf("%s of %s is a JSON %s, want %s", where, quote(value), typeErr.Value, jsonKind(typeErr.Type))
 	}
-	return fmt.Errorf("malformed JSON %s: %w", quote(value), err)
+	return fmt.Errorf("malformed JSON %s, want a JSON %s: %w", quote(value), want, err)
 }
 
 // jsonKind names the JSON type that decodes into a Go type.

@@ -43,6 +43,10 @@ const (
 	// AnnotationLayer2Phase is where the agent's node is in the Layer2 topology upgrade
 	// (legacy, blocked, converting, upgraded); absent before its first reconcile.
 	AnnotationLayer2Phase = "ovnk.io/layer2-topology-phase"
+	// AnnotationNodeProblem says why the agent's node is not ready for OVN although the
+	// agent runs and reconciles: an annotation of the node does not parse (its zone and
+	// the others keep its last good value meanwhile). Absent when there is nothing.
+	AnnotationNodeProblem = "ovnk.io/node-problem"
 )
 
 // Labels of a heartbeat Lease, so that `kubectl get leases -l
@@ -116,6 +120,9 @@ type AgentReport struct {
 	OVSReported, OVSReachable bool
 	// Layer2Phase is where the node is in the Layer2 topology upgrade; "" if unknown.
 	Layer2Phase string
+	// NodeProblem says why the node is not ready for OVN although the agent works (a
+	// malformed annotation of the node); "" if nothing.
+	NodeProblem string
 }
 
 // OVSUnreachable reports whether the agent says it cannot reach its node's Open
@@ -146,6 +153,7 @@ func (r AgentReport) Annotate(current map[string]string) map[string]string {
 	}
 	setOrDelete(AnnotationLastError, r.LastError, r.LastError != "")
 	setOrDelete(AnnotationLayer2Phase, r.Layer2Phase, r.Layer2Phase != "")
+	setOrDelete(AnnotationNodeProblem, r.NodeProblem, r.NodeProblem != "")
 	return out
 }
 
@@ -173,6 +181,7 @@ func ParseHeartbeat(lease *coordinationv1.Lease) (HeartbeatStatus, error) {
 		Version:     lease.Annotations[AnnotationAgentVersion],
 		LastError:   lease.Annotations[AnnotationLastError],
 		Layer2Phase: lease.Annotations[AnnotationLayer2Phase],
+		NodeProblem: lease.Annotations[AnnotationNodeProblem],
 	}}
 	if lease.Spec.HolderIdentity != nil {
 		s.Node = *lease.Spec.HolderIdentity

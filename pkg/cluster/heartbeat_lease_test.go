@@ -130,9 +130,15 @@ func TestAgentReportAnnotate(t *testing.T) {
 		want: map[string]string{AnnotationAgentVersion: "v1", AnnotationAgentLeader: "false", AnnotationNBConnected: "false",
 			AnnotationOVSReachable: "false", AnnotationLastError: "OVS is down", AnnotationLayer2Phase: "legacy"},
 	}, {
+		name:   "a malformed annotation of the node: its problem, with the error",
+		report: AgentReport{Version: "v1", NBConnected: true, LastReconcile: reconciled, NodeProblem: "node/n: annotation k8s.ovn.org/l3-gateway-config: bad", LastError: "node/n: annotation k8s.ovn.org/l3-gateway-config: bad"},
+		want: map[string]string{AnnotationAgentVersion: "v1", AnnotationAgentLeader: "false", AnnotationNBConnected: "true",
+			AnnotationLastReconcile: "2026-05-01T09:59:58Z", AnnotationNodeProblem: "node/n: annotation k8s.ovn.org/l3-gateway-config: bad",
+			AnnotationLastError: "node/n: annotation k8s.ovn.org/l3-gateway-config: bad"},
+	}, {
 		name:   "what the report no longer says is removed; a zero reconcile time and others' annotations stay",
 		report: AgentReport{Version: "v2"},
-		current: map[string]string{AnnotationLastError: "old", AnnotationOVSReachable: "true", AnnotationLayer2Phase: "blocked",
+		current: map[string]string{AnnotationLastError: "old", AnnotationOVSReachable: "true", AnnotationLayer2Phase: "blocked", AnnotationNodeProblem: "old",
 			AnnotationLastReconcile: "2026-05-01T09:00:00Z", "other": "kept"},
 		want: map[string]string{AnnotationAgentVersion: "v2", AnnotationAgentLeader: "false", AnnotationNBConnected: "false",
 			AnnotationLastReconcile: "2026-05-01T09:00:00Z", "other": "kept"},

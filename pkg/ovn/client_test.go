@@ -178,3 +178,17 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestConnectNBErrorNamesTheEndpointOnce: a Northbound that is not there is an error
+// naming its endpoint once and saying why, not the endpoint three times over (ours,
+// libovsdb's and the dial error's).
+func TestConnectNBErrorNamesTheEndpointOnce(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ovnnb_db.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := ovn.ConnectNB(ctx, ovn.NBConfig{Endpoints: []string{"unix:" + sock}, ConnectTimeout: time.Second})
+	want := "connect to NB unix:" + sock + ": dial: connect: no such file or directory"
+	if err == nil || err.Error() != want {
+		t.Fatalf("ConnectNB to a missing socket: %v, want %q", err, want)
+	}
+}

@@ -9,7 +9,9 @@ package ovsdbconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"time"
@@ -75,13 +77,24 @@ func Connect(ctx context.Context, cfg Config, db Database) (client.Client, error
 	connectCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := c.Connect(connectCtx); err != nil {
-		return nil, fmt.Errorf("connect to %s %s: %w", cfg.Name, where, err)
+		return nil, fmt.Errorf("connect to %s %s: %w", cfg.Name, where, cause(err))
 	}
 	if _, err := c.Monitor(ctx, modelledMonitor(c, db)); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("monitor %s %s: %w", cfg.Name, where, err)
 	}
 	return c, nil
+}
+
+// cause is what is left of a connection error once the endpoint is named: libovsdb
+// names the endpoint again, and the dial error a third time, so of a dial error only
+// the operation and why remain. Other errors are returned as they are.
+func cause(err error) error {
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		return fmt.Errorf("%s: %w", opErr.Op, opErr.Err)
+	}
+	return err
 }
 
 // modelledMonitor asks for every modelled table, restricted to the columns of the

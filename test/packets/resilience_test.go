@@ -247,7 +247,7 @@ func TestNodeWithoutOVSIsReported(t *testing.T) {
 	if !strings.Contains(last.NotReadyReason, "Open vSwitch database") {
 		t.Errorf("the agent of %s is not ready for another reason: %q", broken, last.NotReadyReason)
 	}
-	if !strings.Contains(last.LastError, "is unreachable: dial unix") {
+	if !strings.Contains(last.LastError, "is unreachable: dial: connect: ") {
 		t.Errorf("the last error of %s does not say why its OVS database is unreachable: %q", broken, last.LastError)
 	}
 

@@ -58,6 +58,11 @@ type Heartbeat struct {
 	Leader func() bool
 	// NBConnected reports whether the agent is connected to its NB.
 	NBConnected func() bool
+	// NBDown says why the agent is not connected to its NB (naming the endpoint); it
+	// is asked only while NBConnected is false. Its answer starts the last error, and
+	// the loss of the connection and its return are logged once each, within a
+	// second: the NB client reconnects without a word. Nil reports no reason.
+	NBDown func(ctx context.Context) error
 	// OVSDown says why the agent cannot reach its node's Open vSwitch database, nil
 	// while it can; nil for an agent that does no node part, which then reports
 	// nothing. It is asked once per sync, and its answer is both the reachability
@@ -66,6 +71,10 @@ type Heartbeat struct {
 	// Layer2Phase returns where the node is in the Layer2 topology upgrade; "" before
 	// the zone's first reconcile. Nil reports nothing.
 	Layer2Phase func() string
+	// NodeProblem says why the node is not ready for OVN although the zone is
+	// reconciled (a malformed annotation of the node), nil if nothing. Nil reports
+	// nothing.
+	NodeProblem func() error
 	// RenewInterval is the renewal period; 0 means DefaultRenewInterval. The Lease's
 	// duration is four of them.
 	RenewInterval time.Duration
@@ -78,6 +87,8 @@ type Heartbeat struct {
 	// lastErr is the message of the last failed sync, so a failure repeating every
 	// check is logged once.
 	lastErr string
+	// nbLost is set while the NB connection is lost, so the loss is logged once.
+	nbLost bool
 }
 
 // NeedLeaderElection is false: every agent publishes its heartbeat.
@@ -189,6 +200,16 @@ func (h *Heartbeat) annotations(ctx context.Context, current map[string]string) 
 		NBConnected:   h.NBConnected(),
 		Layer2Phase:   h.layer2Phase(),
 	}
+	var nbErr error
+	if !r.NBConnected && h.NBDown != nil {
+		nbErr = h.NBDown(ctx)
+	}
+	h.noteNB(ctx, r.NBConnected, nbErr)
+	if h.NodeProblem != nil {
+		if err := h.NodeProblem(); err != nil {
+			r.NodeProblem = err.Error()
+		}
+	}
 	if h.OVSDown != nil {
 		// The zone controller only finds out at its next reconcile, and even then
 		// only as timeouts: OVSDB clients wait through a reconnect.
@@ -196,16 +217,32 @@ func (h *Heartbeat) annotations(ctx context.Context, current map[string]string) 
 		r.OVSReported, r.OVSReachable = true, down == nil
 		lastErr = errors.Join(down, lastErr)
 	}
-	if lastErr != nil {
+	if lastErr = errors.Join(nbErr, lastErr); lastErr != nil {
 		r.LastError = lastErr.Error()
 	}
 	return r.Annotate(current)
 }
 
+// noteNB logs the loss of the NB connection when it is first seen, and its return.
+func (h *Heartbeat) noteNB(ctx context.Context, connected bool, why error) {
+	logger := log.FromContext(ctx)
+	switch {
+	case !connected && !h.nbLost:
+		h.nbLost = true
+		if why == nil {
+			why = errors.New("the NB client is not connected")
+		}
+		logger.Error(why, "lost the connection to the OVN northbound database; the client reconnects on its own")
+	case connected && h.nbLost:
+		h.nbLost = false
+		logger.Info("connected to the OVN northbound database again")
+	}
+}
+
 // changed reports whether want says something have does not: any annotation but the
 // last reconcile's time, which only matters once it first appears.
 func changed(have, want map[string]string) bool {
-	for _, key := range []string{cluster.AnnotationAgentVersion, cluster.AnnotationAgentLeader, cluster.AnnotationNBConnected, cluster.AnnotationOVSReachable, cluster.AnnotationLastError, cluster.AnnotationLayer2Phase} {
+	for _, key := range []string{cluster.AnnotationAgentVersion, cluster.AnnotationAgentLeader, cluster.AnnotationNBConnected, cluster.AnnotationOVSReachable, cluster.AnnotationLastError, cluster.AnnotationLayer2Phase, cluster.AnnotationNodeProblem} {
 		h, hok := have[key]
 		w, wok := want[key]
 		if h != w || hok != wok {

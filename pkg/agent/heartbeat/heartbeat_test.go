@@ -233,6 +233,82 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 	}
 }
 
+// TestSyncReportsNBLoss: a lost NB connection is published at once, with why (the
+// endpoint) at the start of the last error, before the zone's own error; once the
+// connection is back, only the zone's error is left.
+func TestSyncReportsNBLoss(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	src := &sources{nb: true, now: start, succeeded: start}
+	hb := newHeartbeat(c, ns, "worker1", src)
+	const why = "OVN northbound database unix:/var/run/ovn/ovnnb_db.sock is unreachable: dial: connect: no such file or directory"
+	hb.NBDown = func(context.Context) error { return errors.New(why) }
+	lastError := func(what string) string {
+		t.Helper()
+		if _, err := hb.Sync(ctx); err != nil {
+			t.Fatalf("%s: Sync: %v", what, err)
+		}
+		return getLease(ctx, t, c, ns, "worker1").Annotations[cluster.AnnotationLastError]
+	}
+	if got := lastError("connected"); got != "" {
+		t.Errorf("connected: last error %q, want none", got)
+	}
+	src.set(func(s *sources) {
+		s.now, s.nb, s.err = start.Add(time.Second), false, errors.New("apply zone worker1: not connected")
+	})
+	if got, want := lastError("NB lost"), why+"\napply zone worker1: not connected"; got != want {
+		t.Errorf("NB lost: last error %q, want %q", got, want)
+	}
+	src.set(func(s *sources) { s.now, s.nb = start.Add(2*time.Second), true })
+	if got := lastError("NB back"); got != "apply zone worker1: not connected" {
+		t.Errorf("NB back: last error %q, want the zone's alone", got)
+	}
+}
+
+// TestSyncReportsNodeProblem: a malformed annotation of the node is published at once
+// as the node's problem, and goes when it is mended.
+func TestSyncReportsNodeProblem(t *testing.T) {
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(t, kube.RESTConfig)
+	ns := kube.Namespace(t)
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	src := &sources{nb: true, now: start, succeeded: start}
+	hb := newHeartbeat(c, ns, "worker1", src)
+	var problem error
+	hb.NodeProblem = func() error { return problem }
+	sync := func(what string) cluster.HeartbeatStatus {
+		t.Helper()
+		if _, err := hb.Sync(ctx); err != nil {
+			t.Fatalf("%s: Sync: %v", what, err)
+		}
+		s, err := cluster.ParseHeartbeat(getLease(ctx, t, c, ns, "worker1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := sync("nothing wrong"); s.NodeProblem != "" {
+		t.Errorf("nothing wrong: node problem %q", s.NodeProblem)
+	}
+	const why = `node/worker1: annotation k8s.ovn.org/l3-gateway-config: malformed JSON "garbage", want a JSON object: …`
+	problem = errors.New(why)
+	src.set(func(s *sources) { s.now = start.Add(time.Second) }) // not due for renewal: written for the change
+	if s := sync("annotation broken"); s.NodeProblem != why {
+		t.Errorf("annotation broken: node problem %q, want %q", s.NodeProblem, why)
+	}
+	problem = nil
+	src.set(func(s *sources) { s.now = start.Add(2 * time.Second) })
+	if s := sync("annotation mended"); s.NodeProblem != "" {
+		t.Errorf("annotation mended: node problem %q stays", s.NodeProblem)
+	}
+}
+
 // TestSyncRecoversFromOthersWrites changes and deletes the Lease behind the heartbeat's
 // back: the next write fails (its copy is stale), and the one after repairs the Lease.
 func TestSyncRecoversFromOthersWrites(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"maps"
 	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,7 +14,7 @@ import (
 )
 
 // inputsKey names what a compile of the zone reads: the version of every object listed
-// for it, and the Layer2 footprint read from the Northbound. The configuration is the
+// for it and of every last good Node, and the Layer2 footprint read from the Northbound. The configuration is the
 // agent's own and does not change while it runs. Two reconciles with one key compile the
 // same zone, so the second reuses the first's rows (and the reconciler, finding them as
 // it applied them, compares only what the Northbound changed since).
@@ -35,6 +36,8 @@ func inputsKey(in cluster.Inputs, fp l2upgrade.Footprint) string {
 	objects("ClusterUserDefinedNetwork", asObjects(in.CUDNs))
 	objects("UserDefinedNetwork", asObjects(in.UDNs))
 	objects("ClusterNetworkConnect", asObjects(in.CNCs))
+	// The last good versions Build falls back on for malformed node annotations.
+	objects("LastGoodNode", asObjects(slices.Collect(maps.Values(in.LastGoodNodes))))
 	for _, part := range []map[string]bool{fp.Legacy, fp.TransitRouter, fp.Upgrade} {
 		write(h, "footprint")
 		names := make([]string, 0, len(part))

@@ -64,6 +64,19 @@ type Controller struct {
 	// podIssues are the pod problems last recorded, by "namespace/name", so each is
 	// recorded once, not every reconcile.
 	podIssues map[string]string
+	// lastGood is, by name, the latest version seen of each Node whose annotations all
+	// parsed: cluster.Build falls back on it for a node's malformed annotation, so a
+	// typo on a node keeps the node's ports in every zone rather than deleting them.
+	// It is an input of the compile like the objects (inputsKey names it).
+	lastGood map[string]*corev1.Node
+	// waiting is why the last reconcile waited for this node's allocation, logged once.
+	waiting string
+	// nodeProblems are the malformed node annotations last logged, by node, so each
+	// is logged once per change, not every reconcile.
+	nodeProblems map[string]string
+	// ownProblem is what is wrong with this node's own annotations (NodeProblem); nil
+	// when nothing is.
+	ownProblem atomic.Pointer[error]
 
 	last time.Time
 	// layer2Phase is the node's place in the Layer2 topology upgrade, for the heartbeat.
@@ -132,20 +145,33 @@ func (c *Controller) Layer2Phase() string {
 // Ready reports whether the zone has been reconciled successfully at least once.
 func (c *Controller) Ready() bool { return c.ready.Load() }
 
+// NodeProblem says what is wrong with this node's own annotations, nil if nothing: a
+// node whose annotation is broken is not ready for OVN, even while its zone and the
+// other zones keep its last good values. The agent's pod stays Ready meanwhile, so
+// the plugin can still read the zone through it.
+func (c *Controller) NodeProblem() error {
+	if p := c.ownProblem.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // LastReconcile returns the time of the last successful reconcile (zero before the
-// first) and the error of the last reconcile, nil if it succeeded. Waiting for this
-// node's allocation is not an error and changes neither.
+// first) and the error of the last reconcile, nil if it succeeded; a malformed
+// annotation of this node is an error even when the zone was applied with its last
+// good value. Waiting for this node's allocation is not an error and changes neither.
 func (c *Controller) LastReconcile() (succeeded time.Time, err error) {
 	c.outcome.Lock()
 	defer c.outcome.Unlock()
 	return c.outcome.succeeded, c.outcome.err
 }
 
-// recordOutcome notes how a reconcile ended.
-func (c *Controller) recordOutcome(err error) {
+// recordOutcome notes how a reconcile ended: err is why it failed, own what is wrong
+// with this node's annotations whether or not it failed.
+func (c *Controller) recordOutcome(err, own error) {
 	c.outcome.Lock()
 	defer c.outcome.Unlock()
-	c.outcome.err = err
+	c.outcome.err = errors.Join(own, err)
 	if err == nil {
 		c.outcome.succeeded = time.Now()
 	}
@@ -183,9 +209,30 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	start := time.Now()
 	stats, z, err := c.reconcile(ctx)
 	if errors.Is(err, topology.ErrNodeNotReady) {
-		// Expected until the leader allocates this node's id: wait, without an error.
-		logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
+		// Expected until the leader allocates this node's id: wait, without an error,
+		// and say so once, not at every look.
+		if c.waiting != err.Error() {
+			logger.Info("waiting for this node's OVN allocation", "reason", err.Error())
+			c.waiting = err.Error()
+		}
 		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	c.waiting = ""
+	var own *ownAnnotationsError
+	if errors.As(err, &own) {
+		// Only a change to the Node mends it, and that is an event: no retries, and
+		// the cause is logged (by noteNodeProblems) once, not every second.
+		c.noteOwnProblem(own.err)
+		c.Metrics.observe(time.Since(start), stats, err)
+		c.recordOutcome(err, nil)
+		return reconcile.Result{RequeueAfter: c.Resync}, nil
+	}
+	// A reconcile that failed before it had a state says nothing new about this
+	// node's annotations: what was known stays.
+	ownErr := c.NodeProblem()
+	if z != nil {
+		ownErr = cluster.NodeProblems(z.buildErrs, c.NodeName)
+		c.noteOwnProblem(ownErr)
 	}
 	if err == nil {
 		c.snapshot.Store(z.snapshot())
@@ -199,7 +246,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		err = errors.Join(err, z.node)
 	}
 	c.Metrics.observe(time.Since(start), stats, err)
-	c.recordOutcome(err)
+	c.recordOutcome(err, ownErr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -316,8 +363,14 @@ type compiledZone struct {
 // and compiles the zone.
 func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrade.Footprint, key string) (*compiledZone, error) {
 	st, buildErrs := cluster.Build(in)
+	c.noteNodeProblems(ctx, buildErrs)
 	local := st.Node(c.NodeName)
 	if local == nil {
+		if err := cluster.NodeProblems(buildErrs, c.NodeName); err != nil {
+			// Malformed, with no last good value to fall back on: say which annotation,
+			// rather than that the node is not ready yet.
+			return nil, &ownAnnotationsError{node: c.NodeName, err: err}
+		}
 		// This node is not ready for OVN yet (no id or chassis): nothing to program.
 		return nil, fmt.Errorf("compile zone: %w", topology.NodeNotReadyError(c.NodeName))
 	}
@@ -337,6 +390,66 @@ func (c *Controller) compile(ctx context.Context, in cluster.Inputs, fp l2upgrad
 	}
 	step = l2upgrade.Confirm(step, st, fp, res.NotCompiled)
 	return &compiledZone{key: key, state: st, buildErrs: buildErrs, res: res, step: step}, nil
+}
+
+// noteOwnProblem keeps what is wrong with this node's annotations, nil if nothing.
+func (c *Controller) noteOwnProblem(err error) {
+	if err == nil {
+		c.ownProblem.Store(nil)
+		return
+	}
+	c.ownProblem.Store(&err)
+}
+
+// ownAnnotationsError is the error of a reconcile that could not build this node: an
+// annotation of it is malformed, and no last good value stands in.
+type ownAnnotationsError struct {
+	node string
+	err  error
+}
+
+func (e *ownAnnotationsError) Error() string {
+	return fmt.Sprintf("compile zone: node %s is left out of the cluster state: %v", e.node, e.err)
+}
+
+func (e *ownAnnotationsError) Unwrap() error { return e.err }
+
+// noteNodeProblems logs each node's malformed annotations once per change, and when
+// they are mended: for another node, they say whether this zone keeps the node's
+// last good values or had to drop it.
+func (c *Controller) noteNodeProblems(ctx context.Context, buildErrs []error) {
+	logger := log.FromContext(ctx)
+	next := map[string]string{}
+	for _, err := range buildErrs {
+		var oe *cluster.ObjectError
+		if !errors.As(err, &oe) || oe.Object.Kind != "Node" || next[oe.Object.Name] != "" {
+			continue
+		}
+		name := oe.Object.Name
+		problem := cluster.NodeProblems(buildErrs, name)
+		if problem == nil {
+			continue
+		}
+		next[name] = problem.Error()
+		if c.nodeProblems[name] == next[name] {
+			continue
+		}
+		kept := errors.Is(problem, cluster.ErrLastGoodKept)
+		switch {
+		case name == c.NodeName:
+			logger.Error(problem, "this node's annotation is malformed: the node is not ready until it is fixed", "node", name, "lastGoodKept", kept)
+		case kept:
+			logger.Info("a node's annotation is malformed: this zone keeps its last good value", "node", name, "error", problem.Error())
+		default:
+			logger.Info("a node's annotation is malformed and it has no last good value here: this zone leaves the node out", "node", name, "error", problem.Error())
+		}
+	}
+	for name := range c.nodeProblems {
+		if next[name] == "" {
+			logger.Info("a node's annotations are readable again", "node", name)
+		}
+	}
+	c.nodeProblems = next
 }
 
 // reportPods records a Warning event on each local pod whose port the zone could not
@@ -480,7 +593,36 @@ func Keep(buildErrs []error, notCompiled map[string]error) func(externalIDs map[
 func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
 	in, err := ListInputs(ctx, c.Client, client.UnsafeDisableDeepCopy) // Build never modifies its inputs
 	in.Config, in.DefaultNetwork = c.Cluster, c.DefaultNetwork
+	if err == nil {
+		c.lastGood = LastGood(c.lastGood, in.Nodes)
+		in.LastGoodNodes = c.lastGood
+	}
 	return in, err
+}
+
+// LastGood returns, by name, the latest good version of each of nodes (one whose
+// annotations all parse, cluster.NodeAnnotationsError), given those of the last call:
+// a node that is good now replaces its entry, one that is not keeps it (unless it is
+// another Node of that name, with another UID), and a node that is gone loses it. A
+// node whose version has not changed is not parsed again. The entries hold only the
+// name, UID, version and annotations.
+func LastGood(last map[string]*corev1.Node, nodes []corev1.Node) map[string]*corev1.Node {
+	next := make(map[string]*corev1.Node, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		prev := last[n.Name]
+		if prev != nil && prev.UID == n.UID && prev.ResourceVersion == n.ResourceVersion {
+			next[n.Name] = prev
+			continue
+		}
+		if cluster.NodeAnnotationsError(n) == nil {
+			// The annotations map is the cache's and is never modified: sharing it is safe.
+			next[n.Name] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Annotations: n.Annotations}}
+		} else if prev != nil && prev.UID == n.UID {
+			next[n.Name] = prev
+		}
+	}
+	return next
 }
 
 // ListInputs lists the objects cluster.Build reads: Nodes, Namespaces, Pods, CUDNs,

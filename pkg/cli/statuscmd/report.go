@@ -227,6 +227,9 @@ func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, na
 	case hb.OVSUnreachable():
 		// The last error names the database and says why.
 		s.NotReadyReason = "cannot reach its node's Open vSwitch database"
+	case hb.NodeProblem != "":
+		// The agent works, but its node does not parse (its last error says so too).
+		s.NotReadyReason = hb.NodeProblem
 	case hb.LastReconcile.IsZero():
 		s.NotReadyReason = "the zone has not been reconciled yet"
 	case len(pods) > 0 && pod == nil:

@@ -92,6 +92,9 @@ func TestAgentReadiness(t *testing.T) {
 		{name: "OVS unreachable", lease: ptr.To(lease("n", now, with(with(healthy(now), cluster.AnnotationOVSReachable, "false"),
 			cluster.AnnotationLastError, "Open vSwitch database unix:/run/openvswitch/db.sock is unreachable: …"))),
 			reason: "cannot reach its node's Open vSwitch database"},
+		{name: "node annotation malformed", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationNodeProblem,
+			`node/n: annotation k8s.ovn.org/l3-gateway-config: malformed JSON "garbage", want a JSON object: …`))),
+			reason: `node/n: annotation k8s.ovn.org/l3-gateway-config: malformed JSON "garbage", want a JSON object: …`},
 		{name: "OVS reachable", lease: ptr.To(lease("n", now, with(healthy(now), cluster.AnnotationOVSReachable, "true"))), ready: true},
 		{name: "not reconciled yet", lease: func() *coordinationv1.Lease {
 			l := lease("n", now, healthy(now))
