@@ -98,7 +98,8 @@ prints every object it writes, in the order it writes them: each
 ClusterUserDefinedNetwork it labels, then the connect; several objects come as a v1
 List, as kubectl apply prints them. A client dry run prints a network to label as its
 name, the label and its spec, so that piping the output to kubectl apply -f - labels
-and creates what connect would, and changes nothing else.`,
+and creates what connect would: apply patches only what differs from the live
+network, the label.`,
 		Example: `  # Connect two cluster networks; the connect is called blue-green
   kubectl ovnk connect blue green
 
@@ -205,10 +206,10 @@ func (o *connectOptions) Run(ctx context.Context) error {
 
 // labelChange is what a client dry run prints for a ClusterUserDefinedNetwork that
 // connect would label: its name, the label and its spec as read. Applied with `kubectl
-// apply`, it adds the label, as connect's patch does, and leaves the rest of the network
-// alone: apply patches only what differs from the live object, and leaves labels and
-// annotations it was not given. The spec is there because kubectl validates the object
-// against the CRD's schema, which requires one.
+// apply`, it adds the label, as connect's patch does: apply patches only what differs
+// from the live object (the label, while the network is as the dry run read it), and
+// leaves labels and annotations it was not given alone. The spec is there because
+// kubectl validates the object against the CRD's schema, which requires one.
 func labelChange(cudn *ovnkv1.ClusterUserDefinedNetwork) (*unstructured.Unstructured, error) {
 	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cudn.Spec)
 	if err != nil {
