@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -89,7 +91,15 @@ ranges (cluster, join, transit, masquerade and service subnets, read from the ag
 configuration), a subnet, join subnet or transit subnet of a network it connects, or
 the connect subnet of another connect of the same network; a connect subnet too small
 for the networks and the cluster's nodes; and a name taken. A connect subnet
-overlapping a network it does not connect is allowed, with a warning.`,
+overlapping a network it does not connect is allowed, with a warning.
+
+With -o, and with --dry-run (which prints YAML unless -o says otherwise), connect
+prints every object it writes, in the order it writes them: each
+ClusterUserDefinedNetwork it labels, then the connect; several objects come as a v1
+List, as kubectl apply prints them. A client dry run prints a network to label as its
+name, the label and its spec, so that piping the output to kubectl apply -f - labels
+and creates what connect would: apply patches only what differs from the live
+network, the label.`,
 		Example: `  # Connect two cluster networks; the connect is called blue-green
   kubectl ovnk connect blue green
 
@@ -99,7 +109,7 @@ overlapping a network it does not connect is allowed, with a warning.`,
   # Dual-stack networks with your own ranges
   kubectl ovnk connect blue green --subnet 172.31.0.0/16,fd00:31::/112
 
-  # See the ClusterNetworkConnect without creating it
+  # See what connect would write (the labels and the connect) without writing it
   kubectl ovnk connect blue green --dry-run`,
 		ValidArgsFunction: completeNetworkArgs(f),
 		RunE:              cmdutil.RunE(f, o),
@@ -114,13 +124,13 @@ overlapping a network it does not connect is allowed, with a warning.`,
 	// the scripts that pass it, and still serves where that cannot be read.
 	fl.StringSliceVar(&o.serviceCIDRs, "service-cidr", nil, "the cluster's service CIDRs, one per IP family, used only when the agent's configuration cannot be read")
 	_ = fl.MarkDeprecated("service-cidr", "the service subnets are read from the agent's configuration (ConfigMap ovnk-agent-config in --agent-namespace); --service-cidr is used only when that cannot be read, as the service subnets instead of ovnk's defaults")
-	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the ClusterNetworkConnect instead of creating it: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
+	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the objects connect would write (the networks' labels and the ClusterNetworkConnect) instead of writing them: client (the cluster is only read, for the checks) or server (the API server also checks the labels and the connect, and writes nothing)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{dryRunNone, dryRunClient, dryRunServer}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("connectivity", cobra.FixedCompletions([]string{"pod", "service", "pod,service"}, cobra.ShellCompDirectiveNoFileComp))
 	o.output = cmdutil.AddOutputFlag(cmd)
 	out := cmd.Flag("output")
-	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the connect created; yaml with --dry-run)", 1)
+	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line per object written; yaml with --dry-run)", 1)
 	return cmd
 }
 
@@ -180,12 +190,46 @@ func (o *connectOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.f.ErrOut, "Warning: %s requested, but %s\n", ovnkv1.ConnectivityClusterIPServiceNetwork, servicesNotProgrammed)
 	}
 	if o.dryRun == dryRunClient {
+		var written []client.Object
 		for _, n := range p.label {
 			fmt.Fprintf(o.f.ErrOut, "clusteruserdefinednetwork.%s/%s labeled %s=%s (dry run)\n", ovnkv1.GroupName, n.CUDN.Name, NetworkNameLabel, n.CUDN.Name)
+			u, err := labelChange(n.CUDN)
+			if err != nil {
+				return err
+			}
+			written = append(written, u)
 		}
-		return o.output.PrintObject(p.connect, o.f.Out)
+		return o.printWritten(append(written, p.connect))
 	}
 	return o.apply(ctx, s, p)
+}
+
+// labelChange is what a client dry run prints for a ClusterUserDefinedNetwork that
+// connect would label: its name, the label and its spec as read. Applied with `kubectl
+// apply`, it adds the label, as connect's patch does: apply patches only what differs
+// from the live object (the label, while the network is as the dry run read it), and
+// leaves labels and annotations it was not given alone. The spec is there because
+// kubectl validates the object against the CRD's schema, which requires one.
+func labelChange(cudn *ovnkv1.ClusterUserDefinedNetwork) (*unstructured.Unstructured, error) {
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cudn.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("convert the spec of ClusterUserDefinedNetwork %s: %w", cudn.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(ovnkv1.SchemeGroupVersion.WithKind("ClusterUserDefinedNetwork"))
+	u.SetName(cudn.Name)
+	u.SetLabels(map[string]string{NetworkNameLabel: cudn.Name})
+	return u, nil
+}
+
+// printWritten prints, in the -o format, the objects connect wrote (or would write), in
+// the order it writes them, as kubectl apply prints what it applied: one object alone,
+// several as a v1 List.
+func (o *connectOptions) printWritten(objs []client.Object) error {
+	if len(objs) == 1 {
+		return o.output.PrintObject(objs[0], o.f.Out)
+	}
+	return o.output.PrintList(objs, o.f.Out)
 }
 
 // apply labels the ClusterUserDefinedNetworks, then creates the connect, so that the
@@ -198,6 +242,7 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 		opts, createOpts, suffix = append(opts, client.DryRunAll), append(createOpts, client.DryRunAll), " (server dry run)"
 	}
 	var done []string
+	var written []client.Object
 	for _, n := range p.label {
 		before := n.CUDN.DeepCopy()
 		if n.CUDN.Labels == nil {
@@ -210,6 +255,7 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 			return s.Failed(err, fmt.Sprintf("label ClusterUserDefinedNetwork %s %s=%s", n.CUDN.Name, NetworkNameLabel, n.CUDN.Name))
 		}
 		done = append(done, fmt.Sprintf("clusteruserdefinednetwork.%s/%s labeled%s", ovnkv1.GroupName, n.CUDN.Name, suffix))
+		written = append(written, n.CUDN)
 	}
 	cnc := p.connect
 	if err := s.Client.Create(ctx, cnc, createOpts...); err != nil {
@@ -219,8 +265,7 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 		return s.Failed(err, "create ClusterNetworkConnect "+cnc.Name)
 	}
 	if !o.output.Human() {
-		cnc.SetGroupVersionKind(ovnkv1.SchemeGroupVersion.WithKind("ClusterNetworkConnect"))
-		return o.output.PrintObject(cnc, o.f.Out)
+		return o.printWritten(append(written, cnc))
 	}
 	done = append(done, fmt.Sprintf("clusternetworkconnect.%s/%s created%s", ovnkv1.GroupName, cnc.Name, suffix))
 	_, err := fmt.Fprintln(o.f.Out, strings.Join(done, "\n"))

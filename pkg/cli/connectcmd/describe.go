@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
@@ -79,14 +80,14 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	}
 	sel := snap.selected(cnc)
 	alloc := allocationOf(cnc)
-	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{Description: humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now()), refusal: refusalOf(cnc, alloc)}
 	d.summary(cnc, sel, alloc)
 	d.reachability(cnc, sel)
 	d.notTransitive(snap, cnc, sel)
 	d.networks(sel, alloc)
 	d.refused(sel)
 	d.Conditions(cnc.Status.Conditions)
-	d.Nodes(humanview.Readiness(cluster.ReadZoneReports(snap.nodes), cluster.ConnectZoneStatusKey(cnc.Name), "connect"))
+	d.nodes(snap, cnc)
 	d.Events(events)
 	return d.Flush(o.f.Out)
 }
@@ -94,7 +95,13 @@ func (o *describeOptions) Run(ctx context.Context) error {
 // describer writes the sections of a connect's description.
 type describer struct {
 	*humanview.Description
+	// refusal is the leader's Accepted condition of a connect it refused whole, else
+	// nil: then nothing is allocated or programmed, and nothing waits for the leader.
+	refusal *metav1.Condition
 }
+
+// refusedText is said where a refused connect would have an allocation or a state.
+const refusedText = "the leader refused the connect (see Refused)"
 
 func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, alloc allocation) {
 	var subnets []string
@@ -110,6 +117,9 @@ func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, al
 		connectivityValues = append(connectivityValues, humanview.Value{Text: "Note: " + servicesNotProgrammed, Style: d.Palette.Warn})
 	}
 	tunnelKey := []humanview.Value{{Text: "<not allocated yet>", Style: d.Palette.Faint}}
+	if d.refusal != nil {
+		tunnelKey = []humanview.Value{{Text: "<none: " + refusedText + ">", Style: d.Palette.Faint}}
+	}
 	if alloc.tunnelKey != 0 {
 		tunnelKey = d.Plain(strconv.Itoa(alloc.tunnelKey))
 	}
@@ -126,10 +136,11 @@ func (d *describer) summary(cnc *ovnkv1.ClusterNetworkConnect, sel selection, al
 	if alloc.problem != "" {
 		lines = append(lines, humanview.Field{Key: "Allocation", Values: []humanview.Value{{Text: "unreadable: " + alloc.problem, Style: d.Palette.Bad}}})
 	}
-	lines = append(lines,
-		humanview.Field{Key: "Status", Values: []humanview.Value{{Text: status, Style: healthStyle(d.Palette, h)}}},
-		humanview.Field{Key: "Age", Values: d.Plain(d.Age(cnc.CreationTimestamp))},
-	)
+	lines = append(lines, humanview.Field{Key: "Status", Values: []humanview.Value{{Text: status, Style: healthStyle(d.Palette, h)}}})
+	if d.refusal != nil {
+		lines = append(lines, humanview.Field{Key: "Refused", Values: []humanview.Value{{Text: orWord(d.refusal.Reason, "NotAccepted") + ": " + orWord(d.refusal.Message, "the leader gave no message"), Style: d.Palette.Bad}}})
+	}
+	lines = append(lines, humanview.Field{Key: "Age", Values: d.Plain(d.Age(cnc.CreationTimestamp))})
 	d.Fields(lines)
 }
 
@@ -152,6 +163,9 @@ func orNoneLines(lines []string) []string {
 func (d *describer) reachability(cnc *ovnkv1.ClusterNetworkConnect, sel selection) {
 	nets := refs(sel.connected)
 	switch {
+	case d.refusal != nil:
+		d.TextSection("Reachability", d.Palette.Warn.Render("none"), []string{"nothing is programmed: " + refusedText})
+		return
 	case !requests(cnc, ovnkv1.ConnectivityPodNetwork):
 		d.TextSection("Reachability", d.Palette.Warn.Render("none"), []string{"nothing is programmed: only " + string(ovnkv1.ConnectivityClusterIPServiceNetwork) + " is requested, and ovnk programs pod connectivity only"})
 		return
@@ -172,7 +186,7 @@ func (d *describer) reachability(cnc *ovnkv1.ClusterNetworkConnect, sel selectio
 // networks outside this one, that those do NOT reach this connect's other networks
 // through it.
 func (d *describer) notTransitive(snap *snapshot, cnc *ovnkv1.ClusterNetworkConnect, sel selection) {
-	if !requests(cnc, ovnkv1.ConnectivityPodNetwork) || len(sel.connected) < 2 {
+	if d.refusal != nil || !requests(cnc, ovnkv1.ConnectivityPodNetwork) || len(sel.connected) < 2 {
 		return
 	}
 	mine := refs(sel.connected)
@@ -280,7 +294,11 @@ func (d *describer) networks(sel selection, alloc allocation) {
 			blocks = append(blocks, b.String())
 		}
 		blockCell := humanview.List(blocks, d.Palette.Faint)
-		if len(blocks) == 0 {
+		switch {
+		case len(blocks) > 0:
+		case d.refusal != nil:
+			blockCell = humanview.Styled("<none: refused>", d.Palette.Faint)
+		default:
 			blockCell = humanview.Styled("<not allocated yet>", d.Palette.Faint)
 		}
 		t.Add(humanview.Text(n.Ref()), humanview.Text(string(n.Topology())), humanview.List(subnets, d.Palette.Faint), blockCell)
@@ -298,4 +316,15 @@ func (d *describer) refused(sel selection) {
 		t.Add(humanview.Text(r.network.Ref()), humanview.Styled(r.reason, d.Palette.Bad))
 	}
 	d.Section("Selected but not connected", "", t)
+}
+
+// nodes shows how far each node programmed the connect. A refused connect is
+// programmed nowhere, and the nodes' reports only wait for an allocation the leader
+// will not make: the section says why instead of listing them.
+func (d *describer) nodes(snap *snapshot, cnc *ovnkv1.ClusterNetworkConnect) {
+	if d.refusal != nil {
+		d.TextSection("Nodes", d.Palette.Bad.Render(fmt.Sprintf("0/%d ready", len(snap.nodes))), []string{"no node programs the connect: " + refusedText})
+		return
+	}
+	d.Nodes(humanview.Readiness(cluster.ReadZoneReports(snap.nodes), cluster.ConnectZoneStatusKey(cnc.Name), "connect"))
 }

@@ -23,17 +23,18 @@ func TestOutputFormats(t *testing.T) {
 	h.cudn("out-green", ovnkv1.NetworkTopologyLayer2, []string{"10.20.0.0/16"})
 	h.udn(ns, "web", ovnkv1.NetworkTopologyLayer3, []string{"10.30.0.0/16"})
 
-	// Dry runs: the object is printed, and neither it nor the labels are written.
+	// Dry runs: the objects are printed, the networks to label and the connect, and
+	// none of them is written.
 	for _, mode := range []string{"--dry-run", "--dry-run=server"} {
 		out, stderr, err := h.Run("connect", "out-blue", "out-green", mode)
 		if err != nil {
 			t.Fatalf("connect %s: %v", mode, err)
 		}
-		var printed ovnkv1.ClusterNetworkConnect
-		if err := yaml.UnmarshalStrict([]byte(out), &printed); err != nil {
-			t.Fatalf("connect %s printed no YAML connect: %v\n%s", mode, err, out)
+		want := []string{"ClusterUserDefinedNetwork/out-blue", "ClusterUserDefinedNetwork/out-green", "ClusterNetworkConnect/out-blue-out-green"}
+		if got := kindsAndNames(printedObjects(t, out)); !slices.Equal(got, want) {
+			t.Errorf("connect %s printed %v, want %v", mode, got, want)
 		}
-		if printed.Name != "out-blue-out-green" || printed.Kind != "ClusterNetworkConnect" || len(printed.Spec.NetworkSelectors) != 1 {
+		if printed := printedConnect(t, out); len(printed.Spec.NetworkSelectors) != 1 {
 			t.Errorf("connect %s printed %+v", mode, printed)
 		}
 		if mode == "--dry-run" && !strings.Contains(stderr, "clusteruserdefinednetwork.k8s.ovn.org/out-blue labeled ovnk.io/network-name=out-blue (dry run)") {
@@ -47,13 +48,19 @@ func TestOutputFormats(t *testing.T) {
 		}
 	}
 
-	var created ovnkv1.ClusterNetworkConnect
-	if err := json.Unmarshal([]byte(h.MustRun("connect", "out-blue", "out-green", "-o", "json")), &created); err != nil {
-		t.Fatalf("connect -o json: %v", err)
+	// connect labels both networks, so -o json prints a List of all three objects written.
+	out := h.MustRun("connect", "out-blue", "out-green", "-o", "json")
+	if !json.Valid([]byte(out)) {
+		t.Fatalf("connect -o json printed no JSON:\n%s", out)
 	}
-	if created.Name != "out-blue-out-green" || created.UID == "" || created.Kind != "ClusterNetworkConnect" {
+	written := printedObjects(t, out)
+	if len(written) != 3 || written[0].GetLabels()[NetworkNameLabel] != "out-blue" || written[1].GetLabels()[NetworkNameLabel] != "out-green" {
+		t.Errorf("connect -o json printed %v; want both networks labelled, then the connect", kindsAndNames(written))
+	}
+	if created := printedConnect(t, out); created.Name != "out-blue-out-green" || created.UID == "" || created.Kind != "ClusterNetworkConnect" {
 		t.Errorf("connect -o json printed %+v; want the created object", created.ObjectMeta)
 	}
+	// out-green is labelled now: the connect is the one object written, printed alone.
 	if out := h.MustRun("connect", "out-green", ns+"/web", "--subnet", "172.31.0.0/16", "-o", "name"); out != "clusternetworkconnect.k8s.ovn.org/out-green-"+ns+"-web\n" {
 		t.Errorf("connect -o name printed %q", out)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
@@ -84,9 +82,8 @@ func TestNetworkNotSelected(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr)
 	}
-	var printed ovnkv1.ClusterNetworkConnect
-	if err := yaml.UnmarshalStrict([]byte(out), &printed); err != nil || printed.Name != "alone-blue-alone-green" {
-		t.Fatalf("connect printed no connect (%v):\n%s", err, out)
+	if printed := printedConnect(t, out); printed.Name != "alone-blue-alone-green" {
+		t.Fatalf("connect printed connect %s:\n%s", printed.Name, out)
 	}
 	want := "Warning: --subnet 172.31.0.0/16 overlaps subnet 172.31.5.0/24 of network alone-lan, which this connect does not select, so it is allowed; but no connect through this subnet could ever connect alone-lan: choose another --subnet if it may join these networks later\n"
 	if !strings.Contains(stderr, want) {

@@ -60,6 +60,19 @@ func statusOf(cnc *ovnkv1.ClusterNetworkConnect) (string, health) {
 	return "Pending", healthPending
 }
 
+// refusalOf is the leader's Accepted condition when it refused the connect whole, nil
+// otherwise. The leader gives the connect router a tunnel key whenever it accepts the
+// connect, even in part, and takes it back when it refuses it (pkg/agent/leader,
+// connectWrite): Accepted False without a tunnel key is a refusal, and then no zone
+// programs anything of the connect, whatever the nodes' reports wait for.
+func refusalOf(cnc *ovnkv1.ClusterNetworkConnect, alloc allocation) *metav1.Condition {
+	c := meta.FindStatusCondition(cnc.Status.Conditions, ovnkv1.ConditionAccepted)
+	if c == nil || c.Status != metav1.ConditionFalse || alloc.tunnelKey != 0 {
+		return nil
+	}
+	return c
+}
+
 func orWord(s, fallback string) string {
 	if s == "" {
 		return fallback

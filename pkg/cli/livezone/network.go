@@ -66,11 +66,21 @@ type Namespace struct {
 // zone. The error for a network the zone does not have lists the ones it has, or says
 // why the node has not programmed it when its agent reported a reason.
 func (z *Zone) Network(arg string, ns Namespace) (Network, error) {
+	return z.network(arg, candidateNames(arg, ns))
+}
+
+// NetworkOf is the network of the OVN name ovnName in the zone, arg being what the user
+// typed for it (found in the cluster's objects); its errors are Network's.
+func (z *Zone) NetworkOf(arg, ovnName string) (Network, error) {
+	return z.network(arg, []string{ovnName})
+}
+
+// network is the first of the OVN names candidates that the zone holds.
+func (z *Zone) network(arg string, candidates []string) (Network, error) {
 	have := map[string]Network{}
 	for _, n := range z.Networks() {
 		have[n.OVNName] = n
 	}
-	candidates := candidateNames(arg, ns)
 	for _, c := range candidates {
 		if n, ok := have[c]; ok {
 			return n, nil

@@ -1,14 +1,9 @@
 package networkcmd
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
@@ -41,17 +36,7 @@ func (s *session) networks(ctx context.Context, ns string) ([]netview.Network, e
 }
 
 // sortNetworks orders cluster networks first, then namespaced ones by namespace/name.
-func sortNetworks(nets []netview.Network) {
-	slices.SortFunc(nets, func(a, b netview.Network) int {
-		if a.Cluster() != b.Cluster() {
-			if a.Cluster() {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.Ref(), b.Ref())
-	})
-}
+func sortNetworks(nets []netview.Network) { netview.SortNetworks(nets) }
 
 // reportsAndConnects reads what the views show of every network beside the network
 // itself: the nodes' zone reports, and the connects that may select it.
@@ -69,13 +54,5 @@ func (s *session) reportsAndConnects(ctx context.Context) ([]cluster.ZoneReport,
 
 // namespace gets a namespace, with a one-line error when it does not exist.
 func (s *session) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	var ns corev1.Namespace
-	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, &ns)
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("namespace %q not found: check the name (kubectl get namespaces lists them) or create it with `kubectl create namespace %s`", name, name)
-	}
-	if err != nil {
-		return nil, s.Failed(err, "get namespace "+name)
-	}
-	return &ns, nil
+	return s.Namespace(ctx, name)
 }

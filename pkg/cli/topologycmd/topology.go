@@ -5,11 +5,13 @@ package topologycmd
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/livezone"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -26,9 +28,11 @@ switch-to-router patches), remote ports with the chassis and tunnel key of the n
 they stand for, gateway chassis, NAT rules, and how many routes and policies each
 router has.
 
-NETWORK is "default" (the default when omitted), a ClusterUserDefinedNetwork's name,
-a UserDefinedNetwork as NAMESPACE/NAME (or NAME with -n), or an OVN network name
-such as cluster_udn_blue.
+NETWORK is "default" (the default when omitted), or a network named as network
+describe names it: a ClusterUserDefinedNetwork's name (with --cluster when a
+UserDefinedNetwork has the same name), a UserDefinedNetwork as NAMESPACE/NAME, as
+NAME with -n, or as NAME alone when no other network has that name; or an OVN
+network name such as cluster_udn_blue.
 
 connect/NAME (or the router's name, connect_router_NAME) shows the connect router of
 the ClusterNetworkConnect NAME instead: its ports with the network router port each
@@ -61,6 +65,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 	o.out = cmdutil.AddOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: a tree)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NETWORK is a ClusterUserDefinedNetwork, when a UserDefinedNetwork has the same name")
 	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
 	_ = cmd.RegisterFlagCompletionFunc("node", f.CompleteNames(cmdutil.ListNodeNames))
 	return cmd
@@ -69,7 +74,9 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 // options are the command's flags and argument.
 type options struct {
 	node, nb string
-	out      *cmdutil.Output
+	// cluster is --cluster: the argument is a ClusterUserDefinedNetwork's name.
+	cluster bool
+	out     *cmdutil.Output
 
 	f *cmdutil.Factory
 	// arg names the network or the connect; the default network when omitted.
@@ -109,11 +116,7 @@ func (o *options) Run(ctx context.Context) error {
 		}
 		return tw.writeConnect(f.Out, v, z)
 	}
-	ns, explicit, err := f.Namespace()
-	if err != nil {
-		return err
-	}
-	n, err := z.Network(arg, livezone.Namespace{Name: ns, Explicit: explicit})
+	n, err := o.network(ctx, z)
 	if err != nil {
 		return err
 	}
@@ -122,4 +125,39 @@ func (o *options) Run(ctx context.Context) error {
 		return out.PrintData(v, f.Out)
 	}
 	return tw.write(f.Out, v, z)
+}
+
+// network finds the network the argument names in the zone. A name of the cluster's
+// ClusterUserDefinedNetworks and UserDefinedNetworks is resolved as `network describe`
+// resolves it (netview.Resolve); "default", and a name no such object has (an OVN
+// network name, or a network the zone still holds after its object went), are looked
+// up in the zone itself.
+func (o *options) network(ctx context.Context, z *livezone.Zone) (livezone.Network, error) {
+	ns, explicit, err := o.f.Namespace()
+	if err != nil {
+		return livezone.Network{}, err
+	}
+	inZone := func() (livezone.Network, error) {
+		return z.Network(o.arg, livezone.Namespace{Name: ns, Explicit: explicit})
+	}
+	if o.arg == cluster.DefaultNetworkName && !o.cluster {
+		return inZone()
+	}
+	t, err := netview.TargetOf(o.f, o.arg, o.cluster)
+	if err != nil {
+		return livezone.Network{}, err
+	}
+	s, err := netview.Open(o.f, "networks")
+	if err != nil {
+		return livezone.Network{}, err
+	}
+	n, err := s.Resolve(ctx, t)
+	var missing *netview.NotFoundError
+	switch {
+	case err == nil:
+		return z.NetworkOf(o.arg, n.OVNName())
+	case errors.As(err, &missing) && !o.cluster:
+		return inZone()
+	}
+	return livezone.Network{}, err
 }

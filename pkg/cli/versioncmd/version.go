@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,7 +29,8 @@ const ovnGroup = "k8s.ovn.org"
 type Info struct {
 	Client string `json:"clientVersion"`
 	Server string `json:"serverVersion,omitempty"`
-	// Resources lists the k8s.ovn.org resources the server serves, as "name.version".
+	// Resources lists the k8s.ovn.org resources the server serves, as "name.version";
+	// a resource whose CRD is being deleted is left out.
 	Resources []string `json:"ovnResources,omitempty"`
 }
 
@@ -37,6 +39,8 @@ type Options struct {
 	ClientOnly bool
 	Output     string
 
+	// Discovery is a client of the cluster's discovery; a cached one is invalidated
+	// first, so that CRDs deleted since it was cached are not reported.
 	Discovery func() (discovery.DiscoveryInterface, error)
 	genericiooptions.IOStreams
 }
@@ -47,6 +51,10 @@ func New(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version, the API server's, and the OVN-Kubernetes resources it serves",
+		Long: `Print the plugin's version, the API server's, and the k8s.ovn.org resources the
+cluster serves. The resources are asked of the API server afresh, not taken from
+kubectl's discovery cache, so CRDs deleted since do not show; a resource whose CRD is
+being deleted is left out too.`,
 		Example: `  # Everything, as text
   kubectl ovnk version
 
@@ -96,6 +104,11 @@ func (o *Options) fillServer(info *Info) error {
 	if err != nil {
 		return fmt.Errorf("configure the API client: %w", err)
 	}
+	// kubectl's discovery cache (~/.kube/cache, 6 hours) would still list CRDs that
+	// were deleted since, e.g. by `kubectl ovnk uninstall`: ask the server afresh.
+	if cached, ok := dc.(discovery.CachedDiscoveryInterface); ok {
+		cached.Invalidate()
+	}
 	sv, err := dc.ServerVersion()
 	if err != nil {
 		return fmt.Errorf("ask the API server for its version: %w", err)
@@ -113,6 +126,12 @@ func (o *Options) fillServer(info *Info) error {
 		}
 		for _, r := range list.APIResources {
 			if strings.Contains(r.Name, "/") { // a subresource such as status
+				continue
+			}
+			// A CRD being deleted is still served, for reading, until its objects are
+			// gone; the API server no longer creates objects of it and drops create
+			// from its verbs. It is on its way out, not served for use.
+			if !slices.Contains(r.Verbs, "create") {
 				continue
 			}
 			info.Resources = append(info.Resources, r.Name+"."+gv.Version)
