@@ -69,7 +69,9 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 // (NetworkCreated False) next to the existing networks, saying so now rather than
 // after creating it. The leader's checks decide (cluster.AcceptNetworks, over the
 // networks the model reads from their specs, oldest first and n last as the newest,
-// and the cluster's reserved ranges): a network's subnets and join subnets stay out of
+// and the cluster's reserved ranges): no two networks have one OVN name, a subnet can
+// carry pods (of the cluster's IP families, not a special-purpose range, with room for
+// pod addresses), a network's subnets and join subnets stay out of
 // the cluster's own ranges, its subnets out of its own join and transit subnets,
 // networks serving a common namespace need subnets that do not overlap, and a
 // namespace has at most one primary network. nsLabels are the labels of every
@@ -89,13 +91,21 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	ordered, byName := seniority(model, others)
 	refused := cluster.AcceptNetworks(append(ordered, mine), reserved)
 	var (
-		clash   *cluster.ReservedOverlapError
-		subnets *cluster.SubnetConflictError
-		primary *cluster.PrimaryConflictError
+		clash    *cluster.ReservedOverlapError
+		subnets  *cluster.SubnetConflictError
+		primary  *cluster.PrimaryConflictError
+		ovnName  *cluster.OVNNameConflictError
+		unusable *cluster.UnusableSubnetError
 	)
 	switch err := refused[mine]; {
 	case err == nil:
 		return nil
+	case errors.As(err, &ovnName):
+		e := byName[ovnName.Other]
+		return fmt.Errorf("NAME %s: OVN would name it %s, as it names %s %s (OVN names write \"-\" as \".\"), and the two would share their OVN rows: choose another NAME",
+			n.Name(), ovnName.OVNName, e.Kind(), e.Ref())
+	case errors.As(err, &unusable):
+		return fmt.Errorf("--subnet %s: %s: %s", unusable.Subnet, unusable.Problem, unusable.Fix)
 	case errors.As(err, &primary):
 		e := byName[primary.Other]
 		return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", primary.Namespace, e.Kind(), e.Ref())

@@ -68,11 +68,14 @@ the namespaces --namespaces lists or --namespace-selector matches.
 Everything is checked before anything is sent, by the same rules the API server
 applies (the CRDs' validation), plus a few mistakes it lets through: a subnet with
 host bits set, subnets that overlap each other or the join subnets, and, once the
-cluster is read, what the leader would refuse: a subnet or join subnet overlapping
-one of the cluster's own ranges (cluster, join, transit, masquerade and service
-subnets, read from the agent's configuration), a subnet overlapping another network
-of the same namespace, or a second primary network in a namespace. Each refusal is
-one line naming the value and the fix.
+cluster is read, what the leader would refuse: a NAME that OVN writes as another
+network's ("-" and "." alike), a subnet of an IP family the cluster lacks, one that
+leaves no address for pods, a subnet or join subnet overlapping one of the cluster's
+own ranges (cluster, join, transit, masquerade and service subnets, read from the
+agent's configuration), a subnet in a range pods cannot use (0.0.0.0/0, loopback,
+link-local, multicast), a subnet overlapping another network of the same namespace,
+or a second primary network in a namespace. Each refusal is one line naming the value
+and the fix.
 
 A Layer3 --subnet may carry its per-node prefix length: 10.128.0.0/14/23 gives each
 node a /23 (the default is /24 for IPv4 and /64 for IPv6; --host-subnet sets it for
