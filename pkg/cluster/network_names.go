@@ -1,5 +1,10 @@
 package cluster
 
+// LabelPrimaryUDN marks a namespace whose pods must have a primary user-defined network:
+// its pods wait for one instead of getting the default network as their primary.
+// OVN-Kubernetes serves a primary network only in namespaces created with it.
+const LabelPrimaryUDN = "k8s.ovn.org/primary-user-defined-network"
+
 // NetworkNameOf returns the network a ClusterUserDefinedNetwork or UserDefinedNetwork
 // object defines, and "" for any other object.
 func NetworkNameOf(ref ObjectRef) string {

@@ -230,14 +230,15 @@ func TestUnreachableCluster(t *testing.T) {
 	}
 }
 
-// TestDryRun checks that both dry runs print the network and create nothing.
+// TestDryRun checks that client dry runs print the network, a server dry run kubectl's
+// line (or the network, when -o asks), and that none creates anything.
 func TestDryRun(t *testing.T) {
 	h := newHarness(t)
 	ns := h.Namespace("", nil)
-	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server"} {
+	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server -o yaml"} {
 		t.Run(dry, func(t *testing.T) {
 			h.T = t
-			out := h.MustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", dry)
+			out := h.MustRun(append([]string{"create", "dry", "-n", ns, "--subnet", "10.0.0.0/16"}, strings.Fields(dry)...)...)
 			var udn ovnkv1.UserDefinedNetwork
 			if err := yamlStrict(out, &udn); err != nil {
 				t.Fatalf("%s did not print YAML of a UserDefinedNetwork: %v\n%s", dry, err, out)
@@ -251,7 +252,11 @@ func TestDryRun(t *testing.T) {
 		})
 	}
 	h.T = t
-	out := h.MustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
+	out := h.MustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", "--role", "secondary", "--dry-run=server")
+	if out != "userdefinednetwork.k8s.ovn.org/dry created (server dry run)\n" {
+		t.Errorf("--dry-run=server printed %q, want kubectl's line", out)
+	}
+	out = h.MustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
 	if out != "clusteruserdefinednetwork.k8s.ovn.org/dry\n" {
 		t.Errorf("--dry-run=server -o name printed %q", out)
 	}

@@ -113,7 +113,7 @@ IPv6, for a dual-stack network.`,
 	fl.StringVar(&o.outboundSNAT, "outbound-snat", "", snatChoice.usage("with --transport no-overlay: whether traffic leaving the cluster takes the node's address"))
 	fl.StringVar(&o.routing, "routing", "", routingChoice.usage("with --transport no-overlay: managed lets OVN-Kubernetes set up BGP between the nodes; unmanaged leaves it to your RouteAdvertisements"))
 	fl.StringVar(&o.ipam, "ipam", "", ipamChoice.usage("layer2: enabled assigns pod addresses (default); disabled leaves them to you (secondary networks only, no --subnet); persistent keeps a pod's addresses across restarts"))
-	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the network instead of creating it: client (no request at all) or server (the API server checks it and creates nothing)")
+	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "check without creating: client prints the network and sends no request; server has the API server check it too, creating nothing, and prints kubectl's line (-o prints the network)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
 	for _, c := range []choice{topologyChoice, roleChoice, transportChoice, snatChoice, routingChoice, ipamChoice} {
 		c.register(cmd)
@@ -122,7 +122,7 @@ IPv6, for a dual-stack network.`,
 	_ = cmd.RegisterFlagCompletionFunc("namespaces", completeNamespaceList(f))
 	o.output = cmdutil.AddOutputFlag(cmd)
 	out := cmd.Flag("output")
-	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the network created; yaml with --dry-run)", 1)
+	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the network created; yaml with --dry-run=client)", 1)
 	return cmd
 }
 
@@ -138,8 +138,10 @@ func (o *createOptions) Validate() error {
 	if len(o.args) != 1 {
 		return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", o.cmd.CommandPath(), len(o.args))
 	}
-	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
-		// A dry run is for seeing the object: print it as YAML unless -o says otherwise.
+	if o.dryRun == dryRunClient && !o.cmd.Flags().Changed("output") {
+		// A client dry run is for seeing the object: print it as YAML unless -o says
+		// otherwise. A server dry run prints kubectl's line, saying what the server
+		// accepted.
 		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
 			return err
 		}
@@ -182,7 +184,11 @@ func (o *createOptions) Run(ctx context.Context) error {
 	if !o.output.Human() {
 		return o.output.PrintObject(obj, o.f.Out)
 	}
-	_, err = fmt.Fprintf(o.f.Out, "%s/%s created\n", n.ResourceType(), n.Name())
+	suffix := ""
+	if o.dryRun == dryRunServer {
+		suffix = " (server dry run)" // kubectl's words
+	}
+	_, err = fmt.Fprintf(o.f.Out, "%s/%s created%s\n", n.ResourceType(), n.Name(), suffix)
 	return err
 }
 
