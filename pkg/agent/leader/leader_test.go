@@ -284,7 +284,7 @@ func TestLeaderOVNNameCollision(t *testing.T) {
 		if created == nil || created.Status != metav1.ConditionFalse || created.Reason != ReasonOVNNameConflict || !strings.Contains(created.Message, wantMsg) {
 			return fmt.Errorf("NetworkCreated of %s is %+v", dot, created)
 		}
-		ready := meta.FindStatusCondition(c.Status.Conditions, ConditionNetworkReady)
+		ready := meta.FindStatusCondition(c.Status.Conditions, cluster.ConditionNetworkReady)
 		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonNotCreated {
 			return fmt.Errorf("NetworkReady of %s is %+v", dot, ready)
 		}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,11 @@ type createOptions struct {
 	routing           string
 	ipam              string
 	dryRun            string
+	// wait, timeout: create --wait; interval is the wait between two looks, which
+	// tests shorten.
+	wait     bool
+	timeout  time.Duration
+	interval time.Duration
 
 	// args should be the new network's name.
 	args []string
@@ -57,7 +63,7 @@ type createOptions struct {
 }
 
 func newCreateCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &createOptions{f: f}
+	o := &createOptions{f: f, interval: waitInterval}
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a network: a UserDefinedNetwork in -n's namespace, or with --cluster a ClusterUserDefinedNetwork",
@@ -80,7 +86,11 @@ and the fix.
 A Layer3 --subnet may carry its per-node prefix length: 10.128.0.0/14/23 gives each
 node a /23 (the default is /24 for IPv4 and /64 for IPv6; --host-subnet sets it for
 every subnet that does not carry its own). Give --subnet twice, one IPv4 and one
-IPv6, for a dual-stack network.`,
+IPv6, for a dual-stack network.
+
+With --wait (the default on a terminal) create then waits until the leader reports
+the network ready on every node (condition NetworkReady), and exits non-zero with
+the leader's condition and reason when it refuses the network or --timeout passes.`,
 		Example: `  # A Layer3 primary network for namespace blue
   kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16
 
@@ -115,6 +125,8 @@ IPv6, for a dual-stack network.`,
 	fl.StringVar(&o.ipam, "ipam", "", ipamChoice.usage("layer2: enabled assigns pod addresses (default); disabled leaves them to you (secondary networks only, no --subnet); persistent keeps a pod's addresses across restarts"))
 	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "check without creating: client prints the network and sends no request; server has the API server check it too, creating nothing, and prints kubectl's line (-o prints the network)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
+	fl.BoolVar(&o.wait, "wait", false, "wait until the network is ready on every node, and fail with the leader's reason if it refuses it or the timeout passes (default: true on a terminal)")
+	fl.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "with --wait, how long to wait before giving up")
 	for _, c := range []choice{topologyChoice, roleChoice, transportChoice, snatChoice, routingChoice, ipamChoice} {
 		c.register(cmd)
 	}
@@ -149,6 +161,12 @@ func (o *createOptions) Validate() error {
 	if err := o.output.Validate(); err != nil {
 		return err
 	}
+	switch {
+	case o.dryRun != dryRunNone && o.wait:
+		return fmt.Errorf("--wait: a dry run creates nothing to wait for: drop --wait or --dry-run")
+	case !o.changed("wait"):
+		o.wait = o.dryRun == dryRunNone && waitsByDefault(o.f)
+	}
 	var err error
 	o.obj, err = o.build(o.args[0])
 	return err
@@ -165,6 +183,17 @@ func (o *createOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.create(ctx, s, obj); err != nil {
+		return err
+	}
+	if !o.wait {
+		return nil
+	}
+	return o.waitReady(ctx, s, obj)
+}
+
+// create checks obj against the cluster and creates it, printing what was created.
+func (o *createOptions) create(ctx context.Context, s *session, obj client.Object) error {
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	if err := o.checkCluster(ctx, s, obj); err != nil {
@@ -188,7 +217,7 @@ func (o *createOptions) Run(ctx context.Context) error {
 	if o.dryRun == dryRunServer {
 		suffix = " (server dry run)" // kubectl's words
 	}
-	_, err = fmt.Fprintf(o.f.Out, "%s/%s created%s\n", n.ResourceType(), n.Name(), suffix)
+	_, err := fmt.Fprintf(o.f.Out, "%s/%s created%s\n", n.ResourceType(), n.Name(), suffix)
 	return err
 }
 
