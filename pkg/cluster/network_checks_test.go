@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
 // checkNet is a network for the checks: name, topology, role, subnets, namespaces.
@@ -288,5 +292,38 @@ func TestAcceptNetworksOVNNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildOVNNameCollision checks that a zone's model never holds two networks with
+// one OVN name, even when both hold ids (created before the leader checked OVN names):
+// the older stays, the newer is left out with an *OVNNameConflictError, whatever the
+// order of the inputs.
+func TestBuildOVNNameCollision(t *testing.T) {
+	l2 := func(cidr ovnkv1.CIDR) ovnkv1.NetworkSpec {
+		return ovnkv1.NetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2, Layer2: layer2(ovnkv1.NetworkRoleSecondary, cidr)}
+	}
+	at := func(c *ovnkv1.ClusterUserDefinedNetwork, minute int) *ovnkv1.ClusterUserDefinedNetwork {
+		c.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, minute, 0, 0, time.UTC))
+		return c
+	}
+	dot := at(testCUDN("col.a", nil, l2("10.10.0.0/24"), networkAnnotations(3, "[16711683]")), 1)
+	dash := at(testCUDN("col-a", nil, l2("10.20.0.0/24"), networkAnnotations(4, "[16711684]")), 2)
+	for _, cudns := range [][]*ovnkv1.ClusterUserDefinedNetwork{{dot, dash}, {dash, dot}} {
+		st, errs := Build(Inputs{
+			DefaultNetwork: DefaultNetworkConfig{Subnets: []Subnet{{CIDR: pfx("10.244.0.0/16"), HostSubnet: 24}}},
+			CUDNs:          cudns,
+		})
+		var names []string
+		for _, n := range st.Networks {
+			names = append(names, n.Name)
+		}
+		if want := []string{"cluster_udn_col.a", DefaultNetworkName}; !slices.Equal(names, want) {
+			t.Errorf("networks %v, want %v", names, want)
+		}
+		var conflict *OVNNameConflictError
+		if len(errs) != 1 || !errors.As(errs[0], &conflict) || conflict.Network != "cluster_udn_col-a" || conflict.Other != "cluster_udn_col.a" {
+			t.Errorf("errors %v, want one OVN name conflict of cluster_udn_col-a with cluster_udn_col.a", errs)
+		}
 	}
 }
