@@ -132,9 +132,10 @@ func CheckConflicts(n *Network, accepted map[string][]*Network) error {
 }
 
 // AcceptNetworks runs CheckOVNName, CheckSubnets, CheckReserved, CheckSpecialRanges
-// and CheckConflicts over networks, which are in order of seniority (CompareSeniority): each is checked
-// against those accepted before it, so that an established network never loses to a
-// newcomer. It returns the refused networks, each with why.
+// and CheckConflicts over networks, which are in order of seniority
+// (CompareSeniority): each is checked against those accepted before it, so that an
+// established network never loses to a newcomer. It returns the refused networks, each
+// with why.
 func AcceptNetworks(networks []*Network, reserved []ReservedRange) map[*Network]error {
 	refused := map[*Network]error{}
 	accepted := map[string][]*Network{} // by namespace
@@ -296,7 +297,7 @@ func roomForPods(is4 bool, bits int) bool {
 		hostBits = 32 - bits
 	}
 	if hostBits >= 8 {
-		return true
+		return true // 256 addresses or more always leave some; and 1<<hostBits could overflow
 	}
 	size := 1 << hostBits
 	if is4 {
