@@ -72,8 +72,9 @@ type DefaultNetworkConfig struct {
 //   - A user-defined network without k8s.ovn.org/network-id is waiting for the leader
 //     (ErrNotReady) and left out, since every key and name derives from the id; so is
 //     an invalid one, and networks whose names collide (all of them: which one is meant
-//     cannot be told). Pods' entries on networks left out are dropped without more
-//     errors.
+//     cannot be told), and of networks whose OVN names collide (OVNName) all but the
+//     oldest (*OVNNameConflictError). Pods' entries on networks left out are dropped
+//     without more errors.
 //   - Pods that are not scheduled, have finished (Succeeded or Failed) or have no
 //     k8s.ovn.org/pod-networks are skipped silently. An entry whose NAD name matches no
 //     network is dropped with an error; a pod left with no entries is left out.

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,6 +126,7 @@ type networkSource struct {
 	owner       ObjectRef
 	annotations map[string]string
 	path        string // the field path of spec below, for messages
+	created     time.Time
 	spec        ovnkv1.NetworkSpec
 	namespaces  []string
 	err         error // a problem found before build, e.g. an invalid namespace selector
@@ -146,6 +148,7 @@ func (b *builder) userDefinedNetworks(cudns []*ovnkv1.ClusterUserDefinedNetwork,
 	for _, src := range networkSources(cudns, udns, namespaces) {
 		byName[src.name] = append(byName[src.name], src)
 	}
+	var built []networkSource
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		srcs := byName[name]
 		if len(srcs) > 1 {
@@ -159,6 +162,32 @@ func (b *builder) userDefinedNetworks(cudns []*ovnkv1.ClusterUserDefinedNetwork,
 			continue
 		}
 		b.networks[name] = n
+		built = append(built, srcs[0])
+	}
+	b.ovnNameCollisions(built)
+}
+
+// ovnNameCollisions leaves out every built network whose OVN name (OVNName) an older
+// one has, so that a zone never programs two networks into one set of rows. The
+// leader refuses such a network (cluster.AcceptNetworks: the one holding an id wins,
+// then the older, then the first by name) and allocates it nothing, but one created
+// before the leader checked OVN names may hold an id; of networks that all hold ids
+// the leader keeps the same one as this.
+func (b *builder) ovnNameCollisions(built []networkSource) {
+	slices.SortStableFunc(built, func(x, y networkSource) int {
+		return cmp.Or(x.created.Compare(y.created), cmp.Compare(x.name, y.name))
+	})
+	kept := map[string]string{} // OVN name → network name
+	for _, src := range built {
+		ovnName := OVNName(src.name)
+		first, taken := kept[ovnName]
+		if !taken {
+			kept[ovnName] = src.name
+			continue
+		}
+		delete(b.networks, src.name)
+		b.unavailable[src.name] = true
+		b.errs = append(b.errs, &ObjectError{Object: src.owner, Err: &OVNNameConflictError{Network: src.name, Other: first, OVNName: ovnName}})
 	}
 }
 

@@ -59,6 +59,7 @@ func networkSources(cudns []*ovnkv1.ClusterUserDefinedNetwork, udns []*ovnkv1.Us
 			owner:       ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: c.Name},
 			annotations: c.Annotations,
 			path:        "spec.network",
+			created:     c.CreationTimestamp.Time,
 			spec:        c.Spec.Network,
 		}
 		src.namespaces, src.err = selectNamespaces(&c.Spec.NamespaceSelector, namespaces)
@@ -73,6 +74,7 @@ func networkSources(cudns []*ovnkv1.ClusterUserDefinedNetwork, udns []*ovnkv1.Us
 			owner:       ObjectRef{Kind: "UserDefinedNetwork", Namespace: u.Namespace, Name: u.Name},
 			annotations: u.Annotations,
 			path:        "spec",
+			created:     u.CreationTimestamp.Time,
 			spec:        ovnkv1.NetworkSpec{Topology: u.Spec.Topology, Layer3: u.Spec.Layer3, Layer2: u.Spec.Layer2},
 			namespaces:  []string{u.Namespace},
 		})

@@ -55,7 +55,7 @@ func networkReady(ctx context.Context, t *testing.T, api *fakeAPI, name string) 
 	if err := api.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
 		t.Fatal(err)
 	}
-	cond := meta.FindStatusCondition(c.Status.Conditions, ConditionNetworkReady)
+	cond := meta.FindStatusCondition(c.Status.Conditions, cluster.ConditionNetworkReady)
 	if cond == nil {
 		return "missing"
 	}

@@ -250,6 +250,61 @@ func TestLeaderBadNetwork(t *testing.T) {
 	})
 }
 
+// TestLeaderOVNNameCollision creates, through the real API server, two cluster networks
+// whose names OVN writes alike (col-<sfx> and col.<sfx>): the older keeps its id and
+// NetworkCreated True, the newer gets no id, NetworkCreated False with the reason and
+// NetworkReady False, whatever created it.
+func TestLeaderOVNNameCollision(t *testing.T) {
+	e := newKubeEnv(t)
+	sfx := suffix()
+	e.createNodes(t, "col-n1-"+sfx)
+	ns := e.kube.Namespace(t)
+	e.startLeader(t)
+
+	dash, dot := "col-"+sfx, "col."+sfx
+	e.createCUDN(t, dash, l3(ovnkv1.NetworkRoleSecondary, "10.100.0.0/16", 24), ns)
+	var dashID int
+	eventually(t, "the first network created", func(ctx context.Context) error {
+		c := &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: dash}}
+		if err := e.get(ctx, c); err != nil {
+			return err
+		}
+		var err error
+		dashID, _, err = networkIDs(c)
+		return err
+	})
+	e.createCUDN(t, dot, l2(ovnkv1.NetworkRoleSecondary, "10.101.0.0/16"), ns)
+	wantMsg := fmt.Sprintf(`network "cluster_udn_col.%s" has the OVN name "cluster_udn_col.%s" of network "cluster_udn_col-%s"`, sfx, sfx, sfx)
+	eventually(t, "the second network refused, the first kept", func(ctx context.Context) error {
+		c := &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: dot}}
+		if err := e.get(ctx, c); err != nil {
+			return err
+		}
+		created := meta.FindStatusCondition(c.Status.Conditions, ovnkv1.ConditionNetworkCreated)
+		if created == nil || created.Status != metav1.ConditionFalse || created.Reason != ReasonOVNNameConflict || !strings.Contains(created.Message, wantMsg) {
+			return fmt.Errorf("NetworkCreated of %s is %+v", dot, created)
+		}
+		ready := meta.FindStatusCondition(c.Status.Conditions, cluster.ConditionNetworkReady)
+		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonNotCreated {
+			return fmt.Errorf("NetworkReady of %s is %+v", dot, ready)
+		}
+		if _, has := c.Annotations[cluster.AnnotationNetworkID]; has {
+			return fmt.Errorf("the refused network got an id: %v", c.Annotations)
+		}
+		first := &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: dash}}
+		if err := e.get(ctx, first); err != nil {
+			return err
+		}
+		if id, _, err := networkIDs(first); err != nil || id != dashID {
+			return fmt.Errorf("the first network has id %d (%v), want %d", id, err, dashID)
+		}
+		if !meta.IsStatusConditionTrue(first.Status.Conditions, ovnkv1.ConditionNetworkCreated) {
+			return fmt.Errorf("NetworkCreated of %s is %+v", dash, meta.FindStatusCondition(first.Status.Conditions, ovnkv1.ConditionNetworkCreated))
+		}
+		return nil
+	})
+}
+
 func TestLeaderNetworkReady(t *testing.T) {
 	e := newKubeEnv(t)
 	ctx := context.Background()

@@ -232,9 +232,10 @@ func (p *planner) reservedRanges() []cluster.ReservedRange {
 	return cluster.RangesOf(p.config, p.defaultNet).Reserved()
 }
 
-// validate finds the valid networks that cannot be created: a subnet overlapping the
-// cluster's own ranges or the network's own join subnets, or a conflict with another
-// network serving one of its namespaces (overlapping subnets, or two primary networks).
+// validate finds the valid networks that cannot be created: an OVN name an older
+// network has, a subnet that cannot carry pods, a subnet overlapping the cluster's own
+// ranges or the network's own join subnets, or a conflict with another network serving
+// one of its namespaces (overlapping subnets, or two primary networks).
 // In a conflict the network that holds an id wins, then the older one, then the one
 // first by name, so an established network never loses to a newcomer. The rules are
 // pkg/cluster's, which kubectl ovnk network create applies too.
@@ -248,11 +249,24 @@ func (p *planner) validate(entries []*netEntry) {
 		}
 	}
 	for n, err := range cluster.AcceptNetworks(ordered, p.reservedRanges()) {
-		reason := ReasonSubnetOverlap
-		var primary *cluster.PrimaryConflictError
-		if errors.As(err, &primary) {
-			reason = ReasonPrimaryNetworkConflict
-		}
-		byNetwork[n].problem = &problem{reason, err.Error()}
+		byNetwork[n].problem = &problem{refusalReason(err), err.Error()}
 	}
+}
+
+// refusalReason is the NetworkCreated reason of an error of cluster.AcceptNetworks.
+func refusalReason(err error) string {
+	var (
+		primary *cluster.PrimaryConflictError
+		ovnName *cluster.OVNNameConflictError
+		subnet  *cluster.UnusableSubnetError
+	)
+	switch {
+	case errors.As(err, &primary):
+		return ReasonPrimaryNetworkConflict
+	case errors.As(err, &ovnName):
+		return ReasonOVNNameConflict
+	case errors.As(err, &subnet):
+		return ReasonUnusableSubnet
+	}
+	return ReasonSubnetOverlap
 }

@@ -108,6 +108,40 @@ func TestPlanBadNetworks(t *testing.T) {
 			"userdefinednetwork/cluster/udn_x": `InvalidSpec: network name "cluster_udn_x" is also the name of clusteruserdefinednetwork/x`,
 		},
 	}, {
+		name: "OVN names collide: the older keeps its name",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("col-a", 1, l3(secondary, "10.100.0.0/16", 24), "a"),
+			cudn("col.a", 2, l2(secondary, "10.101.0.0/16"), "b"),
+		},
+		want: map[string]string{
+			"clusteruserdefinednetwork/col-a": "True",
+			"clusteruserdefinednetwork/col.a": `OVNNameConflict: network "cluster_udn_col.a" has the OVN name "cluster_udn_col.a" of network "cluster_udn_col-a" ` +
+				`(OVN names write "-" as "."), so the two would share their OVN rows: rename one of them`,
+		},
+	}, {
+		name: "OVN names collide: holding an id beats being older",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{
+			cudn("col-a", 1, l3(secondary, "10.100.0.0/16", 24), "a"),
+			withID(cudn("col.a", 2, l2(secondary, "10.101.0.0/16"), "b"), "9", "[16711692]"),
+		},
+		want: map[string]string{
+			"clusteruserdefinednetwork/col.a": "True",
+			"clusteruserdefinednetwork/col-a": `OVNNameConflict: network "cluster_udn_col-a" has the OVN name "cluster_udn_col.a" of network "cluster_udn_col.a"`,
+		},
+	}, {
+		name:  "a multicast subnet",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l2(secondary, "239.0.0.0/16"), "a")},
+		want: map[string]string{"clusteruserdefinednetwork/bad": `UnusableSubnet: network "cluster_udn_bad" subnet 239.0.0.0/16 overlaps the multicast range 224.0.0.0/4, ` +
+			`which pods cannot use: choose a private range`},
+	}, {
+		name:  "every address",
+		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("bad", 1, l3(secondary, "0.0.0.0/0", 24), "a")},
+		want:  map[string]string{"clusteruserdefinednetwork/bad": `UnusableSubnet: network "cluster_udn_bad" subnet 0.0.0.0/0 is every IPv4 address`},
+	}, {
+		name: "a Layer2 /31 leaves no pod address",
+		udns: []*ovnkv1.UserDefinedNetwork{udn("a", "bad", 1, l2(secondary, "10.100.0.0/31"))},
+		want: map[string]string{"userdefinednetwork/a/bad": `UnusableSubnet: network "a_bad" subnet 10.100.0.0/31 leaves no address for pods`},
+	}, {
 		name:  "network ids exhausted",
 		cudns: []*ovnkv1.ClusterUserDefinedNetwork{cudn("z", 1, l2(secondary, "10.100.0.0/16"), "b")},
 		setup: func(p *planner) { p.networkIDs = alloc.NewIDAllocator("network", 1, 1) },

@@ -246,7 +246,7 @@ func (inv *invariants) check(ctx context.Context) error {
 			errorf("%v", err)
 		}
 		if ns := namespaces[p.Namespace]; ns != nil && ifaces[cluster.DefaultNetworkName].Role == cluster.PodRolePrimary {
-			if _, required := ns.Labels[LabelPrimaryUDN]; required {
+			if _, required := ns.Labels[cluster.LabelPrimaryUDN]; required {
 				errorf("%s has the default network as its primary, in a namespace that asks for a primary user-defined network", describe(p))
 			}
 		}

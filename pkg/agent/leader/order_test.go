@@ -60,7 +60,7 @@ func orderPod(ns, name, nodeName string) *corev1.Pod {
 	return asNew(p)
 }
 
-var primaryRequired = map[string]string{LabelPrimaryUDN: ""}
+var primaryRequired = map[string]string{cluster.LabelPrimaryUDN: ""}
 
 // leaderScenario is the cluster at the start (node n1 and four namespaces) and the
 // changes replayed in random orders. They cover what the leader allocates and reports

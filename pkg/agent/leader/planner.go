@@ -78,6 +78,12 @@ const (
 	ReasonSubnetOverlap = "SubnetOverlap"
 	// ReasonPrimaryNetworkConflict: a namespace would get two primary networks.
 	ReasonPrimaryNetworkConflict = "PrimaryNetworkConflict"
+	// ReasonOVNNameConflict: the network's OVN name is an older network's (names
+	// that differ only in "-" against "."), whose OVN rows it would share.
+	ReasonOVNNameConflict = "OVNNameConflict"
+	// ReasonUnusableSubnet: a subnet cannot carry pods: a special-purpose range, no
+	// room for pod addresses, or an IP family the cluster does not have.
+	ReasonUnusableSubnet = "UnusableSubnet"
 	// ReasonNetworkIDsExhausted: every network id is in use.
 	ReasonNetworkIDsExhausted = "NetworkIDsExhausted"
 	// ReasonTunnelKeysExhausted: every allocated tunnel key is in use.

@@ -13,10 +13,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
-// LabelPrimaryUDN marks a namespace whose pods must have a primary user-defined network:
-// its pods wait for one instead of getting the default network as their primary.
-const LabelPrimaryUDN = "k8s.ovn.org/primary-user-defined-network"
-
 // Tunnel ids of pod ports on a Layer2 network: OVN's port keys have 15 bits, and the
 // first ones are left to the switch's own ports.
 const (
@@ -223,7 +219,7 @@ func (p *planner) wirePod(pod *corev1.Pod, pass *podPass, keep *podHolding) (map
 		// The namespace's labels decide (its own, and which CUDNs select it), and the
 		// cache does not show it yet: its informer lags behind the pods'.
 		return nil, nil
-	} else if _, required := ns.Labels[LabelPrimaryUDN]; required {
+	} else if _, required := ns.Labels[cluster.LabelPrimaryUDN]; required {
 		return nil, nil
 	}
 	owner := podOwner(pod)

@@ -20,7 +20,7 @@ func TestPlanPodsWait(t *testing.T) {
 		nodes: []*corev1.Node{node("n1")},
 		namespaces: []corev1.Namespace{
 			namespace("bad", nil), namespace("plain", nil),
-			namespace("required", map[string]string{LabelPrimaryUDN: ""}),
+			namespace("required", map[string]string{cluster.LabelPrimaryUDN: ""}),
 		},
 		// bad's primary network overlaps the cluster subnet: its pods must not fall
 		// back to the default network as their primary.

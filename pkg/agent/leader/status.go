@@ -15,9 +15,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
-// ConditionNetworkReady is True when every node's zone reports the network programmed.
-const ConditionNetworkReady = "NetworkReady"
-
 // Reasons of the conditions the leader writes (NetworkCreated's False reasons are the
 // Reason constants of the planner).
 const (
@@ -53,7 +50,7 @@ func networkConditions(e *netEntry, s *snapshot) []metav1.Condition {
 	if pr := cmpProblem(e.problem, e.subnetProblem); pr != nil {
 		created.Status, created.Reason, created.Message = metav1.ConditionFalse, pr.reason, pr.message
 	}
-	ready := metav1.Condition{Type: ConditionNetworkReady, ObservedGeneration: gen, Status: metav1.ConditionFalse,
+	ready := metav1.Condition{Type: cluster.ConditionNetworkReady, ObservedGeneration: gen, Status: metav1.ConditionFalse,
 		Reason: ReasonNotCreated, Message: "the network is not created: see condition " + ovnkv1.ConditionNetworkCreated}
 	if created.Status == metav1.ConditionTrue {
 		ready.Status, ready.Reason, ready.Message = zoneReadiness(e.name, "network", s.nodes)

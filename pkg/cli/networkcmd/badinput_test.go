@@ -26,6 +26,17 @@ func TestBadInput(t *testing.T) {
 	h.cudnLater("bad-same-name")
 	h.MustRun("create", "bad-same-name", "--cluster", "--namespaces", other, "--subnet", "10.41.0.0/16", "--role", "secondary")
 	h.MustRun("create", "bad-same-name", "-n", ns, "--subnet", "10.42.0.0/16", "--role", "secondary")
+	h.MustRun("create", "col-a", "-n", ns, "--subnet", "10.43.0.0/16", "--role", "secondary")
+	// Created without the plugin, as kubectl apply would: its OVN name still counts.
+	h.cudnLater("colb.b")
+	h.Create(&ovnkv1.ClusterUserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "colb.b"},
+		Spec: ovnkv1.ClusterUserDefinedNetworkSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": other}},
+			Network: ovnkv1.NetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2,
+				Layer2: &ovnkv1.Layer2Config{Role: ovnkv1.NetworkRoleSecondary, Subnets: ovnkv1.DualStackCIDRs{"10.44.0.0/16"}}},
+		},
+	})
 
 	for _, tc := range []struct {
 		name string
@@ -64,6 +75,23 @@ func TestBadInput(t *testing.T) {
 			`--join-subnet 100.64.0.0/16: overlaps join subnet 100.64.0.0/16 of network "default", one of the cluster's own ranges: choose another --join-subnet`},
 		{"a /24 layer3 subnet, whose nodes' default /24 blocks leave no room", []string{"create", "n1", "-n", ns, "--subnet", "10.60.0.0/24"},
 			"host subnet /24 does not fit in 10.60.0.0/24: want a prefix length from 25 to 32: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)"},
+		{"a name OVN writes as another network's", []string{"create", "col.a", "-n", ns, "--subnet", "10.45.0.0/16", "--role", "secondary"},
+			fmt.Sprintf(`NAME col.a: OVN would name it %s_col.a, as it names UserDefinedNetwork %s/col-a (OVN names write "-" as "."), and the two would share their OVN rows: choose another NAME`,
+				strings.ReplaceAll(ns, "-", "."), ns)},
+		{"a name OVN writes as that of a network kubectl apply created", []string{"create", "colb-b", "--cluster", "--namespaces", ns, "--topology", "layer2", "--subnet", "10.46.0.0/16", "--role", "secondary"},
+			"NAME colb-b: OVN would name it cluster_udn_colb.b, as it names ClusterUserDefinedNetwork colb.b"},
+		{"every address", []string{"create", "n1", "-n", ns, "--subnet", "0.0.0.0/0", "--role", "secondary"},
+			"--subnet 0.0.0.0/0: is every IPv4 address: choose a private range, e.g. 10.128.0.0/16 or fd00:10::/48"},
+		{"a multicast subnet", []string{"create", "n1", "-n", ns, "--subnet", "224.1.0.0/16", "--role", "secondary"},
+			"--subnet 224.1.0.0/16: overlaps the multicast range 224.0.0.0/4, which pods cannot use: choose a private range"},
+		{"a loopback subnet", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--subnet", "127.0.0.0/24"},
+			"--subnet 127.0.0.0/24: overlaps the loopback range 127.0.0.0/8, which pods cannot use"},
+		{"a layer2 /31", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--subnet", "10.61.0.0/31", "--role", "secondary"},
+			"--subnet 10.61.0.0/31: leaves no address for pods once the network address, gateway and management port (and for IPv4 the broadcast address) are kept: use a larger subnet: at most /29 for IPv4, /126 for IPv6"},
+		{"a layer3 /31", []string{"create", "n1", "-n", ns, "--subnet", "10.62.0.0/31", "--role", "secondary"},
+			"host subnet /24 does not fit in 10.62.0.0/31"},
+		{"IPv6 on an IPv4-only cluster", []string{"create", "n1", "-n", ns, "--topology", "layer2", "--subnet", "10.63.0.0/16,fd00:63::/64", "--role", "secondary"},
+			"--subnet fd00:63::/64: is IPv6, and the cluster is IPv4 only: give only IPv4 subnets, or make the cluster dual-stack first"},
 		{"second primary network of a namespace", []string{"create", "n1", "--cluster", "--namespaces", other + "," + ns, "--subnet", "10.50.0.0/16"},
 			fmt.Sprintf("--role primary: namespace %s already has a primary network, UserDefinedNetwork %s/existing, and a namespace has at most one", ns, ns)},
 		{"host subnet no longer than the subnet", []string{"create", "n1", "-n", ns, "--subnet", "10.0.0.0/16", "--host-subnet", "16"},
@@ -202,14 +230,15 @@ func TestUnreachableCluster(t *testing.T) {
 	}
 }
 
-// TestDryRun checks that both dry runs print the network and create nothing.
+// TestDryRun checks that client dry runs print the network, a server dry run kubectl's
+// line (or the network, when -o asks), and that none creates anything.
 func TestDryRun(t *testing.T) {
 	h := newHarness(t)
 	ns := h.Namespace("", nil)
-	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server"} {
+	for _, dry := range []string{"--dry-run", "--dry-run=client", "--dry-run=server -o yaml"} {
 		t.Run(dry, func(t *testing.T) {
 			h.T = t
-			out := h.MustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", dry)
+			out := h.MustRun(append([]string{"create", "dry", "-n", ns, "--subnet", "10.0.0.0/16"}, strings.Fields(dry)...)...)
 			var udn ovnkv1.UserDefinedNetwork
 			if err := yamlStrict(out, &udn); err != nil {
 				t.Fatalf("%s did not print YAML of a UserDefinedNetwork: %v\n%s", dry, err, out)
@@ -223,7 +252,11 @@ func TestDryRun(t *testing.T) {
 		})
 	}
 	h.T = t
-	out := h.MustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
+	out := h.MustRun("create", "dry", "-n", ns, "--subnet", "10.0.0.0/16", "--role", "secondary", "--dry-run=server")
+	if out != "userdefinednetwork.k8s.ovn.org/dry created (server dry run)\n" {
+		t.Errorf("--dry-run=server printed %q, want kubectl's line", out)
+	}
+	out = h.MustRun("create", "dry", "--cluster", "--namespaces", ns, "--subnet", "10.0.0.0/16", "--dry-run=server", "-o", "name")
 	if out != "clusteruserdefinednetwork.k8s.ovn.org/dry\n" {
 		t.Errorf("--dry-run=server -o name printed %q", out)
 	}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -62,14 +64,54 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 	if err != nil {
 		return err
 	}
-	return conflict(n, nsLabels, existing, reserved)
+	if err := conflict(n, nsLabels, existing, reserved); err != nil {
+		return err
+	}
+	if n.Role() == ovnkv1.NetworkRolePrimary {
+		for _, w := range primaryWarnings(served, nsLabels) {
+			fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", w)
+		}
+	}
+	return nil
+}
+
+// systemNamespaces run the cluster's own pods.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem}
+
+// primaryWarnings are the warnings about a primary network serving the namespaces
+// served, which the leader accepts but which are almost surely mistakes: namespaces
+// of the cluster's own pods, and namespaces without cluster.LabelPrimaryUDN, where
+// pods already running keep the default network and OVN-Kubernetes serves no primary
+// network.
+func primaryWarnings(served []string, nsLabels map[string]map[string]string) []string {
+	var system, unlabelled []string
+	for _, ns := range served {
+		if slices.Contains(systemNamespaces, ns) {
+			system = append(system, ns)
+		}
+		if _, ok := nsLabels[ns][cluster.LabelPrimaryUDN]; !ok {
+			unlabelled = append(unlabelled, ns)
+		}
+	}
+	var out []string
+	if len(system) > 0 {
+		out = append(out, fmt.Sprintf("namespace %s runs the cluster's own pods, and every pod created there from now on gets this network as its primary network instead of the default network: serve namespaces of your own",
+			strings.Join(system, ", ")))
+	}
+	if len(unlabelled) > 0 {
+		out = append(out, fmt.Sprintf("namespace %s lacks the label %s: pods already running there keep the default network, and OVN-Kubernetes serves a primary network only in namespaces created with the label: create the network's namespaces with it",
+			strings.Join(unlabelled, ", "), cluster.LabelPrimaryUDN))
+	}
+	return out
 }
 
 // conflict refuses the new network n when the leader would leave it uncreated
 // (NetworkCreated False) next to the existing networks, saying so now rather than
 // after creating it. The leader's checks decide (cluster.AcceptNetworks, over the
 // networks the model reads from their specs, oldest first and n last as the newest,
-// and the cluster's reserved ranges): a network's subnets and join subnets stay out of
+// and the cluster's reserved ranges): no two networks have one OVN name, a subnet can
+// carry pods (of the cluster's IP families, not a special-purpose range, with room for
+// pod addresses), a network's subnets and join subnets stay out of
 // the cluster's own ranges, its subnets out of its own join and transit subnets,
 // networks serving a common namespace need subnets that do not overlap, and a
 // namespace has at most one primary network. nsLabels are the labels of every
@@ -89,13 +131,21 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	ordered, byName := seniority(model, others)
 	refused := cluster.AcceptNetworks(append(ordered, mine), reserved)
 	var (
-		clash   *cluster.ReservedOverlapError
-		subnets *cluster.SubnetConflictError
-		primary *cluster.PrimaryConflictError
+		clash    *cluster.ReservedOverlapError
+		subnets  *cluster.SubnetConflictError
+		primary  *cluster.PrimaryConflictError
+		ovnName  *cluster.OVNNameConflictError
+		unusable *cluster.UnusableSubnetError
 	)
 	switch err := refused[mine]; {
 	case err == nil:
 		return nil
+	case errors.As(err, &ovnName):
+		e := byName[ovnName.Other]
+		return fmt.Errorf("NAME %s: OVN would name it %s, as it names %s %s (OVN names write \"-\" as \".\"), and the two would share their OVN rows: choose another NAME",
+			n.Name(), ovnName.OVNName, e.Kind(), e.Ref())
+	case errors.As(err, &unusable):
+		return fmt.Errorf("--subnet %s: %s: %s", unusable.Subnet, unusable.Problem, unusable.Fix)
 	case errors.As(err, &primary):
 		e := byName[primary.Other]
 		return fmt.Errorf("--role primary: namespace %s already has a primary network, %s %s, and a namespace has at most one: use --role secondary, or serve other namespaces", primary.Namespace, e.Kind(), e.Ref())

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,11 @@ type createOptions struct {
 	routing           string
 	ipam              string
 	dryRun            string
+	// wait, timeout: create --wait; interval is the wait between two looks, which
+	// tests shorten.
+	wait     bool
+	timeout  time.Duration
+	interval time.Duration
 
 	// args should be the new network's name.
 	args []string
@@ -57,7 +63,7 @@ type createOptions struct {
 }
 
 func newCreateCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &createOptions{f: f}
+	o := &createOptions{f: f, interval: waitInterval}
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a network: a UserDefinedNetwork in -n's namespace, or with --cluster a ClusterUserDefinedNetwork",
@@ -68,16 +74,23 @@ the namespaces --namespaces lists or --namespace-selector matches.
 Everything is checked before anything is sent, by the same rules the API server
 applies (the CRDs' validation), plus a few mistakes it lets through: a subnet with
 host bits set, subnets that overlap each other or the join subnets, and, once the
-cluster is read, what the leader would refuse: a subnet or join subnet overlapping
-one of the cluster's own ranges (cluster, join, transit, masquerade and service
-subnets, read from the agent's configuration), a subnet overlapping another network
-of the same namespace, or a second primary network in a namespace. Each refusal is
-one line naming the value and the fix.
+cluster is read, what the leader would refuse: a NAME that OVN writes as another
+network's ("-" and "." alike), a subnet of an IP family the cluster lacks, one that
+leaves no address for pods, a subnet or join subnet overlapping one of the cluster's
+own ranges (cluster, join, transit, masquerade and service subnets, read from the
+agent's configuration), a subnet in a range pods cannot use (0.0.0.0/0, loopback,
+link-local, multicast), a subnet overlapping another network of the same namespace,
+or a second primary network in a namespace. Each refusal is one line naming the value
+and the fix.
 
 A Layer3 --subnet may carry its per-node prefix length: 10.128.0.0/14/23 gives each
 node a /23 (the default is /24 for IPv4 and /64 for IPv6; --host-subnet sets it for
 every subnet that does not carry its own). Give --subnet twice, one IPv4 and one
-IPv6, for a dual-stack network.`,
+IPv6, for a dual-stack network.
+
+With --wait (the default on a terminal) create then waits until the leader reports
+the network ready on every node (condition NetworkReady), and exits non-zero with
+the leader's condition and reason when it refuses the network or --timeout passes.`,
 		Example: `  # A Layer3 primary network for namespace blue
   kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16
 
@@ -110,8 +123,10 @@ IPv6, for a dual-stack network.`,
 	fl.StringVar(&o.outboundSNAT, "outbound-snat", "", snatChoice.usage("with --transport no-overlay: whether traffic leaving the cluster takes the node's address"))
 	fl.StringVar(&o.routing, "routing", "", routingChoice.usage("with --transport no-overlay: managed lets OVN-Kubernetes set up BGP between the nodes; unmanaged leaves it to your RouteAdvertisements"))
 	fl.StringVar(&o.ipam, "ipam", "", ipamChoice.usage("layer2: enabled assigns pod addresses (default); disabled leaves them to you (secondary networks only, no --subnet); persistent keeps a pod's addresses across restarts"))
-	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "print the network instead of creating it: client (no request at all) or server (the API server checks it and creates nothing)")
+	fl.StringVar(&o.dryRun, "dry-run", dryRunNone, "check without creating: client prints the network and sends no request; server has the API server check it too, creating nothing, and prints kubectl's line (-o prints the network)")
 	fl.Lookup("dry-run").NoOptDefVal = dryRunClient
+	fl.BoolVar(&o.wait, "wait", false, "wait until the network is ready on every node, and fail with the leader's reason if it refuses it or the timeout passes (default: true on a terminal)")
+	fl.DurationVar(&o.timeout, "timeout", defaultWaitTimeout, "with --wait, how long to wait before giving up")
 	for _, c := range []choice{topologyChoice, roleChoice, transportChoice, snatChoice, routingChoice, ipamChoice} {
 		c.register(cmd)
 	}
@@ -119,7 +134,7 @@ IPv6, for a dual-stack network.`,
 	_ = cmd.RegisterFlagCompletionFunc("namespaces", completeNamespaceList(f))
 	o.output = cmdutil.AddOutputFlag(cmd)
 	out := cmd.Flag("output")
-	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the network created; yaml with --dry-run)", 1)
+	out.Usage = strings.Replace(out.Usage, "(default: a table)", "(default: a line naming the network created; yaml with --dry-run=client)", 1)
 	return cmd
 }
 
@@ -135,14 +150,22 @@ func (o *createOptions) Validate() error {
 	if len(o.args) != 1 {
 		return fmt.Errorf("%s takes the new network's NAME (got %d arguments), e.g. kubectl ovnk network create blue-net -n blue --subnet 10.10.0.0/16", o.cmd.CommandPath(), len(o.args))
 	}
-	if o.dryRun != dryRunNone && !o.cmd.Flags().Changed("output") {
-		// A dry run is for seeing the object: print it as YAML unless -o says otherwise.
+	if o.dryRun == dryRunClient && !o.cmd.Flags().Changed("output") {
+		// A client dry run is for seeing the object: print it as YAML unless -o says
+		// otherwise. A server dry run prints kubectl's line, saying what the server
+		// accepted.
 		if err := o.cmd.Flags().Set("output", "yaml"); err != nil {
 			return err
 		}
 	}
 	if err := o.output.Validate(); err != nil {
 		return err
+	}
+	switch {
+	case o.dryRun != dryRunNone && o.wait:
+		return fmt.Errorf("--wait: a dry run creates nothing to wait for: drop --wait or --dry-run")
+	case !o.changed("wait"):
+		o.wait = o.dryRun == dryRunNone && waitsByDefault(o.f)
 	}
 	var err error
 	o.obj, err = o.build(o.args[0])
@@ -160,6 +183,17 @@ func (o *createOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.create(ctx, s, obj); err != nil {
+		return err
+	}
+	if !o.wait {
+		return nil
+	}
+	return o.waitReady(ctx, s, obj)
+}
+
+// create checks obj against the cluster and creates it, printing what was created.
+func (o *createOptions) create(ctx context.Context, s *session, obj client.Object) error {
 	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
 	if err := o.checkCluster(ctx, s, obj); err != nil {
@@ -179,7 +213,11 @@ func (o *createOptions) Run(ctx context.Context) error {
 	if !o.output.Human() {
 		return o.output.PrintObject(obj, o.f.Out)
 	}
-	_, err = fmt.Fprintf(o.f.Out, "%s/%s created\n", n.ResourceType(), n.Name())
+	suffix := ""
+	if o.dryRun == dryRunServer {
+		suffix = " (server dry run)" // kubectl's words
+	}
+	_, err := fmt.Fprintf(o.f.Out, "%s/%s created%s\n", n.ResourceType(), n.Name(), suffix)
 	return err
 }
 

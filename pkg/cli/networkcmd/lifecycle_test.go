@@ -32,6 +32,8 @@ func podInterface(t *testing.T, i int) cluster.PodInterface {
 // deletes it.
 func TestLifecycle(t *testing.T) {
 	h := newHarness(t)
+	// A dual-stack cluster, for the dual-stack networks.
+	h.AgentConfig("[default]\ncluster-subnets = 10.244.0.0/16/24,fd00:10:244::/48/64\nservice-subnets = 10.96.0.0/16,fd00:10:96::/112\nhost-service-ips = 10.96.0.1,fd00:10:96::1\n")
 	red := h.Namespace("", map[string]string{"tenant": "acme"})
 	green := h.Namespace("", nil)
 	for _, tc := range []struct {
@@ -45,17 +47,17 @@ func TestLifecycle(t *testing.T) {
 		describe []string
 	}{{
 		name: "layer3 namespaced dual-stack",
-		args: []string{"create", "l3", "-n", red, "--subnet", "10.50.0.0/16/25", "--subnet", "fd00:10:50::/48", "--mtu", "1400", "--join-subnet", "100.66.0.0/16,fd98::/64"},
+		args: []string{"create", "l3", "-n", red, "--subnet", "10.50.0.0/16/25", "--subnet", "fd00:10:50::/48", "--mtu", "1400", "--join-subnet", "100.66.0.0/16,fd9a::/64"},
 		want: &ovnkv1.UserDefinedNetwork{
 			ObjectMeta: metav1.ObjectMeta{Name: "l3", Namespace: red},
 			Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3, Layer3: &ovnkv1.Layer3Config{
 				Role: ovnkv1.NetworkRolePrimary, MTU: 1400,
 				Subnets:     []ovnkv1.Layer3Subnet{{CIDR: "10.50.0.0/16", HostSubnet: 25}, {CIDR: "fd00:10:50::/48"}},
-				JoinSubnets: ovnkv1.DualStackCIDRs{"100.66.0.0/16", "fd98::/64"},
+				JoinSubnets: ovnkv1.DualStackCIDRs{"100.66.0.0/16", "fd9a::/64"},
 			}},
 		},
 		row:      []string{"l3", red, "Layer3", "Primary", "10.50.0.0/16,fd00:10:50::/48", "Geneve", "0/0", "<none>"},
-		describe: []string{"Subnets: 10.50.0.0/16, a /25 per node", "fd00:10:50::/48, a /64 per node", "Join subnets: 100.66.0.0/16, fd98::/64", "MTU: 1400"},
+		describe: []string{"Subnets: 10.50.0.0/16, a /25 per node", "fd00:10:50::/48, a /64 per node", "Join subnets: 100.66.0.0/16, fd9a::/64", "MTU: 1400"},
 	}, {
 		name: "layer2 namespaced with persistent addresses",
 		args: []string{"create", "l2", "-n", green, "--topology", "layer2", "--subnet", "10.60.0.0/24", "--ipam", "persistent"},
