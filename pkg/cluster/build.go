@@ -41,7 +41,7 @@ type Inputs struct {
 	CNCs       []*ovnkv1.ClusterNetworkConnect
 
 	// LastGoodNodes are, by name, earlier versions of Nodes whose annotations all
-	// parsed (NodeAnnotationsError). A node whose annotation is malformed now is built
+	// parsed (LastGoodAnnotations). A node whose annotation is malformed now is built
 	// with that annotation's value from its last good version (same UID), and the error
 	// says so (ErrLastGoodKept): a typo on one node must not take the node out of every
 	// other zone, whose remote ports to it would go. Nil keeps none.
@@ -153,9 +153,29 @@ func cloneConfig(c Config) Config {
 func (b *builder) node(n, lastGood *corev1.Node) *Node {
 	node, errs, nonFatal := parseNode(n, n.Annotations)
 	b.report(nonFatal)
-	if node != nil || lastGood == nil || lastGood.UID != n.UID || !slices.ContainsFunc(errs, malformed) {
-		b.report(errors.Join(errs...))
+	if node != nil {
 		return node
+	}
+	merged, kept := withLastGood(n, lastGood, errs)
+	if merged == nil {
+		b.report(errors.Join(errs...))
+		return nil
+	}
+	if node, _, _ = parseNode(n, merged); node == nil {
+		// The last good values do not complete the node (it lacks something else).
+		b.report(errors.Join(errs...))
+		return nil
+	}
+	b.errs = append(b.errs, kept...)
+	return node
+}
+
+// withLastGood returns n's annotations with each malformed one (errs, parseNode's)
+// replaced by its value in lastGood, an earlier version of the same Node, and the errors
+// saying so (ErrLastGoodKept); nil when there is no such version or nothing malformed.
+func withLastGood(n, lastGood *corev1.Node, errs []error) (map[string]string, []error) {
+	if lastGood == nil || lastGood.UID != n.UID || !slices.ContainsFunc(errs, malformed) {
+		return nil, nil
 	}
 	merged := maps.Clone(n.Annotations)
 	var kept []error
@@ -171,13 +191,28 @@ func (b *builder) node(n, lastGood *corev1.Node) *Node {
 		}
 		kept = append(kept, &ObjectError{Object: oe.Object, Annotation: oe.Annotation, Err: fmt.Errorf("%w; %w", oe.Err, ErrLastGoodKept)})
 	}
-	if node, _, _ = parseNode(n, merged); node == nil {
-		// The last good values do not complete the node (it lacks something else).
-		b.report(errors.Join(errs...))
+	return merged, kept
+}
+
+// LastGoodAnnotations returns the annotations of n's last good version, given last,
+// the one before (nil for none): n's own when they all parse into a node, or else n's
+// with each malformed annotation taken from last, when that parses; nil when neither
+// does. Build keeps the value of every annotation as of its latest good change, not
+// of the latest version that was good throughout. The gateway tunnel ids, which never
+// keep a node out, do not count.
+func LastGoodAnnotations(n, last *corev1.Node) map[string]string {
+	node, errs, _ := parseNode(n, n.Annotations)
+	if node != nil {
+		return n.Annotations
+	}
+	merged, _ := withLastGood(n, last, errs)
+	if merged == nil {
 		return nil
 	}
-	b.errs = append(b.errs, kept...)
-	return node
+	if node, _, _ = parseNode(n, merged); node == nil {
+		return nil
+	}
+	return merged
 }
 
 // report records err unless it is nil.
@@ -230,15 +265,6 @@ func parseNode(n *corev1.Node, annotations map[string]string) (node *Node, errs 
 		return nil, errs, nonFatal
 	}
 	return node, nil, nonFatal
-}
-
-// NodeAnnotationsError returns why n could not be built from its own annotations
-// alone: its malformed annotations, or else those not set yet; nil when every one
-// parsed (the gateway tunnel ids included). A Node for which it is nil is a good
-// version for Inputs.LastGoodNodes.
-func NodeAnnotationsError(n *corev1.Node) error {
-	_, errs, nonFatal := parseNode(n, n.Annotations)
-	return errors.Join(append(errs, nonFatal)...)
 }
 
 // NodeProblems returns the errors of errs (Build's) about the node named node that

@@ -45,8 +45,8 @@ func TestBuildNamesBadNodeAnnotation(t *testing.T) {
 			if errors.Is(err, ErrNotReady) || errors.Is(err, ErrLastGoodKept) {
 				t.Errorf("error %q is marked not ready or kept", err)
 			}
-			if NodeAnnotationsError(&in.Nodes[1]) == nil {
-				t.Error("NodeAnnotationsError is nil for the malformed node")
+			if LastGoodAnnotations(&in.Nodes[1], nil) != nil {
+				t.Error("the malformed node, with no last good version, is a good version itself")
 			}
 		})
 	}
@@ -61,8 +61,8 @@ func TestBuildKeepsLastGoodNode(t *testing.T) {
 		t.Fatalf("good inputs: %v", errs)
 	}
 	lastGood := good.Nodes[1].DeepCopy()
-	if err := NodeAnnotationsError(lastGood); err != nil {
-		t.Fatalf("NodeAnnotationsError of a good node: %v", err)
+	if got := LastGoodAnnotations(lastGood, nil); !reflect.DeepEqual(got, lastGood.Annotations) {
+		t.Fatalf("a good node's last good annotations are %v, want its own", got)
 	}
 
 	in := clusterInputs()

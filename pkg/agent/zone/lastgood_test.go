@@ -155,8 +155,9 @@ func TestLastGood(t *testing.T) {
 	bad := *n.DeepCopy()
 	bad.ResourceVersion = "2"
 	bad.Annotations[cluster.AnnotationL3GatewayConfig] = "garbage"
-	if got = LastGood(got, []corev1.Node{bad}); got["node2"] == nil || got["node2"].ResourceVersion != "1" {
-		t.Errorf("a bad version replaced the good one: %v", got["node2"])
+	good := n.Annotations[cluster.AnnotationL3GatewayConfig]
+	if got = LastGood(got, []corev1.Node{bad}); got["node2"] == nil || got["node2"].Annotations[cluster.AnnotationL3GatewayConfig] != good {
+		t.Errorf("a bad version's entry lost the good value: %v", got["node2"])
 	}
 	other := *bad.DeepCopy()
 	other.UID = "u2"
@@ -165,5 +166,79 @@ func TestLastGood(t *testing.T) {
 	}
 	if got := LastGood(got, nil); len(got) != 0 {
 		t.Errorf("a node that went away kept its entry: %v", got)
+	}
+}
+
+// TestLastGoodKeepsEachAnnotationsLatestGoodValue: a node's version with one annotation
+// malformed and another validly changed, then a version with that other one malformed
+// too: every zone keeps the latest good value of each, not the values of the last
+// version that was good throughout. A bad gateway tunnel id, which keeps no node out,
+// does not hold the last good version back either.
+func TestLastGoodKeepsEachAnnotationsLatestGoodValue(t *testing.T) {
+	in := cluster.Inputs{
+		Config:         cluster.Config{ServiceSubnets: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")}},
+		DefaultNetwork: cluster.DefaultNetworkConfig{Subnets: []cluster.Subnet{{CIDR: netip.MustParsePrefix("10.244.0.0/16"), HostSubnet: 24}}},
+	}
+	const twoCIDRs = `["172.18.0.3/16","172.18.0.77/16"]`
+	for _, spoil := range []struct{ annotation, value string }{
+		{cluster.AnnotationL3GatewayConfig, "garbage"},
+		{cluster.AnnotationLayer2GatewayTunnelIDs, `{"blue":"x"}`},
+	} {
+		t.Run(spoil.annotation, func(t *testing.T) {
+			v1 := *nodeN(2)
+			v1.UID, v1.ResourceVersion = "u2", "1"
+			last := LastGood(nil, []corev1.Node{v1})
+			v2 := *v1.DeepCopy()
+			v2.ResourceVersion = "2"
+			v2.Annotations[cluster.AnnotationHostCIDRs] = twoCIDRs
+			v2.Annotations[spoil.annotation] = spoil.value
+			last = LastGood(last, []corev1.Node{v2})
+			v3 := *v2.DeepCopy()
+			v3.ResourceVersion = "3"
+			v3.Annotations[cluster.AnnotationHostCIDRs] = `"garbage"`
+			last = LastGood(last, []corev1.Node{v3})
+			in.Nodes, in.LastGoodNodes = []corev1.Node{v3}, last
+			st, _ := cluster.Build(in)
+			n := st.Node("node2")
+			if n == nil {
+				t.Fatal("node2 is left out")
+			}
+			if len(n.HostCIDRs) != 2 {
+				t.Errorf("node2's host CIDRs are %v, want version 2's %s", n.HostCIDRs, twoCIDRs)
+			}
+		})
+	}
+}
+
+// TestNodeProblemGoesWhenTheNodeWaits: this node's malformed annotation is reported;
+// once the annotation is removed (the node now waits for it), the problem and the
+// error it left are gone.
+func TestNodeProblemGoesWhenTheNodeWaits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	z, k, _ := lastGoodZone(ctx, t)
+	if _, err := z.Reconcile(ctx, zoneKey); err != nil {
+		t.Fatal(err)
+	}
+	annotate(ctx, t, k, "node1", map[string]string{cluster.AnnotationNodeChassisID: "a b"})
+	if _, err := z.Reconcile(ctx, zoneKey); err != nil {
+		t.Fatal(err)
+	}
+	if z.NodeProblem() == nil {
+		t.Fatal("no node problem for a chassis id with a space")
+	}
+	var n corev1.Node
+	if err := k.Get(ctx, types.NamespacedName{Name: "node1"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	delete(n.Annotations, cluster.AnnotationNodeChassisID)
+	if err := k.Update(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := z.Reconcile(ctx, zoneKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, last := z.LastReconcile(); z.NodeProblem() != nil || last != nil {
+		t.Errorf("the annotation removed (the node waits for it), yet node problem = %v, last error = %v", z.NodeProblem(), last)
 	}
 }

@@ -177,6 +177,13 @@ func (c *Controller) recordOutcome(err, own error) {
 	}
 }
 
+// clearError forgets the last reconcile's error without counting a success.
+func (c *Controller) clearError() {
+	c.outcome.Lock()
+	defer c.outcome.Unlock()
+	c.outcome.err = nil
+}
+
 // SetupWithManager registers the controller on every replica, leader or not.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
@@ -209,6 +216,11 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	start := time.Now()
 	stats, z, err := c.reconcile(ctx)
 	if errors.Is(err, topology.ErrNodeNotReady) {
+		// Nothing malformed keeps this node out (that would be an ownAnnotationsError):
+		// it lacks something not written yet, so a malformed annotation noted before
+		// is gone, and so is the error it left.
+		c.noteOwnProblem(nil)
+		c.clearError()
 		// Expected until the leader allocates this node's id: wait, without an error,
 		// and say so once, not at every look.
 		if c.waiting != err.Error() {
@@ -600,25 +612,31 @@ func (c *Controller) inputs(ctx context.Context) (cluster.Inputs, error) {
 	return in, err
 }
 
-// LastGood returns, by name, the latest good version of each of nodes (one whose
-// annotations all parse, cluster.NodeAnnotationsError), given those of the last call:
-// a node that is good now replaces its entry, one that is not keeps it (unless it is
-// another Node of that name, with another UID), and a node that is gone loses it. A
-// node whose version has not changed is not parsed again. The entries hold only the
-// name, UID, version and annotations.
+// LastGood returns, by name, the last good version of each of nodes
+// (cluster.LastGoodAnnotations), given those of the last call: each annotation as of
+// its latest change that parsed. A node that is good now replaces its entry; one that
+// is not gets an entry of its annotations with the malformed ones taken from the last
+// entry (named by its own version: it is derived once per version, so the version names
+// it in inputsKey) or keeps the last entry; another Node of that name (another UID) or
+// a node that is gone loses it. A node whose version has not changed is not parsed
+// again. The entries hold only the name, UID, version and annotations.
 func LastGood(last map[string]*corev1.Node, nodes []corev1.Node) map[string]*corev1.Node {
 	next := make(map[string]*corev1.Node, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
 		prev := last[n.Name]
-		if prev != nil && prev.UID == n.UID && prev.ResourceVersion == n.ResourceVersion {
+		if prev != nil && prev.UID != n.UID {
+			prev = nil
+		}
+		if prev != nil && prev.ResourceVersion == n.ResourceVersion {
 			next[n.Name] = prev
 			continue
 		}
-		if cluster.NodeAnnotationsError(n) == nil {
-			// The annotations map is the cache's and is never modified: sharing it is safe.
-			next[n.Name] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Annotations: n.Annotations}}
-		} else if prev != nil && prev.UID == n.UID {
+		// The annotations map is the cache's (or a merge's own) and is never
+		// modified: sharing it is safe.
+		if good := cluster.LastGoodAnnotations(n, prev); good != nil {
+			next[n.Name] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Annotations: good}}
+		} else if prev != nil {
 			next[n.Name] = prev
 		}
 	}

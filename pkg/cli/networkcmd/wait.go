@@ -44,6 +44,12 @@ func (o *createOptions) waitReady(ctx context.Context, s *session, obj client.Ob
 	var refused error
 	err := wait.PollUntilContextTimeout(ctx, o.interval, o.timeout, true, func(ctx context.Context) (bool, error) {
 		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			// A look cut short by the timeout (client-go's rate limiter refuses a
+			// request it cannot send before the deadline) is the timeout, reported
+			// with the last condition seen, not an error of its own.
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < o.interval {
+				return false, nil
+			}
 			return false, s.Failed(err, "get "+n.Kind()+" "+n.Ref())
 		}
 		conds, gen := netview.Of(obj).Conditions(), obj.GetGeneration()
