@@ -137,6 +137,32 @@ func TestWidth(t *testing.T) {
 	}
 }
 
+// TestTableWidth: a table is fitted on a terminal only, to the terminal's width, else
+// 80; piped it is not fitted at all, even with COLUMNS set.
+func TestTableWidth(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tty       bool
+		termWidth int
+		columns   string
+		want      int
+	}{
+		{"terminal", true, 120, "", 120},
+		{"terminal of unknown width", true, 0, "", defaultWidth},
+		{"piped", false, 0, "", 0},
+		{"piped with COLUMNS", false, 0, "132", 0},
+	} {
+		f := &Factory{
+			Getenv:        env(map[string]string{"COLUMNS": tc.columns}),
+			IsTerminal:    func(any) bool { return tc.tty },
+			TerminalWidth: func(any) int { return tc.termWidth },
+		}
+		if got := f.TableWidth(); got != tc.want {
+			t.Errorf("%s: table width %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 type view struct {
 	Node   string   `json:"node"`
 	Routes []string `json:"routes"`
