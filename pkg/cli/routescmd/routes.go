@@ -63,7 +63,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 		ValidArgsFunction: livezone.CompleteNetwork(f),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.out = cmdutil.AddOutputFlag(cmd)
+	o.out = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
 	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")

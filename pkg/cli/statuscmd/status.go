@@ -72,7 +72,7 @@ naming what is still not ready.`,
 	}
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "wait until every agent and every network on every node is ready")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --wait, how long to wait before giving up")
-	o.Output = cmdutil.AddOutputFlag(cmd)
+	o.Output = cmdutil.AddDataOutputFlag(cmd, "wide")
 	return cmd
 }
 
@@ -126,7 +126,7 @@ func (o *Options) print(r Report) error {
 	if !o.Output.Human() {
 		return o.Output.PrintData(r, o.f.Out)
 	}
-	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.Colour(), o.Now()).render(o.f.Out, r)
+	return newView(o.f.Renderer(o.f.Out), o.f.TableWidth(), o.f.Colour(), o.Output.Format() == "wide", o.Now()).render(o.f.Out, r)
 }
 
 // maxPendingNamed bounds how many things a timeout's message names.
