@@ -79,7 +79,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	}
 	sel := snap.selected(cnc)
 	alloc := allocationOf(cnc)
-	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now())}
 	d.summary(cnc, sel, alloc)
 	d.reachability(cnc, sel)
 	d.notTransitive(snap, cnc, sel)

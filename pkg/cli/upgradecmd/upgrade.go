@@ -181,7 +181,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 // view is the human view for the factory's terminal.
 func (o *Options) view() *view {
-	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.Colour())
+	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.TableWidth(), o.f.Colour())
 }
 
 // warn writes what the assessment left out on standard error, for the -o formats,
