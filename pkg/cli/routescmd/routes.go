@@ -17,7 +17,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/livezone"
-	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -117,7 +117,7 @@ func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Netwo
 		name := lr.ExternalIDs[rows.NetworkKey]
 		n := livezone.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
 		if name != "" {
-			n.Name = cluster.UserNetworkName(name)
+			n.Name = netview.UserName(name)
 		}
 		return n, []*nbdb.LogicalRouter{lr}, nil
 	}

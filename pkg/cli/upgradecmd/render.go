@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
 
@@ -154,7 +154,7 @@ func (v *view) networkTable(networks []l2upgrade.NetworkReport) *humanview.Table
 		if len(n.Legacy) == 0 {
 			transit.Style = &v.good
 		}
-		row := []humanview.Cell{humanview.Text(cluster.UserNetworkName(n.Network)), legacy, transit, humanview.Text(strings.Join(n.ArtifactsIn, ", "))}
+		row := []humanview.Cell{humanview.Text(netview.UserName(n.Network)), legacy, transit, humanview.Text(strings.Join(n.ArtifactsIn, ", "))}
 		if subnets {
 			row = append(row, humanview.Cell{Values: n.TransitSubnets})
 		}
@@ -207,7 +207,7 @@ const minCutName = 4
 func userNames(networks []string) []string {
 	out := make([]string, len(networks))
 	for i, n := range networks {
-		out[i] = cluster.UserNetworkName(n)
+		out[i] = netview.UserName(n)
 	}
 	return out
 }
