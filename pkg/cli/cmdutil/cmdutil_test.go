@@ -137,6 +137,32 @@ func TestWidth(t *testing.T) {
 	}
 }
 
+// TestTableWidth: a table is fitted on a terminal only, to the terminal's width, else
+// 80; piped it is not fitted at all, even with COLUMNS set.
+func TestTableWidth(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tty       bool
+		termWidth int
+		columns   string
+		want      int
+	}{
+		{"terminal", true, 120, "", 120},
+		{"terminal of unknown width", true, 0, "", defaultWidth},
+		{"piped", false, 0, "", 0},
+		{"piped with COLUMNS", false, 0, "132", 0},
+	} {
+		f := &Factory{
+			Getenv:        env(map[string]string{"COLUMNS": tc.columns}),
+			IsTerminal:    func(any) bool { return tc.tty },
+			TerminalWidth: func(any) int { return tc.termWidth },
+		}
+		if got := f.TableWidth(); got != tc.want {
+			t.Errorf("%s: table width %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 type view struct {
 	Node   string   `json:"node"`
 	Routes []string `json:"routes"`
@@ -145,7 +171,7 @@ type view struct {
 func printData(t *testing.T, format string) (string, error) {
 	t.Helper()
 	cmd := &cobra.Command{Use: "x"}
-	o := AddOutputFlag(cmd, "wide")
+	o := AddDataOutputFlag(cmd, "wide")
 	if err := cmd.ParseFlags([]string{"-o", format}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +200,35 @@ func TestPrintDataFormats(t *testing.T) {
 	if out, err = printData(t, "go-template={{.node}}"); err != nil || out != "node1" {
 		t.Errorf("go-template: %q %v", out, err)
 	}
-	if _, err = printData(t, "name"); err == nil || !strings.Contains(err.Error(), "-o json") {
+	// A view has no names: -o name is refused, and no error offers it.
+	if _, err = printData(t, "name"); err == nil || !strings.Contains(err.Error(), `unknown output format "name"`) {
 		t.Errorf("-o name of a view: %v", err)
 	}
-	if _, err = printData(t, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "wide") {
+	_, err = printData(t, "xml")
+	if err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "wide, json, yaml, go-template") {
 		t.Errorf("-o xml: %v", err)
+	}
+	if err != nil && (strings.Contains(err.Error(), "name") || strings.Contains(err.Error(), "kyaml")) {
+		t.Errorf("-o xml of a view offers -o name or kyaml: %v", err)
+	}
+	if _, err = printData(t, "kyaml"); err == nil || !strings.Contains(err.Error(), `unknown output format "kyaml"`) {
+		t.Errorf("-o kyaml of a view: %v", err)
+	}
+}
+
+// TestObjectFormats: a command printing objects offers -o name, in its help and
+// errors.
+func TestObjectFormats(t *testing.T) {
+	cmd := &cobra.Command{Use: "x"}
+	o := AddOutputFlag(cmd, "wide")
+	if err := cmd.ParseFlags([]string{"-o", "xml"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "wide, json, yaml, kyaml, name") {
+		t.Errorf("-o xml: %v", err)
+	}
+	if !strings.Contains(cmd.Flag("output").Usage, "name") {
+		t.Errorf("-o help does not offer name: %s", cmd.Flag("output").Usage)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,14 +21,32 @@ type Output struct {
 	flags *genericclioptions.PrintFlags
 	// humanViews are the extra values the command itself draws (e.g. "wide", "tree").
 	humanViews []string
+	// data is set for a view that is not Kubernetes objects (PrintData): -o name (it
+	// has no names) and kyaml (which PrintData does not write) are neither offered nor
+	// accepted.
+	data bool
 }
 
-// AddOutputFlag registers -o on cmd. humanViews are extra formats the command draws
-// itself, besides the default (empty) one.
+// notForData are the printers' formats a view that is not objects cannot be printed in.
+var notForData = []string{"name", "kyaml"}
+
+// AddOutputFlag registers -o on cmd, for a command that prints Kubernetes objects
+// (PrintObject, PrintList). humanViews are extra formats the command draws itself,
+// besides the default (empty) one.
 func AddOutputFlag(cmd *cobra.Command, humanViews ...string) *Output {
-	o := &Output{flags: genericclioptions.NewPrintFlags("").WithTypeSetter(Scheme), humanViews: humanViews}
+	return addOutputFlag(cmd, false, humanViews)
+}
+
+// AddDataOutputFlag registers -o on cmd, for a command whose view is not Kubernetes
+// objects (PrintData): every format of AddOutputFlag but name and kyaml.
+func AddDataOutputFlag(cmd *cobra.Command, humanViews ...string) *Output {
+	return addOutputFlag(cmd, true, humanViews)
+}
+
+func addOutputFlag(cmd *cobra.Command, data bool, humanViews []string) *Output {
+	o := &Output{flags: genericclioptions.NewPrintFlags("").WithTypeSetter(Scheme), humanViews: humanViews, data: data}
 	o.flags.AddFlags(cmd)
-	formats := append(append([]string{}, humanViews...), o.flags.AllowedFormats()...)
+	formats := o.formats()
 	cmd.Flag("output").Usage = "output format: " + strings.Join(formats, ", ") + " (default: a table)"
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return formats, cobra.ShellCompDirectiveNoFileComp
@@ -57,15 +76,25 @@ func (o *Output) Validate() error {
 	if o.Human() {
 		return nil
 	}
-	if _, err := o.flags.ToPrinter(); err != nil {
+	if _, err := o.flags.ToPrinter(); err != nil || o.data && slices.Contains(notForData, o.Format()) {
 		return o.unknown()
 	}
 	return nil
 }
 
+// formats are the -o values the command takes: its own views, then the printers'.
+func (o *Output) formats() []string {
+	out := append([]string{}, o.humanViews...)
+	for _, f := range o.flags.AllowedFormats() {
+		if !o.data || !slices.Contains(notForData, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func (o *Output) unknown() error {
-	all := append(append([]string{}, o.humanViews...), o.flags.AllowedFormats()...)
-	return fmt.Errorf("unknown output format %q: use one of %s", o.Format(), strings.Join(all, ", "))
+	return fmt.Errorf("unknown output format %q: use one of %s", o.Format(), strings.Join(o.formats(), ", "))
 }
 
 // PrintObject prints a Kubernetes object (or a List) in the -o format.
@@ -100,8 +129,8 @@ func (o *Output) PrintList(objs []client.Object, w io.Writer) error {
 }
 
 // PrintData prints a view that is not a Kubernetes object (a topology, a route table,
-// a status) as json, yaml, jsonpath or go-template. Such a view has no name, so -o name
-// is refused.
+// a status) as json, yaml, jsonpath or go-template: the -o of AddDataOutputFlag, whose
+// Validate refuses -o name, as such a view has no names.
 func (o *Output) PrintData(v any, w io.Writer) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -124,8 +153,6 @@ func (o *Output) PrintData(v any, w io.Writer) error {
 		}
 		_, err = w.Write(out)
 		return err
-	case format == "name":
-		return fmt.Errorf("-o name needs named objects, and this view has none: use -o json, yaml or jsonpath")
 	}
 	var content map[string]any
 	if err := json.Unmarshal(data, &content); err != nil {

@@ -64,6 +64,17 @@ func (f *Factory) Width() int {
 	return defaultWidth
 }
 
+// TableWidth is the width tables are fitted to: Width on a terminal, and 0 — not
+// fitted at all — when Out is not one. Piped, a table keeps every row on one line
+// and every cell whole, whatever the width, so that grep and cut see what the cluster
+// holds and scripts see the same text wherever they run.
+func (f *Factory) TableWidth() int {
+	if !f.isTerminal(f.Out) {
+		return 0
+	}
+	return f.Width()
+}
+
 // Renderer is a lipgloss renderer for w that colours only when Colour says so.
 func (f *Factory) Renderer(w io.Writer) *lipgloss.Renderer {
 	r := lipgloss.NewRenderer(w)

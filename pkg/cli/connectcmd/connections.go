@@ -53,7 +53,7 @@ else Ready; Pending until the leader has written conditions.
 		RunE: cmdutil.RunE(f, o),
 	}
 	o.cmd = cmd
-	o.output = cmdutil.AddOutputFlag(cmd)
+	o.output = cmdutil.AddOutputFlag(cmd, "wide")
 	cmd.AddCommand(newDescribeCmd(f, now))
 	return cmd
 }
@@ -92,8 +92,8 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 		humanview.Column{Header: "NAME", MinWidth: 10},
 		humanview.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":")},
-		humanview.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList("")},
+		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("192.168.0.0/16"), Fold: foldList(":"), Optional: 2},
+		humanview.Column{Header: "CONNECTIVITY", Stack: true, Fold: foldList(""), Optional: 3},
 		humanview.Column{Header: "STATUS"},
 		humanview.Column{Header: "NODES"},
 		humanview.Column{Header: "AGE", Optional: 1},
@@ -118,7 +118,8 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 			humanview.Text(humanview.Age(c.CreationTimestamp, o.now())),
 		)
 	}
-	return t.Render(o.f.Out, o.f.Width())
+	t.Wide = o.output.Format() == "wide"
+	return t.Render(o.f.Out, o.f.TableWidth())
 }
 
 // printObjects prints the connects as a kubectl List.

@@ -80,7 +80,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	}
 	sel := snap.selected(cnc)
 	alloc := allocationOf(cnc)
-	d := describer{Description: humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now()), refusal: refusalOf(cnc, alloc)}
+	d := describer{Description: humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now()), refusal: refusalOf(cnc, alloc)}
 	d.summary(cnc, sel, alloc)
 	d.reachability(cnc, sel)
 	d.notTransitive(snap, cnc, sel)

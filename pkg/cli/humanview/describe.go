@@ -29,7 +29,8 @@ const minWrapWidth = 20
 type Description struct {
 	// Palette styles keys, notes and the cells of the sections' tables.
 	Palette Palette
-	// Width is the terminal's: values wrap and tables fit within it.
+	// Width is the terminal's: values wrap and tables fit within it; 0 (not a
+	// terminal) wraps and fits nothing.
 	Width int
 	// Now is the clock ages are measured against.
 	Now time.Time
@@ -93,8 +94,11 @@ func (w *Description) Fields(fields []Field) {
 	}
 }
 
-// wrap folds text to the width left after indent columns.
+// wrap folds text to the width left after indent columns; with no width, not at all.
 func (w *Description) wrap(text string, indent int) []string {
+	if w.Width <= 0 {
+		return []string{text}
+	}
 	return Wrap("")(text, max(w.Width-indent, minWrapWidth))
 }
 
@@ -132,7 +136,11 @@ func (w *Description) Section(title, note string, t *Table) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := t.Render(&buf, w.Width-len(sectionIndent)); err != nil && w.err == nil {
+	width := 0
+	if w.Width > 0 {
+		width = max(w.Width-len(sectionIndent), minWrapWidth)
+	}
+	if err := t.Render(&buf, width); err != nil && w.err == nil {
 		w.err = err
 	}
 	for _, line := range strings.SplitAfter(buf.String(), "\n") {

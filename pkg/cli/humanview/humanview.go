@@ -6,6 +6,7 @@ package humanview
 
 import (
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -54,6 +55,15 @@ const tightColumnGap = 2
 // Table is a table of the views: headers in the palette's header style.
 func (p Palette) Table(columns ...Column) *Table {
 	return &Table{Columns: columns, Header: p.Header, TightGap: tightColumnGap}
+}
+
+// Count is n things in English: "1 network", "2 networks", "0 networks". thing is
+// a noun whose plural takes an s.
+func Count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // Age is kubectl's AGE: how long before now t was, in its short form (5m, 30h, 12d).

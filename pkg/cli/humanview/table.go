@@ -1,11 +1,17 @@
 // Tables are drawn the way kubectl draws them (upper-case headers, columns
-// three spaces apart, no borders), laid out by tablewriter and made to fit a terminal.
-// When a table is too wide, the columns that may narrow (Column.MinWidth) fold their
-// cells, widest first and never below their minimum; when that is not enough, in turn:
-// cells holding several values put one value per line (Column.Stack); columns move
-// closer (Table.TightGap); and optional columns are left out, least useful first
-// (Column.Optional). A column folds its cells by wrapping them (nothing shown is cut)
-// or by cutting them short with "…".
+// three spaces apart, no borders), laid out by tablewriter.
+//
+// On a terminal a table is made to fit its width. When it is too wide, the columns that
+// may narrow (Column.MinWidth) fold their cells, widest first and never below their
+// minimum; when that is not enough, in turn: cells holding several values put one value
+// per line (Column.Stack); columns move closer (Table.TightGap); and optional columns
+// are left out, least useful first (Column.Optional), unless the user asked for every
+// column (Table.Wide). A column folds its cells by wrapping them between words, and
+// never narrows below its longest word, so an identifier is never split; a column of
+// free text (Column.Cut) is cut short with "…" instead, as narrow as its minimum.
+//
+// Not on a terminal (width 0) nothing is fitted: every row is one line, every cell
+// whole, so that what a script greps or cuts is what the cluster holds.
 
 package humanview
 
@@ -36,8 +42,17 @@ type Column struct {
 	// Optional ranks the columns left out of a table too wide for the terminal: 1
 	// first, then 2, …; 0 is never left out.
 	Optional int
-	// Fold breaks a line wider than the column into lines that fit: Wrap, Fill or Cut;
-	// nil is Wrap("").
+	// Wide columns are shown only when the table is drawn wide (Table.Wide, -o wide).
+	Wide bool
+	// Cut marks free text (a message, a list that abbreviates itself): the column may
+	// narrow to MinWidth whatever its words, its cells cut short rather than wrapped.
+	// Any other column never narrows below its longest word, unless it may Break.
+	Cut bool
+	// Break lets Fold break inside words on a terminal, for the lists of ovn-nbctl
+	// whose names cannot fit one otherwise (routes); piped, they are still whole.
+	Break bool
+	// Fold breaks a line wider than the column into lines that fit; nil is Wrap("")
+	// for a column that wraps, and Cut for one that cuts.
 	Fold func(line string, width int) []string
 }
 
@@ -72,13 +87,17 @@ type Table struct {
 	// TightGap, when not 0, is the narrower gap the columns may close to before
 	// optional columns are left out.
 	TightGap int
+	// Wide shows the Wide columns too, and leaves out no optional column: the user
+	// asked for all of them, even if the table is then wider than the terminal.
+	Wide bool
 }
 
 // Add appends a row.
 func (t *Table) Add(cells ...Cell) { t.Rows = append(t.Rows, cells) }
 
 // Render draws the table in at most width columns (wider only when the columns'
-// minimums do not fit). The table is laid out in plain text and each cell styled where
+// minimums do not fit), or, when width is 0 (not a terminal), unfitted: one line
+// per row and every cell whole. The table is laid out in plain text and each cell styled where
 // it landed: styled before the layout, tablewriter would end the padding of every
 // styled cell with a reset of its own.
 func (t *Table) Render(w io.Writer, width int) error {
@@ -135,8 +154,11 @@ func (l layout) total() int {
 }
 
 // fit chooses the first layout, in the order the package comment gives, that is no
-// wider than width; if none is, the narrowest.
+// wider than width; if none is, the narrowest. Width 0 is the natural layout.
 func (t *Table) fit(width int) layout {
+	if width <= 0 {
+		return t.shrink(false, columnGap, 0, 0)
+	}
 	var l layout
 	for _, stacked := range []bool{false, true} {
 		if l = t.shrink(stacked, columnGap, 0, width); l.total() <= width {
@@ -150,6 +172,9 @@ func (t *Table) fit(width int) layout {
 			return l
 		}
 	}
+	if t.Wide {
+		return l
+	}
 	maxOptional := 0
 	for _, c := range t.Columns {
 		maxOptional = max(maxOptional, c.Optional)
@@ -162,27 +187,35 @@ func (t *Table) fit(width int) layout {
 	return l
 }
 
-// shrink lays the table out, leaving out the optional columns ranked up to drop, and
-// narrows the widest columns that may narrow until the table fits width or every
-// column is at its minimum.
+// shrink lays the table out, leaving out the Wide columns of a table not drawn wide
+// and the optional columns ranked up to drop, and, when width is not 0, narrows the
+// widest columns that may narrow until the table fits width or every column is at its
+// floor (floor).
 func (t *Table) shrink(stacked bool, gap, drop, width int) layout {
 	l := layout{gap: gap, stacked: stacked, hidden: make([]bool, len(t.Columns)), widths: make([]int, len(t.Columns))}
+	floors := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
-		l.hidden[i] = c.Optional > 0 && c.Optional <= drop
+		l.hidden[i] = c.Wide && !t.Wide || c.Optional > 0 && c.Optional <= drop
 		l.widths[i] = ansi.StringWidth(c.Header)
+		floors[i] = max(c.MinWidth, l.widths[i])
 	}
 	for _, row := range t.Rows {
 		for i, c := range row {
 			for _, line := range c.lines(stacked && t.Columns[i].Stack) {
 				l.widths[i] = max(l.widths[i], ansi.StringWidth(line))
+				if !t.Columns[i].Cut && !t.Columns[i].Break {
+					floors[i] = max(floors[i], longestWord(line))
+				}
 			}
 		}
+	}
+	if width <= 0 {
+		return l
 	}
 	for excess := l.total() - width; excess > 0; excess-- {
 		widest := -1
 		for i, c := range t.Columns {
-			floor := max(c.MinWidth, ansi.StringWidth(c.Header))
-			if !l.hidden[i] && c.MinWidth > 0 && l.widths[i] > floor && (widest < 0 || l.widths[i] > l.widths[widest]) {
+			if !l.hidden[i] && c.MinWidth > 0 && l.widths[i] > floors[i] && (widest < 0 || l.widths[i] > l.widths[widest]) {
 				widest = i
 			}
 		}
@@ -192,6 +225,16 @@ func (t *Table) shrink(stacked bool, gap, drop, width int) layout {
 		l.widths[widest]--
 	}
 	return l
+}
+
+// longestWord is the width of the widest space-separated word of line: what a column
+// that wraps must hold so that no word is split.
+func longestWord(line string) int {
+	n := 0
+	for _, w := range strings.Fields(line) {
+		n = max(n, ansi.StringWidth(w))
+	}
+	return n
 }
 
 func (c Cell) lines(stacked bool) []string {
@@ -204,7 +247,10 @@ func (c Cell) lines(stacked bool) []string {
 // fold gives the cell's lines as they fit a column of the given width.
 func (c Cell) fold(col Column, stacked bool, width int) []string {
 	fold := col.Fold
-	if fold == nil {
+	switch {
+	case fold == nil && col.Cut:
+		fold = Cut
+	case fold == nil:
 		fold = Wrap("")
 	}
 	var lines []string
@@ -220,7 +266,8 @@ func (c Cell) fold(col Column, stacked bool, width int) []string {
 
 // Wrap folds a line between words, and inside a word longer than a line after a
 // hyphen or a breakAt character (anywhere as a last resort): a word that fits a line
-// is never split. Runs of spaces become one.
+// is never split, and in a table none is longer than its column unless the column
+// cuts. Runs of spaces become one.
 func Wrap(breakAt string) func(line string, width int) []string {
 	return func(s string, width int) []string {
 		var lines []string
@@ -243,7 +290,8 @@ func Wrap(breakAt string) func(line string, width int) []string {
 }
 
 // Fill folds a line by filling each line as far as it goes, breaking after a space, a
-// hyphen or a breakAt character, even inside a word that would fit the next line.
+// hyphen or a breakAt character, even inside a word that would fit the next line
+// (for a column that may Break).
 func Fill(breakAt string) func(line string, width int) []string {
 	return func(s string, width int) []string {
 		return strings.Split(ansi.Wrap(s, width, breakAt), "\n")

@@ -10,15 +10,17 @@ import (
 )
 
 // TestFitOrder narrows one table step by step and checks that each width gives way in
-// the package comment's order: folding, stacking, a tight gap, leaving columns out.
+// the package comment's order: folding, stacking, a tight gap, leaving columns out;
+// and that no identifier is ever split, even when the table then overflows.
 func TestFitOrder(t *testing.T) {
 	newTable := func() *Table {
 		t := &Table{TightGap: 2, Columns: []Column{
 			{Header: "NAME", MinWidth: 6},
 			{Header: "SUBNETS", Stack: true},
+			{Header: "MESSAGE", MinWidth: 8, Optional: 2},
 			{Header: "AGE", Optional: 1},
 		}}
-		t.Add(Text("storage-net"), Cell{Values: []string{"10.0.0.0/16", "fd00::/48"}}, Text("3d"))
+		t.Add(Text("storage-net"), Cell{Values: []string{"10.0.0.0/16", "fd00::/48"}}, Text("waits for node-b"), Text("3d"))
 		return t
 	}
 	cases := []struct {
@@ -26,28 +28,32 @@ func TestFitOrder(t *testing.T) {
 		want  string
 	}{
 		{80, `
-NAME          SUBNETS                 AGE
-storage-net   10.0.0.0/16,fd00::/48   3d`},
-		{36, `
-NAME     SUBNETS                 AGE
-storag   10.0.0.0/16,fd00::/48   3d
-e-net`},
-		{31, `
-NAME          SUBNETS       AGE
-storage-net   10.0.0.0/16   3d
-              fd00::/48`},
-		{29, `
-NAME       SUBNETS       AGE
-storage-   10.0.0.0/16   3d
-net        fd00::/48`},
-		{25, `
-NAME     SUBNETS      AGE
-storage  10.0.0.0/16  3d
--net     fd00::/48`},
-		{20, `
-NAME     SUBNETS
-storage  10.0.0.0/16
--net     fd00::/48`},
+NAME          SUBNETS                 MESSAGE            AGE
+storage-net   10.0.0.0/16,fd00::/48   waits for node-b   3d`},
+		{54, `
+NAME          SUBNETS                 MESSAGE     AGE
+storage-net   10.0.0.0/16,fd00::/48   waits for   3d
+                                      node-b`},
+		{48, `
+NAME          SUBNETS       MESSAGE     AGE
+storage-net   10.0.0.0/16   waits for   3d
+              fd00::/48     node-b`},
+		{40, `
+NAME         SUBNETS      MESSAGE    AGE
+storage-net  10.0.0.0/16  waits for  3d
+             fd00::/48    node-b`},
+		{38, `
+NAME         SUBNETS      MESSAGE
+storage-net  10.0.0.0/16  waits for
+             fd00::/48    node-b`},
+		{24, `
+NAME         SUBNETS
+storage-net  10.0.0.0/16
+             fd00::/48`},
+		{12, `
+NAME         SUBNETS
+storage-net  10.0.0.0/16
+             fd00::/48`},
 	}
 	for _, tc := range cases {
 		var buf bytes.Buffer
@@ -60,22 +66,73 @@ storage  10.0.0.0/16
 	}
 }
 
-func TestCutAndFill(t *testing.T) {
-	tb := &Table{Columns: []Column{
-		{Header: "MATCH", MinWidth: 12, Fold: Fill("_")},
-		{Header: "ERROR", MinWidth: 8, Fold: Cut},
+// TestNotFitted draws a table as it goes to a pipe (width 0): one line per row, every
+// cell whole and its values comma-separated, optional columns kept, wide ones left
+// out unless the table is wide.
+func TestNotFitted(t *testing.T) {
+	tb := &Table{TightGap: 2, Columns: []Column{
+		{Header: "NAME", MinWidth: 4},
+		{Header: "SUBNETS", Stack: true, MinWidth: 4},
+		{Header: "MESSAGE", MinWidth: 4, Cut: true},
+		{Header: "AGE", Optional: 1},
+		{Header: "OVN NAME", Wide: true},
 	}}
-	tb.Add(Text("ip4.dst == 10.0.0.1 && tcp_port"), Text("connection refused"))
+	tb.Add(Text("blue/storage-net"), Cell{Values: []string{"10.0.0.0/16", "fd00::/48"}}, Text("waits for the zone of node-b to report"), Text("3d"), Text("blue_storage.net"))
 	var buf bytes.Buffer
-	if err := tb.Render(&buf, 30); err != nil {
+	if err := tb.Render(&buf, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := "MATCH         ERROR\n" +
-		"ip4.dst ==    connection re…\n" +
-		"10.0.0.1 &&\n" +
-		"tcp_port\n"
+	want := "NAME               SUBNETS                 MESSAGE                                  AGE\n" +
+		"blue/storage-net   10.0.0.0/16,fd00::/48   waits for the zone of node-b to report   3d\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	tb.Wide = true
+	buf.Reset()
+	if err := tb.Render(&buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[0], "AGE   OVN NAME") || !strings.HasSuffix(lines[1], "3d    blue_storage.net") {
+		t.Errorf("wide, not fitted:\n%s", buf.String())
+	}
+}
+
+// TestWideKeepsOptional: a wide table on a narrow terminal leaves out no column, as
+// the user asked for all of them; it wraps and cuts what it can and overflows.
+func TestWideKeepsOptional(t *testing.T) {
+	tb := &Table{Wide: true, Columns: []Column{
+		{Header: "NAME"}, {Header: "ERROR", MinWidth: 6, Cut: true}, {Header: "AGE", Optional: 1}, {Header: "VERSION", Wide: true},
+	}}
+	tb.Add(Text("node-a"), Text("connection refused"), Text("3d"), Text("v1.2.3"))
+	var buf bytes.Buffer
+	if err := tb.Render(&buf, 20); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME     ERROR    AGE   VERSION\n" +
+		"node-a   conne…   3d    v1.2.3\n"
 	if buf.String() != want {
 		t.Errorf("got:\n%q\nwant:\n%q", buf.String(), want)
+	}
+}
+
+// TestWrapAndCut: a column that wraps breaks between words and keeps its longest word
+// (an OVN port name in a match) whole; a column of free text is cut.
+func TestWrapAndCut(t *testing.T) {
+	tb := &Table{Columns: []Column{
+		{Header: "MATCH", MinWidth: 8},
+		{Header: "ERROR", MinWidth: 8, Cut: true},
+	}}
+	tb.Add(Text(`inport == "trtos-green_layer2_switch" && tcp`), Text("connection refused"))
+	var buf bytes.Buffer
+	if err := tb.Render(&buf, 40); err != nil {
+		t.Fatal(err)
+	}
+	want := "MATCH                         ERROR\n" +
+		"inport ==                     connectio…\n" +
+		"\"trtos-green_layer2_switch\"\n" +
+		"&& tcp\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }
 

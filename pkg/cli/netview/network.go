@@ -9,6 +9,9 @@ package netview
 
 import (
 	"cmp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,8 +66,9 @@ func (n Network) Name() string { return n.Object().GetName() }
 // Namespace is the UserDefinedNetwork's namespace, "" for a ClusterUserDefinedNetwork.
 func (n Network) Namespace() string { return n.Object().GetNamespace() }
 
-// Ref is how the commands take the network as an argument: NAME for a cluster network,
-// NAMESPACE/NAME for a namespaced one.
+// Ref is the network's user-facing name, the one every view shows and the commands
+// take as an argument: NAME for a cluster network, NAMESPACE/NAME for a namespaced
+// one (UserName of its OVN name).
 func (n Network) Ref() string {
 	if n.Cluster() {
 		return n.Name()
@@ -195,4 +199,41 @@ func (n Network) Namespaces(nsLabels map[string]map[string]string) ([]string, er
 		return []string{n.Namespace()}, nil
 	}
 	return cluster.CUDNNamespaces(n.CUDN, namespaceObjects(nsLabels))
+}
+
+// UserName is how users name the network OVN calls ovnName, as Ref names a network
+// object and `network describe` takes it: a UserDefinedNetwork NAMESPACE/NAME, a
+// ClusterUserDefinedNetwork NAME, the default network "default". Every view names
+// networks so; the OVN name is shown only where it is asked for (describe, -o wide).
+func UserName(ovnName string) string { return cluster.UserNetworkName(ovnName) }
+
+// Statuses of a network in the tables; a network the leader refused shows the reason
+// of its NetworkCreated condition instead (SubnetOverlap, PrimaryNetworkConflict, …).
+const (
+	StatusReady   = "Ready"
+	StatusPending = "Pending"
+)
+
+// Status is the network's state in a word, and why, from its conditions and every
+// node's readiness rs: the reason and message of a NetworkCreated condition that is
+// False (the leader refused the network, and no zone will report on it); Ready when
+// every node's zone programmed it; else Pending, naming each node that has not and
+// why (a cluster without nodes has none to program it).
+func (n Network) Status(rs []cluster.NodeReadiness) (status, reason string) {
+	if c := meta.FindStatusCondition(n.Conditions(), ovnkv1.ConditionNetworkCreated); c != nil && c.Status == metav1.ConditionFalse {
+		return cmp.Or(c.Reason, "NotCreated"), c.Message
+	}
+	if len(rs) == 0 {
+		return StatusPending, "no nodes"
+	}
+	var why []string
+	for _, r := range rs {
+		if !r.Ready {
+			why = append(why, r.Node+": "+r.Reason)
+		}
+	}
+	if len(why) == 0 {
+		return StatusReady, ""
+	}
+	return StatusPending, strings.Join(why, "; ")
 }

@@ -70,7 +70,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return s.Failed(err, "list events about "+n.Ref())
 	}
-	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.Width(), o.now())}
+	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now())}
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
 	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))

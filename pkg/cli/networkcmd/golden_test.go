@@ -148,4 +148,34 @@ func TestGoldenViews(t *testing.T) {
 		{Name: "describe-cudn", Args: []string{"describe", "golden-shared"}},
 		{Name: "describe-no-ipam", Args: []string{"describe", "storage", "-n", "golden-blue"}},
 	})
+	// -o wide shows every column, even wider than a terminal: piped, it is pinned.
+	t.Run("list-wide", func(t *testing.T) {
+		h.T, h.Width, h.TTY = t, 80, false
+		clitest.Golden(t, "list-wide", h.MustRun("list", "-o", "wide"))
+	})
+}
+
+// TestListStatus: a network the leader refused shows the reason of its NetworkCreated
+// condition in STATUS, where READY alone said only that no zone had it.
+func TestListStatus(t *testing.T) {
+	h := newHarness(t)
+	refused := &ovnkv1.ClusterUserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "status-refused"},
+		Spec: ovnkv1.ClusterUserDefinedNetworkSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "none"}},
+			Network: ovnkv1.NetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2, Layer2: &ovnkv1.Layer2Config{
+				Role: ovnkv1.NetworkRoleSecondary, Subnets: ovnkv1.DualStackCIDRs{"10.90.0.0/24"},
+			}},
+		},
+	}
+	h.Create(refused)
+	refused.Status.Conditions = []metav1.Condition{{Type: ovnkv1.ConditionNetworkCreated, Status: metav1.ConditionFalse,
+		Reason: "SubnetOverlap", Message: "overlaps", LastTransitionTime: metav1.Now()}}
+	if err := h.C.Status().Update(h.Ctx(), refused); err != nil {
+		t.Fatal(err)
+	}
+	row := clitest.TableRow(t, h.MustRun("list"), "status-refused")
+	if len(row) < 6 || row[5] != "SubnetOverlap" {
+		t.Errorf("list row %q, want STATUS SubnetOverlap", row)
+	}
 }

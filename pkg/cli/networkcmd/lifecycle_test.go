@@ -56,7 +56,7 @@ func TestLifecycle(t *testing.T) {
 				JoinSubnets: ovnkv1.DualStackCIDRs{"100.66.0.0/16", "fd9a::/64"},
 			}},
 		},
-		row:      []string{"l3", red, "Layer3", "Primary", "10.50.0.0/16,fd00:10:50::/48", "Geneve", "0/0", "<none>"},
+		row:      []string{red + "/l3", "Layer3", "Primary", "10.50.0.0/16,fd00:10:50::/48", "0/0", "Pending", "<none>"},
 		describe: []string{"Subnets: 10.50.0.0/16, a /25 per node", "fd00:10:50::/48, a /64 per node", "Join subnets: 100.66.0.0/16, fd9a::/64", "MTU: 1400"},
 	}, {
 		name: "layer2 namespaced with persistent addresses",
@@ -68,7 +68,7 @@ func TestLifecycle(t *testing.T) {
 				IPAM: &ovnkv1.IPAMConfig{Lifecycle: ovnkv1.IPAMLifecyclePersistent},
 			}},
 		},
-		row:      []string{"l2", green, "Layer2", "Primary", "10.60.0.0/24", "Geneve", "0/0", "<none>"},
+		row:      []string{green + "/l2", "Layer2", "Primary", "10.60.0.0/24", "0/0", "Pending", "<none>"},
 		describe: []string{"Topology: Layer2", "IPAM: Enabled, addresses Persistent", "Join subnets: default"},
 	}, {
 		name: "layer2 secondary without IPAM",
@@ -79,7 +79,7 @@ func TestLifecycle(t *testing.T) {
 				Role: ovnkv1.NetworkRoleSecondary, MTU: 9000, IPAM: &ovnkv1.IPAMConfig{Mode: ovnkv1.IPAMDisabled},
 			}},
 		},
-		row:      []string{"storage", green, "Layer2", "Secondary", "<none>", "Geneve", "0/0", "<none>"},
+		row:      []string{green + "/storage", "Layer2", "Secondary", "<none>", "0/0", "Pending", "<none>"},
 		describe: []string{"Role: Secondary", "Subnets: <none>", "IPAM: Disabled"},
 	}, {
 		name: "cluster network for listed namespaces",
@@ -95,7 +95,7 @@ func TestLifecycle(t *testing.T) {
 				}},
 			},
 		},
-		row:      []string{"lc-listed", "cluster", "Layer3", "Secondary", "10.70.0.0/16", "Geneve", "0/0", "<none>"},
+		row:      []string{"lc-listed", "Layer3", "Secondary", "10.70.0.0/16", "0/0", "Pending", "<none>"},
 		describe: []string{"Kind: ClusterUserDefinedNetwork", "Namespaces: " + strings.Join(sorted(red, green), ", "), "OVN network: cluster_udn_lc-listed"},
 	}, {
 		name: "cluster network by selector, without overlay",
@@ -113,7 +113,7 @@ func TestLifecycle(t *testing.T) {
 				},
 			},
 		},
-		row:      []string{"lc-selected", "cluster", "Layer3", "Primary", "10.80.0.0/16", "NoOverlay", "0/0", "<none>"},
+		row:      []string{"lc-selected", "Layer3", "Primary", "10.80.0.0/16", "0/0", "Pending", "<none>"},
 		describe: []string{"Selector: tenant=acme", "Namespaces: " + red, "Transport: NoOverlay (outbound SNAT Disabled, routing Unmanaged)"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,17 +31,25 @@ func newListCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
 		Long: `List the ClusterUserDefinedNetworks and the UserDefinedNetworks of every namespace, or,
 with -n, the networks of one namespace (its own and the cluster networks selecting it).
 
-READY counts the nodes whose agent reports the network programmed in its zone
-(the ovnk.io/zone-status annotation of each Node). CONNECTED names the
-ClusterNetworkConnects that select the network.
+NAME is how the other commands take the network: NAMESPACE/NAME for a
+UserDefinedNetwork, NAME for a ClusterUserDefinedNetwork. READY counts the nodes
+whose agent reports the network programmed in its zone (the ovnk.io/zone-status
+annotation of each Node). STATUS is Ready, Pending (some zones have not programmed
+it yet), or why the leader refused the network (the reason of its NetworkCreated
+condition, e.g. SubnetOverlap: network describe shows the message). CONNECTED names
+the ClusterNetworkConnects that select the network.
 
-The table fits the terminal: on a narrow one, cells wrap onto more lines, and
-TRANSPORT, then AGE, are left out (-o json has everything).`,
+On a terminal the table fits its width: cells of several values stack, and AGE,
+then CONNECTED, then SUBNETS are left out; no name is ever split. Piped, every
+network is one line. -o wide adds TRANSPORT and the OVN network name.`,
 		Example: `  # Every network of the cluster
   kubectl ovnk network list
 
   # The networks pods of namespace blue can use
   kubectl ovnk network list -n blue
+
+  # Every column, with the transport and the OVN network name
+  kubectl ovnk network list -o wide
 
   # For scripts: a List of the network objects, or only their names
   kubectl ovnk network list -o json
@@ -50,7 +58,7 @@ TRANSPORT, then AGE, are left out (-o json has everything).`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(f, o),
 	}
-	o.output = cmdutil.AddOutputFlag(cmd)
+	o.output = cmdutil.AddOutputFlag(cmd, "wide")
 	return cmd
 }
 
@@ -115,37 +123,43 @@ func (o *listOptions) Run(ctx context.Context) error {
 	connects := connectsByNetwork(netview.NewModel(nets, nsLabels), cncs)
 	p := humanview.NewPalette(o.f, o.f.Out)
 	t := p.Table(
-		humanview.Column{Header: "NAME", MinWidth: 12},
-		humanview.Column{Header: "SCOPE", MinWidth: 9},
+		humanview.Column{Header: "NAME"},
+		humanview.Column{Header: "OVN NETWORK", Wide: true},
 		humanview.Column{Header: "TOPOLOGY"},
 		humanview.Column{Header: "ROLE"},
-		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
-		humanview.Column{Header: "SUBNETS", Stack: true, MinWidth: len("100.100.100.0/24"), Fold: humanview.Wrap(":")},
-		humanview.Column{Header: "TRANSPORT", Optional: 1},
+		humanview.Column{Header: "SUBNETS", Stack: true, Optional: 3},
+		humanview.Column{Header: "TRANSPORT", Wide: true},
 		humanview.Column{Header: "READY"},
-		humanview.Column{Header: "CONNECTED", Stack: true, MinWidth: 8},
-		humanview.Column{Header: "AGE", Optional: 2},
+		humanview.Column{Header: "STATUS"},
+		humanview.Column{Header: "CONNECTED", Stack: true, Optional: 2},
+		humanview.Column{Header: "AGE", Optional: 1},
 	)
+	t.Wide = o.output.Format() == "wide"
 	for _, n := range nets {
-		scope := n.Namespace()
-		if n.Cluster() {
-			scope = "cluster"
-		}
 		rs := humanview.Readiness(reports, n.OVNName(), "network")
 		ready := humanview.CountReady(rs)
+		status, _ := n.Status(rs)
+		statusStyle := p.Bad // the leader refused it
+		switch status {
+		case netview.StatusReady:
+			statusStyle = p.Good
+		case netview.StatusPending:
+			statusStyle = p.Warn
+		}
 		t.Add(
-			humanview.Text(n.Name()),
-			humanview.Text(scope),
+			humanview.Text(n.Ref()),
+			humanview.Text(n.OVNName()),
 			humanview.Text(string(n.Spec().Topology)),
 			humanview.Text(string(n.Role())),
 			humanview.List(n.Subnets(), p.Faint),
 			humanview.Text(string(n.Transport())),
 			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			humanview.Styled(status, statusStyle),
 			humanview.List(names(connects[n.OVNName()]), p.Faint),
 			humanview.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
 		)
 	}
-	return t.Render(o.f.Out, o.f.Width())
+	return t.Render(o.f.Out, o.f.TableWidth())
 }
 
 // servingNamespace keeps the networks of namespace ns: its UserDefinedNetworks and the

@@ -17,7 +17,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/livezone"
-	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -63,7 +63,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 		ValidArgsFunction: livezone.CompleteNetwork(f),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.out = cmdutil.AddOutputFlag(cmd)
+	o.out = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
 	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
@@ -117,7 +117,7 @@ func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Netwo
 		name := lr.ExternalIDs[rows.NetworkKey]
 		n := livezone.Network{OVNName: name, Topology: lr.ExternalIDs[rows.TopologyKey]}
 		if name != "" {
-			n.Name = cluster.UserNetworkName(name)
+			n.Name = netview.UserName(name)
 		}
 		return n, []*nbdb.LogicalRouter{lr}, nil
 	}
@@ -150,14 +150,16 @@ func newStyles(r *lipgloss.Renderer) styles {
 
 // tableWriter prints a View as ovn-nbctl's lists, each list a table.
 type tableWriter struct {
-	w     io.Writer
-	st    styles
-	width int
-	err   error
+	w  io.Writer
+	st styles
+	// width is the terminal's, for titles; tableWidth is what tables are fitted to (0
+	// when piped: not fitted).
+	width, tableWidth int
+	err               error
 }
 
 func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
-	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width()}
+	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width(), tableWidth: f.TableWidth()}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
 		title = fmt.Sprintf("Router %s in node %s's zone", v.Routers[0].Name, v.Node)
@@ -208,7 +210,7 @@ func (t *tableWriter) table(header []string, rows [][]string) {
 	for i, h := range header {
 		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
 			shown = append(shown, i)
-			tb.Columns = append(tb.Columns, humanview.Column{Header: h, MinWidth: minColumnWidth, Fold: humanview.Fill("_")})
+			tb.Columns = append(tb.Columns, humanview.Column{Header: h, MinWidth: minColumnWidth, Break: true, Fold: humanview.Fill("_")})
 		}
 	}
 	for _, r := range rows {
@@ -218,11 +220,13 @@ func (t *tableWriter) table(header []string, rows [][]string) {
 		}
 		tb.Add(cells...)
 	}
-	t.err = tb.Render(t.w, t.width)
+	t.err = tb.Render(t.w, t.tableWidth)
 }
 
 // minColumnWidth is as narrow as a column is squeezed to fit the terminal, unless its
 // heading is wider: narrower columns would wrap addresses into unreadable pieces.
+// On a terminal the names in ovn-nbctl's lists may break (they cannot fit 80 columns
+// otherwise); piped, the tables are not fitted and every name is whole.
 const minColumnWidth = 12
 
 // routes prints the routes as lr-route-list groups them: by family, then route table.

@@ -324,7 +324,7 @@ func TestRoutesBadInput(t *testing.T) {
 		{[]string{"blue", "--node", "worker9", "--nb", nb.Endpoint}, []string{`unknown node "worker9"`, "node1, node2"}},
 		{[]string{"blue", "--node", "node1", "--nb", missing}, []string{"node node1", missing}},
 		{nil, []string{"accepts 1 arg(s), received 0"}},
-		{[]string{"blue", "--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
+		{[]string{"blue", "--nb", nb.Endpoint, "-o", "name"}, []string{`unknown output format "name"`, "json"}},
 	} {
 		out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, append([]string{"routes"}, c.args...)...)
 		clitest.OneLine(t, err, c.want...)

@@ -12,22 +12,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
-// view is how the human output is drawn: its width, whether it is coloured, and the
-// styles of a renderer that colours only when it may.
+// view is how the human output is drawn: the width tables are fitted to (0 when not
+// a terminal: not fitted), whether it is coloured and wide (-o wide), and the styles
+// of a renderer that colours only when it may.
 type view struct {
 	width  int
 	colour bool
+	wide   bool
 	now    time.Time
 
 	good, bad, warn, faint, bold lipgloss.Style
 }
 
-func newView(r *lipgloss.Renderer, width int, colour bool, now time.Time) *view {
+func newView(r *lipgloss.Renderer, width int, colour, wide bool, now time.Time) *view {
 	return &view{
 		width:  width,
 		colour: colour,
+		wide:   wide,
 		now:    now,
 		good:   r.NewStyle().Foreground(lipgloss.Color("2")),
 		bad:    r.NewStyle().Foreground(lipgloss.Color("1")),
@@ -37,25 +41,25 @@ func newView(r *lipgloss.Renderer, width int, colour bool, now time.Time) *view 
 	}
 }
 
-// minLastColumn is the narrowest the last column (the free text) is cut to, even when
-// the others already fill the terminal.
-const minLastColumn = 16
+// minReason is the narrowest the REASON column (free text) is cut to on a terminal.
+const minReason = 16
 
 // render writes the report: the agents table, the networks table and a summary.
 func (v *view) render(w io.Writer, r Report) error {
 	var out bytes.Buffer
 	if len(r.Nodes) == 0 {
 		out.WriteString("No nodes in the cluster.\n")
-	} else {
-		if err := v.table(&out, []string{"NODE", "AGENT", "VERSION", "LEADER", "LAST RECONCILE", "LAST ERROR"}, v.nodeRows(r.Nodes)); err != nil {
-			return err
-		}
+	} else if err := v.nodeTable(r.Nodes).Render(&out, v.width); err != nil {
+		return err
 	}
 	out.WriteString("\n")
-	if len(r.Networks) == 0 {
+	switch {
+	case r.NetworksError != "":
+		out.WriteString(v.bad.Render("Networks unknown: "+r.NetworksError) + "\n")
+	case len(r.Networks) == 0:
 		out.WriteString("No user-defined networks.\n")
-	} else {
-		if err := v.table(&out, []string{"NETWORK", "READY", "NOT READY"}, v.networkRows(r.Networks)); err != nil {
+	default:
+		if err := v.networkTable(r.Networks).Render(&out, v.width); err != nil {
 			return err
 		}
 	}
@@ -65,10 +69,15 @@ func (v *view) render(w io.Writer, r Report) error {
 	return err
 }
 
-func (v *view) nodeRows(nodes []NodeStatus) [][]humanview.Cell {
-	rows := make([][]humanview.Cell, 0, len(nodes))
+// nodeTable is the agents: VERSION only with -o wide, so that the table fits 80
+// columns with room for the reason an agent is not ready and its last error.
+func (v *view) nodeTable(nodes []NodeStatus) *humanview.Table {
+	t := &humanview.Table{Header: v.bold, Wide: v.wide, Columns: []humanview.Column{
+		{Header: "NODE"}, {Header: "AGENT"}, {Header: "VERSION", Wide: true}, {Header: "LEADER"},
+		{Header: "RECONCILED"}, {Header: "REASON", MinWidth: minReason, Cut: true},
+	}}
 	for _, n := range nodes {
-		row := []humanview.Cell{humanview.Text(n.Node), humanview.Styled("ready", v.good), humanview.Text(n.Version), {}, {}, humanview.Styled(oneLine(n.LastError), v.bad)}
+		row := []humanview.Cell{humanview.Text(n.Node), humanview.Styled("ready", v.good), humanview.Text(n.Version), {}, {}, humanview.Styled(nodeReason(n), v.bad)}
 		switch {
 		case !n.Agent:
 			row[1] = humanview.Styled("no agent", v.bad)
@@ -87,54 +96,67 @@ func (v *view) nodeRows(nodes []NodeStatus) [][]humanview.Cell {
 		case n.Agent:
 			row[4] = humanview.Styled("never", v.faint)
 		}
-		rows = append(rows, row)
+		t.Add(row...)
 	}
-	return rows
+	return t
 }
 
-func (v *view) networkRows(networks []NetworkStatus) [][]humanview.Cell {
-	rows := make([][]humanview.Cell, 0, len(networks))
+// nodeReason is why an agent is not ready, then its last error: an agent may be
+// unready with no error (its NB gone) or ready with one (a failed reconcile).
+func nodeReason(n NodeStatus) string {
+	var parts []string
+	if n.NotReadyReason != "" {
+		parts = append(parts, oneLine(n.NotReadyReason))
+	}
+	if n.LastError != "" {
+		parts = append(parts, "last error: "+oneLine(n.LastError))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// networkTable is the networks by their user-facing names; the OVN name only with -o
+// wide.
+func (v *view) networkTable(networks []NetworkStatus) *humanview.Table {
+	t := &humanview.Table{Header: v.bold, Wide: v.wide, Columns: []humanview.Column{
+		{Header: "NETWORK"}, {Header: "OVN NETWORK", Wide: true}, {Header: "STATUS"}, {Header: "READY"},
+		{Header: "REASON", MinWidth: minReason, Cut: true},
+	}}
 	for _, nw := range networks {
+		style := v.good
+		switch {
+		case nw.Status == netview.StatusPending:
+			style = v.warn
+		case nw.Status != netview.StatusReady:
+			style = v.bad
+		}
 		ready := humanview.Styled(fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), v.good)
 		if len(nw.NotReady) > 0 || nw.TotalNodes == 0 {
 			ready.Style = &v.bad
 		}
-		reasons := make([]string, len(nw.NotReady))
-		for i, nr := range nw.NotReady {
-			reasons[i] = nr.Node + ": " + oneLine(nr.Reason)
-		}
-		rows = append(rows, []humanview.Cell{humanview.Text(nw.Network), ready, humanview.Text(strings.Join(reasons, "; "))})
+		t.Add(humanview.Text(nw.Name), humanview.Text(nw.Network), humanview.Styled(nw.Status, style), ready, humanview.Text(oneLine(nw.Reason)))
 	}
-	return rows
+	return t
 }
 
 // summary says in a line whether everything is ready, and else lists why each agent
-// that is not ready is not.
+// that is not ready is not, whole: the table may have cut it. On a terminal each line
+// is cut to its width; piped, nothing is.
 func (v *view) summary(out *bytes.Buffer, r Report) {
 	agents, networks := r.Counts()
 	if r.Ready {
-		fmt.Fprintln(out, v.good.Render(fmt.Sprintf("All %d agents and %d networks are ready.", len(r.Nodes), len(r.Networks))))
+		fmt.Fprintln(out, v.good.Render(fmt.Sprintf("All %s and %s are ready.", humanview.Count(len(r.Nodes), "agent"), humanview.Count(len(r.Networks), "network"))))
 		return
 	}
-	fmt.Fprintln(out, v.bad.Render(fmt.Sprintf("Not ready: %d/%d agents ready, %d/%d networks ready on every node.", agents, len(r.Nodes), networks, len(r.Networks))))
+	fmt.Fprintln(out, v.bad.Render(fmt.Sprintf("Not ready: %d/%s ready, %d/%s ready on every node.", agents, humanview.Count(len(r.Nodes), "agent"), networks, humanview.Count(len(r.Networks), "network"))))
 	for _, n := range r.Nodes {
 		if !n.Ready {
-			fmt.Fprintln(out, ansi.Truncate("  "+n.Node+": "+oneLine(n.NotReadyReason), max(v.width, minLastColumn), "…"))
+			line := "  " + n.Node + ": " + oneLine(n.NotReadyReason)
+			if v.width > 0 {
+				line = ansi.Truncate(line, max(v.width, minReason), "…")
+			}
+			fmt.Fprintln(out, line)
 		}
 	}
-}
-
-// table draws rows under header, kubectl-style, and cuts the last column (the free
-// text) so that lines fit the view's width. The table is laid out from plain text and
-// coloured afterwards.
-func (v *view) table(out *bytes.Buffer, header []string, rows [][]humanview.Cell) error {
-	t := &humanview.Table{Rows: rows, Header: v.bold}
-	for _, h := range header {
-		t.Columns = append(t.Columns, humanview.Column{Header: h})
-	}
-	t.Columns[len(t.Columns)-1].MinWidth = minLastColumn
-	t.Columns[len(t.Columns)-1].Fold = humanview.Cut
-	return t.Render(out, v.width)
 }
 
 // oneLine folds a multi-line message into one line for a table cell.

@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
@@ -27,8 +29,11 @@ type Report struct {
 	// Nodes are the cluster's nodes, by name.
 	Nodes []NodeStatus `json:"nodes"`
 	// Networks are the user-defined networks (ClusterUserDefinedNetworks and
-	// UserDefinedNetworks), by network name.
+	// UserDefinedNetworks), by name (Name).
 	Networks []NetworkStatus `json:"networks"`
+	// NetworksError says why the networks could not be listed (their CRDs are not
+	// installed); the agents are reported all the same.
+	NetworksError string `json:"networksError,omitempty"`
 }
 
 // NodeStatus is one node's agent, as its heartbeat Lease (ovnk-agent-<node> in the
@@ -66,9 +71,16 @@ type NodeStatus struct {
 type NetworkStatus struct {
 	// Network is the OVN network name: cluster_udn_<name> or <namespace>_<name>.
 	Network string `json:"network"`
-	// Kind and Name (namespace/name for a UserDefinedNetwork) name the object.
+	// Kind and Name name the object; Name is the network's user-facing name
+	// (netview.Network.Ref: namespace/name for a UserDefinedNetwork), the one
+	// `network describe` takes.
 	Kind string `json:"kind"`
 	Name string `json:"name"`
+	// Status is Ready, Pending, or the reason the leader refused the network (its
+	// NetworkCreated condition's, e.g. SubnetOverlap); Reason says why when it is not
+	// Ready (netview.Network.Status).
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 	// ReadyNodes of TotalNodes have programmed the network in their zone.
 	ReadyNodes int `json:"readyNodes"`
 	TotalNodes int `json:"totalNodes"`
@@ -94,9 +106,15 @@ func (r Report) Pending() []string {
 			out = append(out, fmt.Sprintf("agent on %s (%s)", n.Node, n.NotReadyReason))
 		}
 	}
+	if r.NetworksError != "" {
+		out = append(out, "networks: "+r.NetworksError)
+	}
 	for _, nw := range r.Networks {
-		if len(nw.NotReady) > 0 {
-			out = append(out, fmt.Sprintf("network %s on %s", nw.Network, nodeNames(nw.NotReady)))
+		switch {
+		case nw.Status != netview.StatusReady && nw.Status != netview.StatusPending:
+			out = append(out, fmt.Sprintf("network %s (%s)", nw.Name, nw.Status))
+		case len(nw.NotReady) > 0:
+			out = append(out, fmt.Sprintf("network %s on %s", nw.Name, nodeNames(nw.NotReady)))
 		}
 	}
 	return out
@@ -110,7 +128,7 @@ func (r Report) Counts() (readyAgents, readyNetworks int) {
 		}
 	}
 	for _, nw := range r.Networks {
-		if len(nw.NotReady) == 0 && nw.TotalNodes > 0 {
+		if nw.Status == netview.StatusReady {
 			readyNetworks++
 		}
 	}
@@ -133,10 +151,13 @@ type inputs struct {
 	pods      []corev1.Pod // the agent's
 	cudns     []ovnkv1.ClusterUserDefinedNetwork
 	udns      []ovnkv1.UserDefinedNetwork
+	// networksErr is why the networks could not be listed.
+	networksErr error
 }
 
 // gather lists the inputs: every Node, the Leases and agent pods in the agent's
-// namespace, every ClusterUserDefinedNetwork and UserDefinedNetwork.
+// namespace, every ClusterUserDefinedNetwork and UserDefinedNetwork. A cluster without
+// the network CRDs still has agents to show: that error is kept in the inputs.
 func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, error) {
 	in := &inputs{namespace: namespace}
 	var nodes corev1.NodeList
@@ -153,7 +174,10 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 		return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
 	}
 	cudns, udns, err := netview.ListAll(ctx, c)
-	if err != nil {
+	switch {
+	case errors.Is(err, netview.ErrNoNetworkAPI):
+		in.networksErr = err
+	case err != nil:
 		return nil, err
 	}
 	in.nodes, in.leases, in.pods, in.cudns, in.udns = nodes.Items, leases.Items, pods.Items, cudns, udns
@@ -178,13 +202,17 @@ func build(in *inputs, now time.Time) Report {
 	for _, n := range nodes {
 		r.Nodes = append(r.Nodes, nodeStatus(n.Name, leases[cluster.HeartbeatLeaseName(n.Name)], pods[n.Name], in.namespace, now))
 	}
-	for _, c := range in.cudns {
-		r.Networks = append(r.Networks, networkStatus(cluster.CUDNNetworkName(c.Name), "ClusterUserDefinedNetwork", c.Name, nodes))
+	if in.networksErr != nil {
+		r.NetworksError = in.networksErr.Error()
 	}
-	for _, u := range in.udns {
-		r.Networks = append(r.Networks, networkStatus(cluster.UDNNetworkName(u.Namespace, u.Name), "UserDefinedNetwork", u.Namespace+"/"+u.Name, nodes))
+	reports := cluster.ReadZoneReports(nodes)
+	for i := range in.cudns {
+		r.Networks = append(r.Networks, networkStatus(netview.Network{CUDN: &in.cudns[i]}, reports))
 	}
-	slices.SortFunc(r.Networks, func(a, b NetworkStatus) int { return strings.Compare(a.Network, b.Network) })
+	for i := range in.udns {
+		r.Networks = append(r.Networks, networkStatus(netview.Network{UDN: &in.udns[i]}, reports))
+	}
+	slices.SortFunc(r.Networks, func(a, b NetworkStatus) int { return strings.Compare(a.Name, b.Name) })
 	r.Ready = len(r.Pending()) == 0
 	return r
 }
@@ -254,21 +282,16 @@ func readyPod(pods []*corev1.Pod) *corev1.Pod {
 }
 
 // networkStatus aggregates the nodes' zone reports on one network.
-func networkStatus(network, kind, name string, nodes []corev1.Node) NetworkStatus {
-	s := NetworkStatus{Network: network, Kind: kind, Name: name, TotalNodes: len(nodes)}
-	for i := range nodes {
-		why := zoneReason(&nodes[i], network)
-		if why == "" {
+func networkStatus(n netview.Network, reports []cluster.ZoneReport) NetworkStatus {
+	s := NetworkStatus{Network: n.OVNName(), Kind: n.Kind(), Name: n.Ref(), TotalNodes: len(reports)}
+	rs := humanview.Readiness(reports, n.OVNName(), "network")
+	for _, r := range rs {
+		if r.Ready {
 			s.ReadyNodes++
-			continue
+		} else {
+			s.NotReady = append(s.NotReady, NodeReason{Node: r.Node, Reason: r.Reason})
 		}
-		s.NotReady = append(s.NotReady, NodeReason{Node: nodes[i].Name, Reason: why})
 	}
+	s.Status, s.Reason = n.Status(rs)
 	return s
-}
-
-// zoneReason is why node's zone has not programmed network, "" if it has: the
-// leader's NetworkReady condition gives the same reasons.
-func zoneReason(node *corev1.Node, network string) string {
-	return cluster.ReadZoneReport(node).Readiness(network, "network").Reason
 }

@@ -2,6 +2,8 @@ package statuscmd
 
 import (
 	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -159,7 +162,7 @@ func TestNetworkReadiness(t *testing.T) {
 		t.Errorf("a report with networks not ready everywhere is ready")
 	}
 	pending := strings.Join(r.Pending(), "; ")
-	if pending != "network cluster_udn_blue on c, d; network t_red on a, b, c, d" {
+	if pending != "network blue on c, d; network t/red on a, b, c, d" {
 		t.Errorf("pending %q", pending)
 	}
 }
@@ -171,5 +174,42 @@ func TestEmptyClusterIsNotReady(t *testing.T) {
 	}
 	if r.Nodes == nil || r.Networks == nil {
 		t.Errorf("empty lists must print as [] in JSON, not null: %+v", r)
+	}
+}
+
+// TestWithoutNetworkCRDs: a cluster without the network CRDs still has its agents
+// reported, and is not ready, saying why.
+func TestWithoutNetworkCRDs(t *testing.T) {
+	in := &inputs{
+		namespace:   "ovnk-system",
+		nodes:       []corev1.Node{node("a", "")},
+		leases:      []coordinationv1.Lease{lease("a", now, healthy(now))},
+		networksErr: netview.ErrNoNetworkAPI,
+	}
+	r := build(in, now)
+	if len(r.Nodes) != 1 || !r.Nodes[0].Ready {
+		t.Errorf("nodes %+v, want a's ready agent", r.Nodes)
+	}
+	if r.Ready || r.NetworksError != netview.ErrNoNetworkAPI.Error() || strings.Join(r.Pending(), "; ") != "networks: "+netview.ErrNoNetworkAPI.Error() {
+		t.Errorf("ready %t, networks error %q, pending %q", r.Ready, r.NetworksError, r.Pending())
+	}
+	var out strings.Builder
+	if err := newView(lipgloss.NewRenderer(nil), 0, false, false, now).render(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "a      ready") || !strings.Contains(out.String(), "Networks unknown: the cluster does not serve k8s.ovn.org networks") {
+		t.Errorf("status without the CRDs:\n%s", out.String())
+	}
+}
+
+// TestRefusedNetwork: a network the leader refused shows the reason and message of
+// its NetworkCreated condition, not the zones' "not reported yet".
+func TestRefusedNetwork(t *testing.T) {
+	refused := ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "green"}}
+	refused.Status.Conditions = []metav1.Condition{{Type: ovnkv1.ConditionNetworkCreated, Status: metav1.ConditionFalse, Reason: "SubnetOverlap", Message: "overlaps blue"}}
+	in := &inputs{namespace: "ovnk-system", nodes: []corev1.Node{node("a", `{}`)}, cudns: []ovnkv1.ClusterUserDefinedNetwork{refused}}
+	nw := build(in, now).Networks[0]
+	if nw.Name != "green" || nw.Status != "SubnetOverlap" || nw.Reason != "overlaps blue" {
+		t.Errorf("refused network: %+v", nw)
 	}
 }

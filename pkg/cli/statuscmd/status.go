@@ -46,9 +46,12 @@ func newCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show every node's agent and every network's readiness on each node",
-		Long: `Show, on one screen, every node's ovnk agent — ready or not, its version, whether
-it is the leader, when it last reconciled its zone and its last error — and every
-user-defined network with the nodes that have programmed it.
+		Long: `Show, on one screen, every node's ovnk agent — ready or not, whether it is the
+leader, when it last reconciled its zone, and the reason it is not ready and its last
+error — and every user-defined network, by the name network describe takes, with
+its status (Ready, Pending, or why the leader refused it, e.g. SubnetOverlap), the
+nodes that have programmed it and why the others have not. -o wide adds each
+agent's version and each network's OVN name.
 
 An agent is ready when its heartbeat Lease (ovnk-agent-<node> in the agent namespace)
 was renewed within its lease duration, it is connected to its node's OVN northbound
@@ -62,6 +65,9 @@ naming what is still not ready.`,
 		Example: `  # Agents and networks at a glance
   kubectl ovnk status
 
+  # With the agents' versions and the networks' OVN names
+  kubectl ovnk status -o wide
+
   # After an install or an upgrade: wait until everything is ready (at most 10 minutes)
   kubectl ovnk status --wait --timeout 10m
 
@@ -72,7 +78,7 @@ naming what is still not ready.`,
 	}
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "wait until every agent and every network on every node is ready")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --wait, how long to wait before giving up")
-	o.Output = cmdutil.AddOutputFlag(cmd)
+	o.Output = cmdutil.AddDataOutputFlag(cmd, "wide")
 	return cmd
 }
 
@@ -126,7 +132,7 @@ func (o *Options) print(r Report) error {
 	if !o.Output.Human() {
 		return o.Output.PrintData(r, o.f.Out)
 	}
-	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.Colour(), o.Now()).render(o.f.Out, r)
+	return newView(o.f.Renderer(o.f.Out), o.f.TableWidth(), o.f.Colour(), o.Output.Format() == "wide", o.Now()).render(o.f.Out, r)
 }
 
 // maxPendingNamed bounds how many things a timeout's message names.

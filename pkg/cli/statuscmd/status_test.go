@@ -86,9 +86,10 @@ func layer3UDN(namespace, name, cidr string) *ovnkv1.UserDefinedNetwork {
 	}
 }
 
-// goldenCluster creates three nodes — a ready leader, an agent whose heartbeat expired
-// and that failed its last reconcile, and a node without an agent — with a CUDN ready
-// everywhere it was reported and a UDN that one node cannot program.
+// goldenCluster creates four nodes — a ready leader, an agent whose heartbeat expired
+// and that failed its last reconcile, a node without an agent, and an agent that lost
+// its NB (no last error) — with a CUDN ready everywhere it was reported, a UDN that one
+// node cannot program, and a CUDN the leader refused (SubnetOverlap).
 func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
 	t.Helper()
 	ensureNamespace(ctx, t, c, "ovnk-system")
@@ -100,43 +101,76 @@ func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
 	failing[cluster.AnnotationAgentVersion] = "v0.4.0"
 	failing[cluster.AnnotationLastError] = "apply zone status-b: transaction failed: constraint violation: " +
 		"Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name"
+	noNB := with(healthy(now.Add(-5*time.Second)), cluster.AnnotationNBConnected, "false")
+	noNB[cluster.AnnotationAgentVersion] = "v0.4.0"
+	green := layer3CUDN("green", "10.20.128.0/17")
 	clitest.CreateObjects(ctx, t, c,
 		nodeObject("status-a", `{"cluster_udn_blue":"","tenant-red_red":""}`),
 		nodeObject("status-b", `{"cluster_udn_blue":"","tenant-red_red":"no k8s.ovn.org/l3-gateway-config yet"}`),
 		nodeObject("status-c", ""),
+		nodeObject("status-d", `{"cluster_udn_blue":"","tenant-red_red":""}`),
 		layer3CUDN("blue", "10.20.0.0/16"),
 		layer3UDN("tenant-red", "red", "10.30.0.0/16"),
+		green,
 		leaseObject("ovnk-system", "status-a", now.Add(-3*time.Second), leader),
 		leaseObject("ovnk-system", "status-b", now.Add(-2*time.Minute), failing),
+		leaseObject("ovnk-system", "status-d", now.Add(-1*time.Second), noNB),
 	)
+	green.Status.Conditions = []metav1.Condition{{
+		Type: ovnkv1.ConditionNetworkCreated, Status: metav1.ConditionFalse, Reason: "SubnetOverlap", LastTransitionTime: metav1.NewTime(now),
+		Message: `network "cluster_udn_green" subnet 10.20.128.0/17 overlaps subnet 10.20.0.0/16 of network "cluster_udn_blue"`,
+	}}
+	if err := c.Status().Update(ctx, green); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// TestGolden draws the status of goldenCluster with and without colour, at 80 and 200
-// columns, and compares it with testdata/*.golden (rewritten by -update).
+// TestGolden draws the status of goldenCluster piped and on a terminal, at 80 and 200
+// columns, and -o wide, and compares it with testdata/*.golden (rewritten by -update).
+// Piped, the width changes nothing: tables are not fitted.
 func TestGolden(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	goldenCluster(ctx, t, clitest.NewClient(t, kube))
 	clock := func() time.Time { return now }
+	outputs := map[string]string{}
 	for _, tc := range []struct {
 		name string
 		term clitest.Terminal
+		args []string
 	}{
-		{"plain-80", clitest.Terminal{TTY: false, Width: 80}},
-		{"plain-200", clitest.Terminal{TTY: false, Width: 200}},
-		{"colour-80", clitest.Terminal{TTY: true, Width: 80}},
-		{"colour-200", clitest.Terminal{TTY: true, Width: 200}},
+		{"plain-80", clitest.Terminal{TTY: false, Width: 80}, nil},
+		{"plain-200", clitest.Terminal{TTY: false, Width: 200}, nil},
+		{"colour-80", clitest.Terminal{TTY: true, Width: 80}, nil},
+		{"colour-200", clitest.Terminal{TTY: true, Width: 200}, nil},
+		{"wide-plain", clitest.Terminal{TTY: false, Width: 80}, []string{"-o", "wide"}},
+		{"wide-colour-200", clitest.Terminal{TTY: true, Width: 200}, []string{"-o", "wide"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestCommand(kube, "ovnk-system", clock, tc.term)
-			if err := c.run(ctx); err != nil {
+			if err := c.run(ctx, tc.args...); err != nil {
 				t.Fatal(err)
 			}
 			got := c.out.String()
+			outputs[tc.name] = got
 			clitest.Golden(t, "status-"+tc.name, got)
 			clitest.FitsTerminal(t, got, tc.term)
 		})
+	}
+	if outputs["plain-80"] != outputs["plain-200"] {
+		t.Errorf("piped output depends on the width:\n%s\n%s", outputs["plain-80"], outputs["plain-200"])
+	}
+	// Piped, names and reasons are whole, one row per line, for grep.
+	for _, want := range []string{
+		"tenant-red/red   Pending ", "green            SubnetOverlap ",
+		`network "cluster_udn_green" subnet 10.20.128.0/17 overlaps subnet 10.20.0.0/16 of network "cluster_udn_blue"`,
+		"not connected to its OVN northbound database",
+		"last error: apply zone status-b: transaction failed: constraint violation: Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name",
+	} {
+		if !strings.Contains(outputs["plain-80"], want) {
+			t.Errorf("piped output lacks %q:\n%s", want, outputs["plain-80"])
+		}
 	}
 	t.Run("NO_COLOR on a terminal", func(t *testing.T) {
 		c := newTestCommand(kube, "ovnk-system", clock, clitest.Terminal{TTY: true, Width: 80})
@@ -173,8 +207,8 @@ func TestJSONAndYAML(t *testing.T) {
 		reports = append(reports, r)
 	}
 	r := reports[0]
-	if r.Ready || len(r.Nodes) != 3 || len(r.Networks) != 2 {
-		t.Fatalf("report %+v, want 3 nodes, 2 networks, not ready", r)
+	if r.Ready || len(r.Nodes) != 4 || len(r.Networks) != 3 {
+		t.Fatalf("report %+v, want 4 nodes, 3 networks, not ready", r)
 	}
 	a, b, c := r.Nodes[0], r.Nodes[1], r.Nodes[2]
 	if !a.Ready || !a.Leader || a.Version != "v0.4.0" || a.LastReconcile == nil || !a.LastReconcile.Equal(now.Add(-4*time.Second)) {
@@ -186,8 +220,15 @@ func TestJSONAndYAML(t *testing.T) {
 	if c.Agent || c.Ready || c.NotReadyReason != "no agent: no heartbeat Lease ovnk-system/ovnk-agent-status-c" {
 		t.Errorf("status-c: %+v, want no agent", c)
 	}
-	red := r.Networks[1]
-	if red.Network != "tenant-red_red" || red.ReadyNodes != 1 || red.TotalNodes != 3 || red.NotReady[0] != (NodeReason{"status-b", "no k8s.ovn.org/l3-gateway-config yet"}) {
+	if d := r.Nodes[3]; d.Ready || d.NotReadyReason != "not connected to its OVN northbound database" {
+		t.Errorf("status-d: %+v, want the reason it is not ready: its NB", d)
+	}
+	green := r.Networks[1]
+	if green.Name != "green" || green.Status != "SubnetOverlap" || !strings.Contains(green.Reason, "overlaps subnet 10.20.0.0/16") {
+		t.Errorf("green: %+v, want the leader's refusal and its message", green)
+	}
+	red := r.Networks[2]
+	if red.Network != "tenant-red_red" || red.Name != "tenant-red/red" || red.Status != "Pending" || red.ReadyNodes != 2 || red.TotalNodes != 4 || red.NotReady[0] != (NodeReason{"status-b", "no k8s.ovn.org/l3-gateway-config yet"}) {
 		t.Errorf("tenant-red_red: %+v", red)
 	}
 	jsonForm, _ := json.Marshal(reports[0])
@@ -223,7 +264,7 @@ func TestWaitUntilReady(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("status --wait: %v", err)
 	}
-	if !strings.Contains(cmd.out.String(), "All 1 agents and 0 networks are ready.") {
+	if !strings.Contains(cmd.out.String(), "All 1 agent and 0 networks are ready.") {
 		t.Errorf("output after the wait:\n%s", cmd.out.String())
 	}
 	if strings.Contains(cmd.errOut.String(), "\r") {
@@ -244,7 +285,7 @@ func TestWaitTimesOut(t *testing.T) {
 	cmd := newTestCommand(kube, ns, func() time.Time { return now }, clitest.Terminal{TTY: true, Width: 60})
 	err := cmd.run(ctx, "--wait", "--timeout", "300ms")
 	want := "timed out after 300ms; not ready: agent on status-t (no agent: no heartbeat Lease " + ns +
-		"/ovnk-agent-status-t); network cluster_udn_green on status-t"
+		"/ovnk-agent-status-t); network green on status-t"
 	if err == nil || err.Error() != want {
 		t.Fatalf("status --wait at the timeout: %v\nwant: %s", err, want)
 	}
@@ -268,7 +309,7 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-o", "wide"}, `unknown output format "wide"`},
+		{[]string{"-o", "name"}, `unknown output format "name"`},
 		{[]string{"--wait", "--timeout", "0s"}, "--timeout 0s is not positive"},
 		{[]string{"nodes"}, `unknown command "nodes"`},
 	} {

@@ -62,7 +62,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 		ValidArgsFunction: completeArg(f),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.out = cmdutil.AddOutputFlag(cmd)
+	o.out = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: a tree)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
 	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NETWORK is a ClusterUserDefinedNetwork, when a UserDefinedNetwork has the same name")

@@ -341,7 +341,7 @@ func TestTopologyBadInput(t *testing.T) {
 		{[]string{"--node", "node1", "--nb", missing}, []string{"node node1", missing, "no such file or directory"}},
 		{[]string{"--nb", nb.Endpoint, "--kubeconfig", nowhere}, []string{"cannot reach the API server at https://127.0.0.1:1"}},
 		{[]string{"blue", "red"}, []string{"accepts at most 1 arg(s), received 2"}},
-		{[]string{"--nb", nb.Endpoint, "-o", "name"}, []string{"-o name", "json"}},
+		{[]string{"--nb", nb.Endpoint, "-o", "name"}, []string{`unknown output format "name"`, "json"}},
 		{[]string{"--nb", nb.Endpoint, "-o", "wide"}, []string{`unknown output format "wide"`}},
 	} {
 		out, err := livezonetest.Run(t, k, livezonetest.Plain, nil, append([]string{"topology"}, c.args...)...)

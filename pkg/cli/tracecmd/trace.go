@@ -80,7 +80,7 @@ zone of SRC's or DST's node cannot be read.`,
 		RunE:              cmdutil.RunE(f, o),
 	}
 	o.flags = cmd.Flags()
-	o.out = cmdutil.AddOutputFlag(cmd)
+	o.out = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: text)"
 	fs := cmd.Flags()
 	fs.StringVar(&o.proto, "proto", string(trace.ICMP), "the packet's transport: tcp, udp or icmp (an echo request)")

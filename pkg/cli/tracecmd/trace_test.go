@@ -173,7 +173,7 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"blue/web", "kube-system/dns", "--port", "80"}, nil, []string{"--port", "--proto tcp"}},
 		{[]string{"blue/web", "kube-system/dns", "--proto", "udp", "--port", "70000"}, nil, []string{"--port 70000", "1 to 65535"}},
 		{[]string{"blue/web"}, nil, []string{"SRC and DST", "got 1"}},
-		{[]string{"blue/web", "kube-system/dns", "-o", "name"}, nil, []string{"-o name", "json"}},
+		{[]string{"blue/web", "kube-system/dns", "-o", "name"}, nil, []string{`unknown output format "name"`, "json"}},
 		// Without NB endpoints the zones are read through the agent pods, and there are none.
 		{[]string{"blue/web", "kube-system/dns"}, map[string]string{"OVNK_PLUGIN_CONFIG": noAgents}, []string{"no ovnk agent pod on node node1"}},
 		{[]string{"blue/web", "--from-file", missingSave}, nil, []string{"--from-file replays", "drop blue/web"}},

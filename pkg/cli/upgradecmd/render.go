@@ -12,29 +12,31 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
-	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 )
 
-// view is how the human output is drawn: its width, whether it is coloured, and the
-// styles of a renderer that colours only when it may.
+// view is how the human output is drawn: its width, the width its tables are fitted
+// to (0 when not a terminal: not fitted), whether it is coloured, and the styles of a
+// renderer that colours only when it may.
 type view struct {
-	width  int
-	colour bool
+	width, tableWidth int
+	colour            bool
 
 	good, bad, warn, busy, faint, bold lipgloss.Style
 }
 
-func newView(r *lipgloss.Renderer, width int, colour bool) *view {
+func newView(r *lipgloss.Renderer, width, tableWidth int, colour bool) *view {
 	return &view{
-		width:  width,
-		colour: colour,
-		good:   r.NewStyle().Foreground(lipgloss.Color("2")),
-		bad:    r.NewStyle().Foreground(lipgloss.Color("1")),
-		warn:   r.NewStyle().Foreground(lipgloss.Color("3")),
-		busy:   r.NewStyle().Foreground(lipgloss.Color("6")),
-		faint:  r.NewStyle().Faint(true),
-		bold:   r.NewStyle().Bold(true),
+		width:      width,
+		tableWidth: tableWidth,
+		colour:     colour,
+		good:       r.NewStyle().Foreground(lipgloss.Color("2")),
+		bad:        r.NewStyle().Foreground(lipgloss.Color("1")),
+		warn:       r.NewStyle().Foreground(lipgloss.Color("3")),
+		busy:       r.NewStyle().Foreground(lipgloss.Color("6")),
+		faint:      r.NewStyle().Faint(true),
+		bold:       r.NewStyle().Bold(true),
 	}
 }
 
@@ -72,13 +74,13 @@ func (v *view) draw(a assessment) (string, error) {
 	var out bytes.Buffer
 	if len(r.Nodes) == 0 {
 		out.WriteString("No nodes to assess.\n")
-	} else if err := v.nodeTable(r.Nodes).Render(&out, v.width); err != nil {
+	} else if err := v.nodeTable(r.Nodes).Render(&out, v.tableWidth); err != nil {
 		return "", err
 	}
 	out.WriteString("\n")
 	if len(r.Networks) == 0 {
 		out.WriteString("No primary Layer2 networks.\n")
-	} else if err := v.networkTable(r.Networks).Render(&out, v.width); err != nil {
+	} else if err := v.networkTable(r.Networks).Render(&out, v.tableWidth); err != nil {
 		return "", err
 	}
 	var unread []string
@@ -102,8 +104,8 @@ func (v *view) nodeTable(nodes []l2upgrade.NodeReport) *humanview.Table {
 		{Header: "NODE", MinWidth: minNameColumn, Fold: humanview.Wrap(".-")},
 		{Header: "VERSION"},
 		{Header: "PHASE"},
-		{Header: "BLOCKING PODS", MinWidth: minListColumn, Fold: foldList},
-		{Header: "ARTIFACTS", MinWidth: minListColumn, Fold: foldList},
+		{Header: "BLOCKING PODS", MinWidth: minListColumn, Cut: true, Fold: foldList},
+		{Header: "ARTIFACTS", MinWidth: minListColumn, Cut: true, Fold: foldList},
 	}}
 	for _, n := range nodes {
 		version := humanview.Text(n.Version)
@@ -135,9 +137,9 @@ func (v *view) phaseStyle(p l2upgrade.Phase) lipgloss.Style {
 func (v *view) networkTable(networks []l2upgrade.NetworkReport) *humanview.Table {
 	t := &humanview.Table{Header: v.bold, Columns: []humanview.Column{
 		{Header: "NETWORK", MinWidth: minNameColumn, Fold: humanview.Wrap("/._-")},
-		{Header: "LEGACY", MinWidth: minListColumn, Fold: foldCount},
-		{Header: "TRANSIT ROUTER", MinWidth: minListColumn, Fold: foldCount},
-		{Header: "ARTIFACTS IN", MinWidth: minListColumn, Fold: foldList},
+		{Header: "LEGACY", MinWidth: minListColumn, Cut: true, Fold: foldCount},
+		{Header: "TRANSIT ROUTER", MinWidth: minListColumn, Cut: true, Fold: foldCount},
+		{Header: "ARTIFACTS IN", MinWidth: minListColumn, Cut: true, Fold: foldList},
 	}}
 	subnets := slices.ContainsFunc(networks, func(n l2upgrade.NetworkReport) bool { return len(n.TransitSubnets) > 0 })
 	if subnets {
@@ -152,7 +154,7 @@ func (v *view) networkTable(networks []l2upgrade.NetworkReport) *humanview.Table
 		if len(n.Legacy) == 0 {
 			transit.Style = &v.good
 		}
-		row := []humanview.Cell{humanview.Text(cluster.UserNetworkName(n.Network)), legacy, transit, humanview.Text(strings.Join(n.ArtifactsIn, ", "))}
+		row := []humanview.Cell{humanview.Text(netview.UserName(n.Network)), legacy, transit, humanview.Text(strings.Join(n.ArtifactsIn, ", "))}
 		if subnets {
 			row = append(row, humanview.Cell{Values: n.TransitSubnets})
 		}
@@ -205,7 +207,7 @@ const minCutName = 4
 func userNames(networks []string) []string {
 	out := make([]string, len(networks))
 	for i, n := range networks {
-		out[i] = cluster.UserNetworkName(n)
+		out[i] = netview.UserName(n)
 	}
 	return out
 }

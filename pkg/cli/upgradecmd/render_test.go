@@ -64,7 +64,7 @@ func draw(t *testing.T, a assessment, term clitest.Terminal, env map[string]stri
 	var out bytes.Buffer
 	f := clitest.NewFactory("", term, env, &out, io.Discard)
 	f.Settings = &cmdutil.Settings{}
-	if err := newView(f.Renderer(&out), f.Width(), f.Colour()).render(&out, a); err != nil {
+	if err := newView(f.Renderer(&out), f.Width(), f.TableWidth(), f.Colour()).render(&out, a); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -99,7 +99,10 @@ func TestGolden(t *testing.T) {
 // TestMidUpgradeView checks what the mid-upgrade view must say, whatever its layout.
 func TestMidUpgradeView(t *testing.T) {
 	wide := clitest.Lines(draw(t, midUpgrade(), clitest.Terminal{Width: 200}, nil))
-	narrow := draw(t, midUpgrade(), clitest.Terminal{Width: 80}, nil)
+	// A terminal fits the tables to its width; NO_COLOR keeps escapes out of the
+	// comparison.
+	narrow := draw(t, midUpgrade(), clitest.Terminal{TTY: true, Width: 80}, map[string]string{"NO_COLOR": "1"})
+	piped := draw(t, midUpgrade(), clitest.Terminal{Width: 80}, nil)
 	row := func(lines []string, prefix string) string {
 		for _, l := range lines {
 			if strings.HasPrefix(l, prefix) {
@@ -134,8 +137,12 @@ func TestMidUpgradeView(t *testing.T) {
 	if strings.Contains(narrow, "cluster_udn_green") || strings.Contains(narrow, "Upgrade complete.") {
 		t.Errorf("the view shows an OVN network name, or calls an upgrade in progress complete:\n%s", narrow)
 	}
-	if strings.Contains(narrow, "\x1b[") {
-		t.Errorf("escape sequences off a terminal:\n%s", narrow)
+	// Piped, the tables are not fitted: every blocking pod is named, on one line.
+	if r := row(clitest.Lines(piped), "worker-2 "); !strings.Contains(r, "shop/cart-7d9f8b-x2kqp, shop/cart-7d9f8b-zt5wd, shop/checkout-0, shop/db-0, tenant-blue/api-5c8d7-q9zrm") {
+		t.Errorf("worker-2 piped: %q", r)
+	}
+	if strings.Contains(piped, "\x1b[") {
+		t.Errorf("escape sequences off a terminal:\n%s", piped)
 	}
 }
 
@@ -150,16 +157,18 @@ func TestCompleteView(t *testing.T) {
 	}
 }
 
-// TestNoColor: NO_COLOR and a terminal give the plain view, ASCII bar included.
+// TestNoColor: NO_COLOR and a terminal give the terminal's layout without colour,
+// ASCII bar included.
 func TestNoColor(t *testing.T) {
 	term := clitest.Terminal{TTY: true, Width: 80}
 	got := draw(t, midUpgrade(), term, map[string]string{"NO_COLOR": "1"})
 	if strings.Contains(got, "\x1b[") || strings.Contains(got, "█") {
 		t.Errorf("NO_COLOR output has escape sequences or block characters:\n%s", got)
 	}
-	if got != draw(t, midUpgrade(), clitest.Terminal{Width: 80}, nil) {
-		t.Errorf("NO_COLOR on a terminal differs from the plain view")
+	if coloured := draw(t, midUpgrade(), term, nil); len(clitest.Lines(got)) != len(clitest.Lines(coloured)) {
+		t.Errorf("NO_COLOR on a terminal is not laid out as with colour:\n%s\n%s", got, coloured)
 	}
+	clitest.FitsTerminal(t, got, clitest.Terminal{TTY: false, Width: 80})
 }
 
 func TestFoldList(t *testing.T) {

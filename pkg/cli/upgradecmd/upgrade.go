@@ -114,7 +114,7 @@ stops watching.`,
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "look again every few seconds until the upgrade is complete")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --watch, how long to wait for the upgrade to complete before giving up")
 	cmd.Flags().StringVar(&o.NB, "nb", "", "read the zone of a one-node cluster from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of its agent; for more nodes, list each node's NB under nb-endpoints in the settings file")
-	o.Output = cmdutil.AddOutputFlag(cmd)
+	o.Output = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	return cmd
 }
@@ -181,7 +181,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 // view is the human view for the factory's terminal.
 func (o *Options) view() *view {
-	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.Colour())
+	return newView(o.f.Renderer(o.f.Out), o.f.Width(), o.f.TableWidth(), o.f.Colour())
 }
 
 // warn writes what the assessment left out on standard error, for the -o formats,
