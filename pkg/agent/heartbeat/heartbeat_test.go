@@ -72,16 +72,21 @@ func getLease(ctx context.Context, t *testing.T, c client.Client, ns, node strin
 	return &lease
 }
 
+// syncFixture is what a Sync test starts from: a context of a minute, a client of the
+// shared API server, a namespace of the test's own, and the clock's start.
+func syncFixture(t *testing.T) (context.Context, client.Client, string, time.Time) {
+	t.Helper()
+	kube := testenv.SharedKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx, newClient(t, kube.RESTConfig), kube.Namespace(t), time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+}
+
 // TestSyncWritesOnlyWhenDueOrChanged drives Sync with a test clock against a real API
 // server: every change is published at once, and nothing else is written before the
 // renewal is due.
 func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
-	kube := testenv.SharedKube(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient(t, kube.RESTConfig)
-	ns := kube.Namespace(t)
-	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ctx, c, ns, start := syncFixture(t)
 	src := &sources{nb: true, now: start}
 	hb := newHeartbeat(c, ns, "worker1", src)
 
@@ -172,12 +177,7 @@ func TestSyncWritesOnlyWhenDueOrChanged(t *testing.T) {
 // it reaches the node's OVS, and a change is published at once; one that does not
 // says nothing, and a leftover annotation goes.
 func TestSyncReportsOVSReachability(t *testing.T) {
-	kube := testenv.SharedKube(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient(t, kube.RESTConfig)
-	ns := kube.Namespace(t)
-	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ctx, c, ns, start := syncFixture(t)
 	src := &sources{nb: true, now: start}
 	var mu sync.Mutex
 	reachable := true
@@ -237,12 +237,7 @@ func TestSyncReportsOVSReachability(t *testing.T) {
 // endpoint) at the start of the last error, before the zone's own error; once the
 // connection is back, only the zone's error is left.
 func TestSyncReportsNBLoss(t *testing.T) {
-	kube := testenv.SharedKube(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient(t, kube.RESTConfig)
-	ns := kube.Namespace(t)
-	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ctx, c, ns, start := syncFixture(t)
 	src := &sources{nb: true, now: start, succeeded: start}
 	hb := newHeartbeat(c, ns, "worker1", src)
 	const why = "OVN northbound database unix:/var/run/ovn/ovnnb_db.sock is unreachable: dial: connect: no such file or directory"
@@ -272,12 +267,7 @@ func TestSyncReportsNBLoss(t *testing.T) {
 // TestSyncReportsNodeProblem: a malformed annotation of the node is published at once
 // as the node's problem, and goes when it is mended.
 func TestSyncReportsNodeProblem(t *testing.T) {
-	kube := testenv.SharedKube(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient(t, kube.RESTConfig)
-	ns := kube.Namespace(t)
-	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ctx, c, ns, start := syncFixture(t)
 	src := &sources{nb: true, now: start, succeeded: start}
 	hb := newHeartbeat(c, ns, "worker1", src)
 	var problem error
