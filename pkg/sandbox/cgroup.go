@@ -63,13 +63,15 @@ func createCgroup(path string) error {
 
 // removeCgroup kills every process in the cgroup path and its descendants, in any
 // hierarchy, waits until they are gone, and removes the cgroups, deepest first. A
-// missing cgroup is no error.
+// missing cgroup is no error. A cgroup whose last process was killed can still refuse
+// removal (EBUSY) while the kernel releases the exiting task, so the removal is
+// retried, with the killing, until it succeeds.
 func removeCgroup(ctx context.Context, path string) error {
 	controllers, err := cgroupControllers()
 	if err != nil {
 		return err
 	}
-	err = poll.Until(ctx, stopTimeout, "the processes of cgroup "+path+" to end", func(context.Context) error {
+	return poll.Until(ctx, stopTimeout, "cgroup "+path+" removed with its processes", func(context.Context) error {
 		pids := cgroupPIDs(controllers, path)
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -77,11 +79,13 @@ func removeCgroup(ctx context.Context, path string) error {
 		if len(pids) > 0 {
 			return fmt.Errorf("%d processes left", len(pids))
 		}
-		return nil
+		return removeCgroupDirs(controllers, path)
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// removeCgroupDirs removes the cgroup path and its descendants in every controller,
+// children before their parents.
+func removeCgroupDirs(controllers []string, path string) error {
 	var errs []error
 	for _, c := range controllers {
 		var dirs []string
