@@ -13,7 +13,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
-	"github.com/ovnk/ovnk/test/golden"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
@@ -129,24 +128,7 @@ func TestReconcileSeesAChangeAfterAWriteThatChangedNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := dump(t, again)
-	var got string
-	err = testenv.Eventually(ctx, 10*time.Second, "the change made behind ovnk's back put back", func(ctx context.Context) error {
-		if _, err := r.Reconcile(ctx, again, nil); err != nil {
-			return err
-		}
-		s, err := ovn.OwnedSnapshot(ctx, r.Client)
-		if err != nil {
-			return err
-		}
-		if got = dump(t, s); got != want {
-			return errNotYet
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v:\n%s", err, golden.Diff(want, got))
-	}
+	reconcileUntilConverged(ctx, t, r, again, nil)
 }
 
 // TestReconcilePlansTheSameSetWithADirtyRowInDelta: the reconcile after a delta plan
