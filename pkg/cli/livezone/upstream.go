@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -65,7 +65,7 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 	stdout := cappedBuffer{max: maxDumpBytes}
 	stderr := tailBuffer{max: stderrTailBytes}
 	if err := execIn(ctx, conn.Config, conn.Clientset, pod, container.Name, argv, &stdout, &stderr); err != nil {
-		return nil, upstreamExecError(pod, container.Name, socket, err, stderr.lastLines(stderrTailLines))
+		return nil, upstreamExecError(ctx, conn.Clientset, pod, container.Name, socket, err, stderr.lastLines(stderrTailLines))
 	}
 	if stdout.overflow {
 		return nil, fmt.Errorf("the NB that container %s of pod %s/%s serves is larger than %d MiB: read the zone straight from it with --nb",
@@ -159,14 +159,28 @@ func nbContainer(pod *corev1.Pod, node string) (*corev1.Container, error) {
 // upstreamExecError says why ovsdb-client could not read the NB, and what to do: the
 // user may not exec, the image has no ovsdb-client, or the command itself failed (its
 // standard error says why, such as a socket that is not there).
-func upstreamExecError(pod *corev1.Pod, container, socket string, err error, stderr string) error {
+func upstreamExecError(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, container, socket string, err error, stderr string) error {
 	where := fmt.Sprintf("container %s of pod %s/%s", container, pod.Namespace, pod.Name)
 	switch {
-	case apierrors.IsForbidden(err):
+	case execDenied(ctx, cs, pod):
 		return fmt.Errorf("reading the NB runs %s in %s through pods/exec, which is not allowed: %w: ask for create on pods/exec in namespace %s, or read the zone with --nb ENDPOINT",
 			ovsdbClient, where, err, pod.Namespace)
 	case strings.Contains(err.Error(), "executable file not found"):
 		return fmt.Errorf("%s has no %s: %w: read the zone with --nb ENDPOINT", where, ovsdbClient, err)
 	}
 	return execError(pod, fmt.Sprintf("%s query unix:%s in container %s", ovsdbClient, socket, container), err, stderr)
+}
+
+// execDenied asks the API server whether the user may not exec into pod. A refused exec
+// comes back as the text of a failed upgrade, without its status, so the answer is
+// asked for rather than read from the error; an API server that cannot say is taken as
+// not denying it.
+func execDenied(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) bool {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: pod.Namespace, Verb: "create", Resource: "pods", Subresource: "exec", Name: pod.Name,
+		},
+	}}
+	answer, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	return err == nil && !answer.Status.Allowed
 }
