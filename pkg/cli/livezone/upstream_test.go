@@ -86,6 +86,27 @@ func TestUpstreamSource(t *testing.T) {
 		requireDumpOfNB(t, got, nbtest.Dump(t, nb, node))
 	})
 
+	t.Run("ovnk's agent comes first", func(t *testing.T) {
+		node := ns + "-both"
+		addNode(ctx, t, k, node, kubelet)
+		createPod(ctx, t, k, clusterkindtest.Pod(ds, node), upstreamRunning)
+		agentNS := k.Namespace(t)
+		objs, err := manifests.Agent(manifests.AgentOptions{Namespace: agentNS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if agent, ok := o.(*appsv1.DaemonSet); ok {
+				createDaemonSet(ctx, t, k, agent)
+			}
+		}
+		pod := addAgentPod(ctx, t, k, agentNS, node, t.TempDir(), running, ready)
+		// The stand-in kubelet's image has ovsdb-client but no ovnk-agent: the error
+		// shows which pod For chose.
+		_, err = livezone.For(factory(k, agentNS), "").Dump(ctx, node)
+		requireOneLine(t, err, "ovnk-agent dump in pod "+agentNS+"/"+pod.Name+": ")
+	})
+
 	t.Run("OpenShift's layout", func(t *testing.T) {
 		node := ns + "-openshift"
 		addNode(ctx, t, k, node, kubelet)
