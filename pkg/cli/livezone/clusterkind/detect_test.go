@@ -86,13 +86,28 @@ func TestDetect(t *testing.T) {
 		known := namespace(ctx, t, k.Client, "ovn-kubernetes")
 		create(ctx, t, k.Client, clusterkindtest.Upstream(known, ""))
 		user := "reader-" + agentNS
-		allowGetDaemonSets(ctx, t, k.Client, known, user)
+		allowGetDaemonSets(ctx, t, k, known, user)
 		cs, err := kubernetes.NewForConfig(k.ConfigAs(user))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c := detect(t, cs); c.Kind != clusterkind.Upstream || c.Namespace != known {
 			t.Errorf("detected %+v, want OVN-Kubernetes in %s", c, known)
+		}
+	})
+
+	t.Run("a user who may read only upstream's namespace, empty", func(t *testing.T) {
+		known := namespace(ctx, t, k.Client, "ovn-kubernetes")
+		user := "empty-reader-" + agentNS
+		allowGetDaemonSets(ctx, t, k, known, user)
+		cs, err := kubernetes.NewForConfig(k.ConfigAs(user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = clusterkind.Detect(ctx, cs, agentNS)
+		want := "look for the ovnk agent's DaemonSet " + agentNS + "/ovnk-agent: "
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "ask for get on daemonsets in namespace "+agentNS) {
+			t.Errorf("error %v\nwant it to start with %q and say what to ask for", err, want)
 		}
 	})
 
@@ -148,9 +163,11 @@ func agentDaemonSet(t *testing.T, ns string) *appsv1.DaemonSet {
 	return nil
 }
 
-// allowGetDaemonSets lets user get DaemonSets in namespace ns, and nothing else.
-func allowGetDaemonSets(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, user string) {
+// allowGetDaemonSets lets user get DaemonSets in namespace ns, and nothing else, and
+// waits until the API server's authorizer says so.
+func allowGetDaemonSets(ctx context.Context, t *testing.T, k *testenv.Kube, ns, user string) {
 	t.Helper()
+	cs := k.Client
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get"}}},
@@ -164,6 +181,20 @@ func allowGetDaemonSets(ctx context.Context, t *testing.T, cs kubernetes.Interfa
 		t.Fatal(err)
 	}
 	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	as, err := kubernetes.NewForConfig(k.ConfigAs(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = testenv.Eventually(ctx, 30*time.Second, "the role binding in force", func(ctx context.Context) error {
+		_, err := as.AppsV1().DaemonSets(ns).Get(ctx, clusterkind.UpstreamDaemonSet, metav1.GetOptions{})
+		if apierrors.IsForbidden(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
