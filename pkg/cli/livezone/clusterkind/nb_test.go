@@ -18,7 +18,7 @@ func TestNBContainerAndSocket(t *testing.T) {
 		wantSocket string
 	}{
 		{"upstream interconnect", clusterkindtest.Upstream("ovn-kubernetes", "").Spec.Template.Spec, "nb-ovsdb", "/var/run/ovn/ovnnb_db.sock"},
-		{"upstream under a root", clusterkindtest.Upstream("ovn-kubernetes", "/tmp/node1").Spec.Template.Spec, "nb-ovsdb", "/tmp/node1/var/run/ovn/ovnnb_db.sock"},
+		{"upstream under a root", clusterkindtest.Upstream("ovn-kubernetes", "/srv/node1").Spec.Template.Spec, "nb-ovsdb", "/srv/node1/var/run/ovn/ovnnb_db.sock"},
 		{"OpenShift", clusterkindtest.OpenShift("openshift-ovn-kubernetes", "").Spec.Template.Spec, "nbdb", "/run/ovn/ovnnb_db.sock"},
 		{"upstream central NB", clusterkindtest.Centralized("ovn-kubernetes").Spec.Template.Spec, "", ""},
 		{"renamed, started by the entry script, older run directory", corev1.PodSpec{Containers: []corev1.Container{
