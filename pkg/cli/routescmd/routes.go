@@ -138,7 +138,7 @@ func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Netwo
 
 // styles colour the human view; with a renderer that has no colour they print plain.
 type styles struct {
-	title, hint, router, role, section, heading lipgloss.Style
+	title, hint, router, role, section lipgloss.Style
 }
 
 func newStyles(r *lipgloss.Renderer) styles {
@@ -148,7 +148,6 @@ func newStyles(r *lipgloss.Renderer) styles {
 		router:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("39")),
 		role:    r.NewStyle().Foreground(lipgloss.Color("245")),
 		section: r.NewStyle().Bold(true).Foreground(lipgloss.Color("176")),
-		heading: r.NewStyle().Bold(true),
 	}
 }
 
@@ -180,11 +179,12 @@ const minColumnWidth = 12
 // of text and the tables between them, written once every table is known, so that the
 // tables can be fitted alike.
 type page struct {
-	st     styles
-	width  int // the terminal's, for the lines of text
-	wide   bool
-	head   []string
-	blocks []block
+	st      styles
+	palette humanview.Palette // for the tables
+	width   int               // the terminal's, for the lines of text
+	wide    bool
+	head    []string
+	blocks  []block
 }
 
 // block is a line of text, or a table when table is set.
@@ -203,14 +203,16 @@ func (p *page) wrapped(style lipgloss.Style, text string) string {
 // table adds a table of rows (a cell per column), leaving out the columns that are
 // empty in every row.
 func (p *page) table(columns []humanview.Column, rows [][]humanview.Cell) {
-	tb := &humanview.Table{Header: p.st.heading, TightGap: tightColumnGap, Wide: p.wide}
 	var shown []int
+	var shownColumns []humanview.Column
 	for i, c := range columns {
 		if slices.ContainsFunc(rows, func(r []humanview.Cell) bool { return len(r[i].Values) > 0 && r[i].Values[0] != "" }) {
 			shown = append(shown, i)
-			tb.Columns = append(tb.Columns, c)
+			shownColumns = append(shownColumns, c)
 		}
 	}
+	tb := p.palette.Table(shownColumns...)
+	tb.Wide = p.wide
 	for _, r := range rows {
 		cells := make([]humanview.Cell, len(shown))
 		for j, i := range shown {
@@ -220,9 +222,6 @@ func (p *page) table(columns []humanview.Column, rows [][]humanview.Cell) {
 	}
 	p.blocks = append(p.blocks, block{table: tb})
 }
-
-// tightColumnGap is how close the lists' columns may move before columns are left out.
-const tightColumnGap = 2
 
 // write fits the tables to tableWidth (0: not fitted) alike, so that the lists show
 // the same columns, says under the head which columns were left out, and writes the
@@ -257,7 +256,7 @@ func (p *page) write(w io.Writer, tableWidth int) error {
 }
 
 func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
-	p := &page{st: newStyles(f.Renderer(f.Out)), width: f.Width(), wide: o.out.Format() == "wide"}
+	p := &page{st: newStyles(f.Renderer(f.Out)), palette: humanview.NewPalette(f, f.Out), width: f.Width(), wide: o.out.Format() == "wide"}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
 		title = fmt.Sprintf("Router %s in node %s's zone", v.Routers[0].Name, v.Node)
