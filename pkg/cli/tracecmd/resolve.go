@@ -137,7 +137,8 @@ func (r *resolver) source(ctx context.Context, src endpoint, network string) (tr
 	if err := r.inv.checkPod(ctx, "SRC", src.pod); err != nil {
 		return trace.PodPort{}, err
 	}
-	// PodEndpoint knows a ClusterUserDefinedNetwork by its own name, not its OVN name.
+	// PodEndpoint knows a network by its user-facing name, its OVN name and the pod's
+	// attachment's name.
 	p, err := r.cluster.PodEndpoint(src.pod, network)
 	if err != nil {
 		return trace.PodPort{}, fmt.Errorf("SRC: %w", err)
