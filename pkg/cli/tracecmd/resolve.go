@@ -220,7 +220,7 @@ func (r *resolver) managementPort(ctx context.Context, node, network string) (tr
 	for _, n := range networkCandidates(network, r.namespace) {
 		name := "k8s-" + cluster.OVNPrefix(n) + node
 		if lsp, _ := z.SwitchPort(name); lsp != nil {
-			return trace.PodPort{Node: node, Network: n, Port: name, IPs: trace.PortIPs(lsp)}, nil
+			return trace.PodPort{Node: node, Network: cluster.UserNetworkName(n), Port: name, IPs: trace.PortIPs(lsp)}, nil
 		}
 		tried = append(tried, name)
 	}

@@ -29,9 +29,10 @@ func newStyles(r *lipgloss.Renderer) styles {
 
 // writeText prints the result as trace.WriteText words it, wrapped to width (a
 // wrapped line continues two columns further in than its text began; 0, for a pipe,
-// wraps nothing, so that grep sees each line whole) and styled by what each line is. WriteText's layout says what a line is: a direction's heading and
-// its verdict start in the first column, a hop starts with its number, and the row
-// that decided a hop is indented below it, as is the final packet below the verdict.
+// wraps nothing, so that grep sees each line whole) and styled by what each line is.
+// WriteText's layout says what a line is: a direction's heading and its verdict start
+// in the first column, a hop starts with its number, and the row that decided a hop is
+// indented below it, as is the final packet below the verdict.
 func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 	var plain strings.Builder
 	if err := trace.WriteText(&plain, res); err != nil {
