@@ -33,6 +33,14 @@ const customColumnsExample = "-o custom-columns=NAME:.metadata.name,CREATED:.met
 type customColumns struct {
 	headers []string
 	fields  []*jsonpath.JSONPath
+	// tw aligns the columns written to out. Kept from one print to the next, it
+	// remembers the columns' widths, so that each row a watch prints lines up with
+	// those before as far as it can (a wider cell widens its column from then on).
+	tw interface {
+		io.Writer
+		Flush() error
+	}
+	out io.Writer
 }
 
 // isCustomColumns reports whether the -o value format asks for custom columns.
@@ -109,7 +117,10 @@ func (c *customColumns) add(header, field string) error {
 // print writes a row for each object, after the header row when header is set (a
 // watch prints its header once, with the list it starts from).
 func (c *customColumns) print(objs []client.Object, header bool, w io.Writer) error {
-	tw := printers.GetNewTabWriter(w)
+	if c.tw == nil || c.out != w {
+		c.tw, c.out = printers.GetNewTabWriter(w), w
+	}
+	tw := c.tw
 	if header {
 		fmt.Fprintln(tw, strings.Join(c.headers, "\t"))
 	}

@@ -64,14 +64,20 @@ func TestCustomColumns(t *testing.T) {
 	if err := o.PrintObject(objs[1], &out); err != nil || !strings.HasPrefix(out.String(), "NAME ") || !strings.Contains(out.String(), "\nstorage ") {
 		t.Errorf("PrintObject: %v\n%s", err, out.String())
 	}
-	// A watch prints the header with its list, even of no object, and none after.
+	// A watch prints the header with its list, even of no object, and none after;
+	// each row keeps the widths of those before, or widens them (as kubectl's).
+	o, _ = objectOutput(t, "custom-columns=NAME:.metadata.name,KIND:kind,TIER:{.metadata.labels.tier}")
 	out.Reset()
-	if err := o.PrintWatchList(nil, &out); err != nil || out.String() != "NAME   KIND   TIER   SUBNETS\n" {
+	if err := o.PrintWatchList(nil, &out); err != nil || out.String() != "NAME   KIND   TIER\n" {
 		t.Errorf("PrintWatchList of none: %v %q", err, out.String())
 	}
 	out.Reset()
-	if err := o.PrintWatched(objs[0], &out); err != nil || out.String() != "tenant   UserDefinedNetwork   web   10.0.0.0/16,fd00::/64\n" {
+	if err := o.PrintWatched(objs[0], &out); err != nil || out.String() != "tenant   UserDefinedNetwork   web\n" {
 		t.Errorf("PrintWatched: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := o.PrintWatched(udn("a", map[string]string{"tier": "db"}), &out); err != nil || out.String() != "a        UserDefinedNetwork   db\n" {
+		t.Errorf("PrintWatched of a narrower row: %v %q", err, out.String())
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 // Each row is drawn in a table of the latest row of every object, so that it lines up
 // with them; when that table's columns are not those of the header last printed (on a
 // terminal a long row may leave a column out), the header is printed again before
-// the row. A row's first cell must never be empty or fold, as a name's does not: a
+// the row. As in kubectl, a row wider than those before does not move the header
+// printed above them. A row's first cell must never be empty or fold, as a name's does not: a
 // line starting with a space continues the row above it.
 type TableFeed[R any] struct {
 	out io.Writer
@@ -65,11 +66,16 @@ func (f *TableFeed[R]) Changed(key string, row R, deleted bool) error {
 		last--
 	}
 	out := lines[last:]
-	if lines[0] != f.header {
+	if !sameColumns(lines[0], f.header) {
 		f.header = lines[0]
 		out = append([]string{lines[0]}, out...)
 	}
 	return f.write(out)
+}
+
+// sameColumns reports whether two header lines name the same columns, however wide.
+func sameColumns(a, b string) bool {
+	return slices.Equal(strings.Fields(ansi.Strip(a)), strings.Fields(ansi.Strip(b)))
 }
 
 // set makes row the object's row, and the object the last one.
