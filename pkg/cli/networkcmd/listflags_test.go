@@ -221,13 +221,13 @@ func TestListBadInput(t *testing.T) {
 			`-o custom-columns=NAME: column "NAME" is not HEADER:FIELD: write the columns such as -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp`},
 		{[]string{"list", "-o", "custom-columns=NAME:.metadata[0"},
 			`-o custom-columns=NAME:.metadata[0: column NAME: field ".metadata[0": unterminated array`},
-		{[]string{"get", blue+"/alpha", "-l", "tier=web"},
+		{[]string{"get", blue + "/alpha", "-l", "tier=web"},
 			"-l tier=web chooses networks by their labels, and networks are also named (" + blue + "/alpha): give one or the other"},
-		{[]string{"get", blue+"/alpha", "-A"},
+		{[]string{"get", blue + "/alpha", "-A"},
 			"-A lists the networks of every namespace, and networks are also named (" + blue + "/alpha): name a UserDefinedNetwork as NAMESPACE/NAME, or drop the names"},
 		{[]string{"list", "--cluster"},
 			"--cluster says that the NAMEs given are ClusterUserDefinedNetworks, and none is given: name them, or drop --cluster"},
-		{[]string{"get", blue+"/alpha", "--cluster"},
+		{[]string{"get", blue + "/alpha", "--cluster"},
 			`network "` + blue + `/alpha": --cluster takes the name of a ClusterUserDefinedNetwork, which has no namespace; drop ` + blue + `/ or --cluster`},
 		{[]string{"get", "nope", "--cluster"},
 			`no ClusterUserDefinedNetwork "nope": ` + "`kubectl ovnk network list` shows the networks"},
@@ -263,7 +263,9 @@ func startWatch(h *harness, term clitest.Terminal, args ...string) *watcher {
 	root.AddCommand(newNetworkCmd(f, h.Now))
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
-	go func() { w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"network"}, args...)...) }()
+	go func() {
+		w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"network"}, args...)...)
+	}()
 	h.T.Cleanup(cancel)
 	return w
 }
