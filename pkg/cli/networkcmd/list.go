@@ -35,10 +35,9 @@ func newListCmd(f *cmdutil.Factory, now func() time.Time) *cobra.Command {
 		Short:   "List networks: where each one applies, its shape, and on how many nodes it is ready",
 		Long: `List the ClusterUserDefinedNetworks and the UserDefinedNetworks of every namespace, or,
 with -n, the networks of one namespace (its own and the cluster networks selecting it);
--A lists every namespace's whatever -n says. Networks given by name are shown alone,
-named as network describe takes them: NAMESPACE/NAME (or NAME with -n) for a
-UserDefinedNetwork, NAME for a ClusterUserDefinedNetwork (--cluster when a
-UserDefinedNetwork has the same name).
+-A lists every namespace's whatever -n says. Networks given by NAME are shown alone,
+named as network describe takes them (NAME with -n for a UserDefinedNetwork of that
+namespace; --cluster when a UserDefinedNetwork has a ClusterUserDefinedNetwork's name).
 
 NAME is how the other commands take the network: NAMESPACE/NAME for a
 UserDefinedNetwork, NAME for a ClusterUserDefinedNetwork. READY counts the nodes
@@ -74,7 +73,7 @@ the nodes program it.`,
   kubectl ovnk network list -l tier=web --sort-by .metadata.creationTimestamp
 
   # Fields of your choice
-  kubectl ovnk network list -o custom-columns=NAME:.metadata.name,NAMESPACE:.metadata.namespace,TOPOLOGY:.spec.topology
+  kubectl ovnk network list -o custom-columns=NAME:.metadata.name,NAMESPACE:.metadata.namespace,KIND:.kind
 
   # Follow the networks as they change, until Ctrl-C
   kubectl ovnk network list -w

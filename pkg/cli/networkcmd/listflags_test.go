@@ -150,6 +150,12 @@ func TestListCustomColumns(t *testing.T) {
 	if out := h.MustRun("list", "-n", blue, "--sort-by", ".metadata.name", "-o", columns); out != want {
 		t.Errorf("-o custom-columns on a terminal:\n%s\nwant:\n%s", out, want)
 	}
+	// Every command printing objects takes them: create prints the network it would
+	// create.
+	h.TTY = false
+	if out := h.MustRun("create", "delta", "-n", blue, "--subnet", "10.80.0.0/16", "--dry-run", "-o", "custom-columns=NAME:.metadata.name,KIND:.kind"); out != "NAME    KIND\ndelta   UserDefinedNetwork\n" {
+		t.Errorf("create --dry-run -o custom-columns: %q", out)
+	}
 }
 
 // TestGetNames: `network get NAME…` shows the networks named as describe takes them;
