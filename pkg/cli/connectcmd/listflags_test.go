@@ -121,7 +121,9 @@ func startWatch(h *harness, args ...string) *watcher {
 	root.AddCommand(newConnectionsCmd(f, h.Now))
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
-	go func() { w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"connections"}, args...)...) }()
+	go func() {
+		w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"connections"}, args...)...)
+	}()
 	h.T.Cleanup(cancel)
 	return w
 }
