@@ -1,19 +1,13 @@
 package connectcmd
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // connectObject is a connect of the ClusterUserDefinedNetworks labelled tier=name,
@@ -105,95 +99,37 @@ func TestConnectionsBadListFlags(t *testing.T) {
 	}
 }
 
-// watcher runs `connections … -w` until stop, its output read as it comes.
-type watcher struct {
-	out, errOut clitest.LockedBuffer
-	stop        context.CancelFunc
-	done        chan error
-}
-
-func startWatch(h *harness, args ...string) *watcher {
-	w := &watcher{done: make(chan error, 1)}
-	f := clitest.NewFactory(h.Kubeconfig, clitest.Terminal{}, nil, &w.out, &w.errOut)
-	f.Settings = &cmdutil.Settings{AgentNamespace: h.AgentNamespace}
-	root := &cobra.Command{Use: "kubectl-ovnk"}
-	f.Kube.AddFlags(root.PersistentFlags())
-	root.AddCommand(newConnectionsCmd(f, h.Now))
-	ctx, cancel := context.WithCancel(context.Background())
-	w.stop = cancel
-	go func() {
-		w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"connections"}, args...)...)
-	}()
-	h.T.Cleanup(cancel)
-	return w
-}
-
-// await waits until the output holds want, the number of times given.
-func (w *watcher) await(t *testing.T, want string, times int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := testenv.Eventually(ctx, 30*time.Second, fmt.Sprintf("%d× %q in the watch's output", times, want), func(context.Context) error {
-		select {
-		case err := <-w.done:
-			return fmt.Errorf("the watch ended: %v; stderr %q", err, w.errOut.String())
-		default:
-		}
-		if n := strings.Count(w.out.String(), want); n != times {
-			return fmt.Errorf("%d times so far in %q", n, w.out.String())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// end interrupts the watch, which must end without an error.
-func (w *watcher) end(t *testing.T) {
-	t.Helper()
-	w.stop()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Fatalf("the interrupted watch failed: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not end when interrupted")
-	}
-}
-
 // TestConnectionsWatch: -w prints the list, then a row for each connect -l selects
 // that changes, until interrupted; with -o custom-columns each changed connect's row.
 func TestConnectionsWatch(t *testing.T) {
 	h := newHarness(t)
 	h.Create(connectObject("lf-w-one", map[string]string{"team": "a"}))
-	table := startWatch(h, "-l", "team=a", "-w")
-	columns := startWatch(h, "-l", "team=a", "-w", "-o", "custom-columns=NAME:.metadata.name,STATUS:.status.status")
-	table.await(t, "lf-w-one ", 1)
-	columns.await(t, "lf-w-one ", 1)
+	table := h.Start(clitest.Terminal{}, "connections", "-l", "team=a", "-w")
+	columns := h.Start(clitest.Terminal{}, "connections", "-l", "team=a", "-w", "-o", "custom-columns=NAME:.metadata.name,STATUS:.status.status")
+	table.Await(t, "lf-w-one ", 1)
+	columns.Await(t, "lf-w-one ", 1)
 
 	h.Create(connectObject("lf-w-other", map[string]string{"team": "b"}))
 	two := connectObject("lf-w-two", map[string]string{"team": "a"})
 	h.Create(two)
-	table.await(t, "lf-w-two ", 1)
+	table.Await(t, "lf-w-two ", 1)
 	two.Status.Status = ovnkv1.ConnectStatusFailure
 	two.Status.Conditions = []metav1.Condition{{Type: ovnkv1.ConditionAccepted, Status: metav1.ConditionFalse, Reason: "TooFewNetworks", Message: "none", LastTransitionTime: metav1.Now()}}
 	if err := h.C.Status().Update(h.Ctx(), two); err != nil {
 		t.Fatal(err)
 	}
-	table.await(t, "TooFewNetworks", 1)
+	table.Await(t, "TooFewNetworks", 1)
 	if err := h.C.Delete(h.Ctx(), two); err != nil {
 		t.Fatal(err)
 	}
-	table.await(t, "Deleted", 1)
-	columns.await(t, "lf-w-two ", 3)
-	table.end(t)
-	columns.end(t)
+	table.Await(t, "Deleted", 1)
+	columns.Await(t, "lf-w-two ", 3)
+	table.Stop(t)
+	columns.Stop(t)
 
-	lines := clitest.Lines(table.out.String())
-	if strings.Contains(table.out.String(), "lf-w-other") || len(lines) != 5 {
-		t.Fatalf("want a header and 4 rows, none of lf-w-other:\n%s", table.out.String())
+	lines := clitest.Lines(table.Out.String())
+	if strings.Contains(table.Out.String(), "lf-w-other") || len(lines) != 5 {
+		t.Fatalf("want a header and 4 rows, none of lf-w-other:\n%s", table.Out.String())
 	}
 	for i, want := range []struct{ name, status string }{
 		{"lf-w-one", "Pending"}, {"lf-w-two", "Pending"}, {"lf-w-two", "TooFewNetworks"}, {"lf-w-two", "Deleted"},
@@ -207,7 +143,7 @@ func TestConnectionsWatch(t *testing.T) {
 		"lf-w-two   <none>\n" +
 		"lf-w-two   Failure\n" +
 		"lf-w-two   Failure\n"
-	if columns.out.String() != want {
-		t.Errorf("-w -o custom-columns:\n%s\nwant:\n%s", columns.out.String(), want)
+	if columns.Out.String() != want {
+		t.Errorf("-w -o custom-columns:\n%s\nwant:\n%s", columns.Out.String(), want)
 	}
 }

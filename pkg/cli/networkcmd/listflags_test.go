@@ -1,23 +1,17 @@
 package networkcmd
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
-	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // secondaryUDN is a Layer2 Secondary UserDefinedNetwork of ns with labels.
@@ -251,66 +245,6 @@ func TestListBadInput(t *testing.T) {
 	}
 }
 
-// watcher runs a command that watches until stop, its output read as it comes.
-type watcher struct {
-	out, errOut clitest.LockedBuffer
-	stop        context.CancelFunc
-	done        chan error
-}
-
-// startWatch runs `kubectl ovnk network args…` (which should watch) on term, until
-// its stop.
-func startWatch(h *harness, term clitest.Terminal, args ...string) *watcher {
-	w := &watcher{done: make(chan error, 1)}
-	f := clitest.NewFactory(h.Kubeconfig, term, nil, &w.out, &w.errOut)
-	f.Settings = &cmdutil.Settings{AgentNamespace: h.AgentNamespace}
-	root := &cobra.Command{Use: "kubectl-ovnk"}
-	f.Kube.AddFlags(root.PersistentFlags())
-	root.AddCommand(newNetworkCmd(f, h.Now))
-	ctx, cancel := context.WithCancel(context.Background())
-	w.stop = cancel
-	go func() {
-		w.done <- clitest.Execute(ctx, root, &w.out, &w.errOut, append([]string{"network"}, args...)...)
-	}()
-	h.T.Cleanup(cancel)
-	return w
-}
-
-// await waits until the output shows want, the number of times given.
-func (w *watcher) await(t *testing.T, want string, times int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := testenv.Eventually(ctx, 30*time.Second, fmt.Sprintf("%d× %q in the watch's output", times, want), func(context.Context) error {
-		select {
-		case err := <-w.done:
-			return fmt.Errorf("the watch ended: %v; stderr %q", err, w.errOut.String())
-		default:
-		}
-		if n := strings.Count(w.out.String(), want); n != times {
-			return fmt.Errorf("%d times so far in %q", n, w.out.String())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// end interrupts the watch, which must end without an error.
-func (w *watcher) end(t *testing.T) {
-	t.Helper()
-	w.stop()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Fatalf("the interrupted watch failed: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not end when interrupted")
-	}
-}
-
 // TestListWatch: -w prints the list, then a row for each network of the list that
 // changes (created, its status updated, deleted), until interrupted; a network the
 // list does not show (another namespace's) prints nothing.
@@ -318,11 +252,11 @@ func TestListWatch(t *testing.T) {
 	h := newHarness(t)
 	ns := h.Namespace("", nil)
 	h.Create(secondaryUDN(ns, "first", nil))
-	w := startWatch(h, clitest.Terminal{}, "list", "-n", ns, "-w")
-	w.await(t, ns+"/first ", 1)
+	w := h.Start(clitest.Terminal{}, "list", "-n", ns, "-w")
+	w.Await(t, ns+"/first ", 1)
 
 	h.Create(secondaryUDN(ns, "second", map[string]string{"tier": "web"}))
-	w.await(t, ns+"/second ", 1)
+	w.Await(t, ns+"/second ", 1)
 	first := &ovnkv1.UserDefinedNetwork{}
 	if err := h.C.Get(h.Ctx(), client.ObjectKey{Namespace: ns, Name: "first"}, first); err != nil {
 		t.Fatal(err)
@@ -331,7 +265,7 @@ func TestListWatch(t *testing.T) {
 	if err := h.C.Status().Update(h.Ctx(), first); err != nil {
 		t.Fatal(err)
 	}
-	w.await(t, "SubnetOverlap", 1)
+	w.Await(t, "SubnetOverlap", 1)
 	// A cluster network of another namespace does not show; one of ns does, after it
 	// on the same watch.
 	other := h.Namespace("", nil)
@@ -339,14 +273,14 @@ func TestListWatch(t *testing.T) {
 	h.Create(secondaryCUDN("lf-watch-other", other, nil))
 	h.cudnLater("lf-watch-mine")
 	h.Create(secondaryCUDN("lf-watch-mine", ns, nil))
-	w.await(t, "lf-watch-mine ", 1)
+	w.Await(t, "lf-watch-mine ", 1)
 	if err := h.C.Delete(h.Ctx(), &ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}); err != nil {
 		t.Fatal(err)
 	}
-	w.await(t, "Deleted", 1)
-	w.end(t)
+	w.Await(t, "Deleted", 1)
+	w.Stop(t)
 
-	out := w.out.String()
+	out := w.Out.String()
 	if strings.Contains(out, "lf-watch-other") {
 		t.Errorf("the watch of %s showed another namespace's network:\n%s", ns, out)
 	}
@@ -370,24 +304,24 @@ func TestListWatchObjects(t *testing.T) {
 	h := newHarness(t)
 	ns := h.Namespace("", nil)
 	h.Create(secondaryUDN(ns, "first", map[string]string{"tier": "web"}))
-	columns := startWatch(h, clitest.Terminal{}, "list", "-n", ns, "-l", "tier=web", "-w", "-o", "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.tier")
-	names := startWatch(h, clitest.Terminal{}, "list", "-n", ns, "-l", "tier=web", "-w", "-o", "name")
-	columns.await(t, "first ", 1)
-	names.await(t, "/first\n", 1)
+	columns := h.Start(clitest.Terminal{}, "list", "-n", ns, "-l", "tier=web", "-w", "-o", "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.tier")
+	names := h.Start(clitest.Terminal{}, "list", "-n", ns, "-l", "tier=web", "-w", "-o", "name")
+	columns.Await(t, "first ", 1)
+	names.Await(t, "/first\n", 1)
 
 	h.Create(secondaryUDN(ns, "unlabelled", nil))
 	h.Create(secondaryUDN(ns, "second", map[string]string{"tier": "web"}))
-	columns.await(t, "second ", 1)
-	names.await(t, "/second\n", 1)
-	columns.end(t)
-	names.end(t)
+	columns.Await(t, "second ", 1)
+	names.Await(t, "/second\n", 1)
+	columns.Stop(t)
+	names.Stop(t)
 	// Each row in the widths of those before, a wider cell widening its column from
 	// then on, as kubectl's rows.
-	if want := "NAME    TIER\nfirst   web\nsecond   web\n"; columns.out.String() != want {
-		t.Errorf("-w -o custom-columns:\n%s\nwant:\n%s", columns.out.String(), want)
+	if want := "NAME    TIER\nfirst   web\nsecond   web\n"; columns.Out.String() != want {
+		t.Errorf("-w -o custom-columns:\n%s\nwant:\n%s", columns.Out.String(), want)
 	}
-	if want := "userdefinednetwork.k8s.ovn.org/first\nuserdefinednetwork.k8s.ovn.org/second\n"; names.out.String() != want {
-		t.Errorf("-w -o name:\n%s\nwant:\n%s", names.out.String(), want)
+	if want := "userdefinednetwork.k8s.ovn.org/first\nuserdefinednetwork.k8s.ovn.org/second\n"; names.Out.String() != want {
+		t.Errorf("-w -o name:\n%s\nwant:\n%s", names.Out.String(), want)
 	}
 }
 
@@ -397,8 +331,8 @@ func TestGetWatch(t *testing.T) {
 	ns := h.Namespace("", nil)
 	h.Create(secondaryUDN(ns, "mine", nil))
 	h.Create(secondaryUDN(ns, "other", nil))
-	w := startWatch(h, clitest.Terminal{}, "get", ns+"/mine", "-w", "-o", "name")
-	w.await(t, "/mine\n", 1)
+	w := h.Start(clitest.Terminal{}, "get", ns+"/mine", "-w", "-o", "name")
+	w.Await(t, "/mine\n", 1)
 	for _, name := range []string{"other", "mine"} {
 		n := &ovnkv1.UserDefinedNetwork{}
 		if err := h.C.Get(h.Ctx(), client.ObjectKey{Namespace: ns, Name: name}, n); err != nil {
@@ -409,9 +343,9 @@ func TestGetWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.await(t, "/mine\n", 2)
-	w.end(t)
-	if out := w.out.String(); out != "userdefinednetwork.k8s.ovn.org/mine\nuserdefinednetwork.k8s.ovn.org/mine\n" {
+	w.Await(t, "/mine\n", 2)
+	w.Stop(t)
+	if out := w.Out.String(); out != "userdefinednetwork.k8s.ovn.org/mine\nuserdefinednetwork.k8s.ovn.org/mine\n" {
 		t.Errorf("get NAME -w printed:\n%s", out)
 	}
 }
@@ -423,14 +357,14 @@ func TestListWatchOnATerminal(t *testing.T) {
 	ns := h.Namespace("", nil)
 	h.Create(secondaryUDN(ns, "a", nil))
 	term := clitest.Terminal{TTY: true, Width: 80}
-	w := startWatch(h, term, "list", "-n", ns, "-w")
-	w.await(t, ns+"/a ", 1)
+	w := h.Start(term, "list", "-n", ns, "-w")
+	w.Await(t, ns+"/a ", 1)
 	long := "lf-cluster-network-with-a-longer-name-ab"
 	h.cudnLater(long)
 	h.Create(secondaryCUDN(long, ns, nil))
-	w.await(t, long, 1)
-	w.end(t)
-	out := w.out.String()
+	w.Await(t, long, 1)
+	w.Stop(t)
+	out := w.Out.String()
 	clitest.FitsTerminal(t, out, term)
 	lines := clitest.Lines(out)
 	if len(lines) != 4 {
