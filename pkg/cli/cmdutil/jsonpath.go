@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,9 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// fieldPathExample is how an error about a field path says to write one.
+const fieldPathExample = "write one such as .metadata.name or {.spec.topology}"
 
 // fieldPath parses path, a field of an object as --sort-by and -o custom-columns take
 // it: kubectl writes .metadata.name, metadata.name, {.metadata.name} and
@@ -21,11 +25,11 @@ func fieldPath(path string) (*jsonpath.JSONPath, error) {
 	}
 	inner = strings.TrimPrefix(inner, ".")
 	if inner == "" || strings.ContainsAny(inner, "{}") {
-		return nil, fmt.Errorf("not a field path: write one such as .metadata.name or {.spec.topology}")
+		return nil, errors.New("not a field path: " + fieldPathExample)
 	}
 	p := jsonpath.New(path).AllowMissingKeys(true)
 	if err := p.Parse("{." + inner + "}"); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s", err, fieldPathExample)
 	}
 	return p, nil
 }

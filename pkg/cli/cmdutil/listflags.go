@@ -35,7 +35,7 @@ func AddListFlags(cmd *cobra.Command, what string, namespaced bool) *ListFlags {
 	l := &ListFlags{what: what}
 	fs := cmd.Flags()
 	fs.StringVarP(&l.Selector, "selector", "l", "", "list only the "+what+" whose labels match this selector (e.g. -l tier=web, -l 'env in (a,b)', -l '!legacy'), as the API server matches them")
-	fs.StringVar(&l.SortBy, "sort-by", "", "order the "+what+" by a field of theirs, a JSONPath such as .metadata.creationTimestamp (strings and numbers sort; a missing field sorts first)")
+	fs.StringVar(&l.SortBy, "sort-by", "", "order the "+what+" by a field of theirs, a JSONPath such as .metadata.creationTimestamp (strings and numbers sort; a missing field sorts first; with -w, the list: changes print as they come)")
 	fs.BoolVarP(&l.Watch, "watch", "w", false, "after the list, print each of the "+what+" again whenever it changes (a new row, or the object in the -o format), until interrupted")
 	allUsage := "list the " + what + " of every namespace, whatever -n says"
 	if !namespaced {

@@ -121,7 +121,7 @@ func TestCustomColumnsErrors(t *testing.T) {
 		{"custom-columns=NAME", `-o custom-columns=NAME: column "NAME" is not HEADER:FIELD: write the columns such as -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp`},
 		{"custom-columns=NAME:.metadata.name,AGE:", `-o custom-columns=NAME:.metadata.name,AGE:: column "AGE:" is not HEADER:FIELD: write the columns such as -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp`},
 		{"custom-columns=NAME:{.metadata.name", `-o custom-columns=NAME:{.metadata.name: column NAME: field "{.metadata.name": not a field path: write one such as .metadata.name or {.spec.topology}`},
-		{"custom-columns=NAME:.metadata[name", `-o custom-columns=NAME:.metadata[name: column NAME: field ".metadata[name": unterminated array`},
+		{"custom-columns=NAME:.metadata[name", `-o custom-columns=NAME:.metadata[name: column NAME: field ".metadata[name": unterminated array: write one such as .metadata.name or {.spec.topology}`},
 	} {
 		if _, err := objectOutput(t, tc.format); err == nil || err.Error() != tc.want {
 			t.Errorf("-o %s: %v\nwant: %s", tc.format, err, tc.want)
@@ -171,7 +171,7 @@ func TestListFlagsErrors(t *testing.T) {
 		{[]string{"-l", "tier in (a"}, `-l "tier in (a": unable to parse requirement: found '', expected: ',' or ')': write a label selector such as tier=web, 'env in (a,b)' or '!legacy'`},
 		{[]string{"--sort-by", "{.metadata.name"}, `--sort-by "{.metadata.name": not a field path: write one such as .metadata.name or {.spec.topology}`},
 		{[]string{"--sort-by", ".metadata.name}{.kind}"}, `--sort-by ".metadata.name}{.kind}": not a field path: write one such as .metadata.name or {.spec.topology}`},
-		{[]string{"--sort-by", ".spec[0"}, `--sort-by ".spec[0": unterminated array`},
+		{[]string{"--sort-by", ".spec[0"}, `--sort-by ".spec[0": unterminated array: write one such as .metadata.name or {.spec.topology}`},
 	} {
 		if _, err := listFlags(t, tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: %v\nwant: %s", tc.args, err, tc.want)

@@ -220,7 +220,7 @@ func TestListBadInput(t *testing.T) {
 		{[]string{"list", "-o", "custom-columns=NAME"},
 			`-o custom-columns=NAME: column "NAME" is not HEADER:FIELD: write the columns such as -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp`},
 		{[]string{"list", "-o", "custom-columns=NAME:.metadata[0"},
-			`-o custom-columns=NAME:.metadata[0: column NAME: field ".metadata[0": unterminated array`},
+			`-o custom-columns=NAME:.metadata[0: column NAME: field ".metadata[0": unterminated array: write one such as .metadata.name or {.spec.topology}`},
 		{[]string{"get", blue + "/alpha", "-l", "tier=web"},
 			"-l tier=web chooses networks by their labels, and networks are also named (" + blue + "/alpha): give one or the other"},
 		{[]string{"get", blue + "/alpha", "-A"},
