@@ -96,7 +96,7 @@ func NetworkNAD(n *Network, obj metav1.Object, ns string, ids *NetworkIDs) (*nad
 	maps.Copy(labels, obj.GetLabels())
 	annotations := map[string]string{AnnotationNetworkName: n.Name}
 	for k, v := range obj.GetAnnotations() {
-		if !strings.HasPrefix(k, ovnAnnotationPrefix) && k != lastAppliedAnnotation {
+		if !OVNAnnotation(k) && k != lastAppliedAnnotation {
 			annotations[k] = v
 		}
 	}
@@ -129,6 +129,11 @@ func NetworkNAD(n *Network, obj metav1.Object, ns string, ids *NetworkIDs) (*nad
 		Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: string(config)},
 	}, nil
 }
+
+// OVNAnnotation reports whether an annotation is OVN-Kubernetes' own (k8s.ovn.org…):
+// a network object does not pass those on to its NADs, and a NAD keeps those that
+// another component wrote when its network's own are written again.
+func OVNAnnotation(key string) bool { return strings.HasPrefix(key, ovnAnnotationPrefix) }
 
 // networkSpecOf returns the network description of a UserDefinedNetwork or
 // ClusterUserDefinedNetwork.

@@ -111,7 +111,7 @@ func (inv *invariants) check(ctx context.Context) error {
 	for _, kind := range inv.state.pending() {
 		inv.state.deliver(kind)
 	}
-	s, err := (&reconciler{c: inv.state}).snapshot(ctx)
+	s, err := (&reconciler{c: inv.state}).snapshot(ctx, true)
 	if err != nil {
 		return err
 	}

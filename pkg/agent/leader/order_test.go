@@ -363,5 +363,5 @@ func mustState(ctx context.Context, t *testing.T, api *fakeAPI) *snapshot {
 
 // listState lists every object the leader reads, from the API server itself.
 func listState(ctx context.Context, api *fakeAPI) (*snapshot, error) {
-	return (&reconciler{c: api.raw}).snapshot(ctx)
+	return (&reconciler{c: api.raw}).snapshot(ctx, true)
 }
