@@ -186,10 +186,10 @@ func TestReadNetworkIDs(t *testing.T) {
 			ok: true, wantErr: "networkattachmentdefinition/ns2/green: annotation k8s.ovn.org/network-id: network id 6 and tunnel keys [16711686 16715780] differ from NetworkAttachmentDefinition ns1/green's 5 and [16711685 16715780]"},
 		{name: "a malformed NAD", obj: obj(nil),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", map[string]string{AnnotationNetworkID: "five"})},
-			ok: true, wantErr: "networkattachmentdefinition/ns1/green: annotation k8s.ovn.org/network-id"},
+			ok:   true, wantErr: "networkattachmentdefinition/ns1/green: annotation k8s.ovn.org/network-id"},
 		{name: "a malformed object", obj: obj(map[string]string{AnnotationNetworkID: "-1"}),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", upstream)},
-			ok: true, wantErr: "clusteruserdefinednetwork/green: annotation k8s.ovn.org/network-id"},
+			ok:   true, wantErr: "clusteruserdefinednetwork/green: annotation k8s.ovn.org/network-id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok, err := ReadNetworkIDs(ref, tc.obj, tc.nads)
