@@ -102,12 +102,12 @@ func TestNetworkNADMetadata(t *testing.T) {
 	primaryL2 := &ovnkv1.ClusterUserDefinedNetwork{
 		ObjectMeta: metav1.ObjectMeta{Name: "green", UID: "c1",
 			Labels: map[string]string{"team": "a"},
-			Annotations: map[string]string{"note": "kept", AnnotationNetworkID: "7", AnnotationTunnelKeys: "[16711687,16715779]",
+			Annotations: map[string]string{"note": "kept", AnnotationNetworkID: "7", AnnotationTunnelKeys: "[16711690,16715779]",
 				"k8s.ovn.org/other": "x", lastAppliedAnnotation: "{}"}},
 		Spec: ovnkv1.ClusterUserDefinedNetworkSpec{Network: ovnkv1.NetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2,
 			Layer2: &ovnkv1.Layer2Config{Role: ovnkv1.NetworkRolePrimary, Subnets: ovnkv1.DualStackCIDRs{"10.40.0.0/16"}}}},
 	}
-	nad, err := NetworkNAD(specNetwork(t, primaryL2, "ns1"), primaryL2, "ns1", &NetworkIDs{ID: 7, TunnelKeys: []int{16711687, 16715779}})
+	nad, err := NetworkNAD(specNetwork(t, primaryL2, "ns1"), primaryL2, "ns1", &NetworkIDs{ID: 7, TunnelKeys: []int{16711690, 16715779}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestNetworkNADMetadata(t *testing.T) {
 		Namespace: "ns1", Name: "green",
 		Labels: map[string]string{LabelUserDefinedNetwork: "", "team": "a"},
 		Annotations: map[string]string{"note": "kept", AnnotationNetworkName: "cluster_udn_green",
-			AnnotationNetworkID: "7", AnnotationTunnelKeys: "[16711687,16715779]"},
+			AnnotationNetworkID: "7", AnnotationTunnelKeys: "[16711690,16715779]"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "k8s.ovn.org/v1", Kind: "ClusterUserDefinedNetwork", Name: "green", UID: "c1",
 			Controller: &yes, BlockOwnerDeletion: &yes}},
 		Finalizers: []string{"k8s.ovn.org/user-defined-network-protection"},
@@ -129,7 +129,7 @@ func TestNetworkNADMetadata(t *testing.T) {
 	l3 := &ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: "blue", Name: "net", UID: "u1"},
 		Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3,
 			Layer3: &ovnkv1.Layer3Config{Role: ovnkv1.NetworkRolePrimary, Subnets: []ovnkv1.Layer3Subnet{{CIDR: "10.20.0.0/16"}}}}}
-	nad, err = NetworkNAD(specNetwork(t, l3, "blue"), l3, "blue", &NetworkIDs{ID: 3, TunnelKeys: []int{16711683}})
+	nad, err = NetworkNAD(specNetwork(t, l3, "blue"), l3, "blue", &NetworkIDs{ID: 3, TunnelKeys: []int{16711686}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestReadNetworkIDs(t *testing.T) {
 	obj := func(annotations map[string]string) metav1.Object {
 		return &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "green", UID: "c1", Annotations: annotations}}
 	}
-	upstream := map[string]string{AnnotationNetworkID: "5", AnnotationTunnelKeys: "[16711685,16715780]"}
+	upstream := map[string]string{AnnotationNetworkID: "2", AnnotationTunnelKeys: "[16711685,16715780]"}
 	notControlled := testNAD("ns0", "green", "c1", upstream)
 	notControlled.OwnerReferences[0].Controller = nil
 	for _, tc := range []struct {
@@ -167,23 +167,23 @@ func TestReadNetworkIDs(t *testing.T) {
 		ok      bool
 		wantErr string
 	}{
-		{name: "the object's own win over its NADs", obj: obj(map[string]string{AnnotationNetworkID: "3", AnnotationTunnelKeys: "[16711683]"}),
+		{name: "the object's own win over its NADs", obj: obj(map[string]string{AnnotationNetworkID: "3", AnnotationTunnelKeys: "[16711686]"}),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", upstream)},
-			want: NetworkIDs{ID: 3, TunnelKeys: []int{16711683}, HasTunnelKeys: true}, ok: true},
+			want: NetworkIDs{ID: 3, TunnelKeys: []int{16711686}, HasTunnelKeys: true}, ok: true},
 		{name: "the object's id without keys", obj: obj(map[string]string{AnnotationNetworkID: "3"}),
 			want: NetworkIDs{ID: 3}, ok: true},
 		{name: "from the NADs, the first by namespace", obj: obj(nil),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns2", "green", "c1", upstream), testNAD("ns1", "green", "c1", upstream)},
-			want: NetworkIDs{ID: 5, TunnelKeys: []int{16711685, 16715780}, HasTunnelKeys: true, NAD: "ns1/green"}, ok: true},
+			want: NetworkIDs{ID: 2, TunnelKeys: []int{16711685, 16715780}, HasTunnelKeys: true, NAD: "ns1/green"}, ok: true},
 		{name: "a NAD from before the transit router has no keys", obj: obj(nil),
-			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", map[string]string{AnnotationNetworkID: "5"})},
-			want: NetworkIDs{ID: 5, NAD: "ns1/green"}, ok: true},
+			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", map[string]string{AnnotationNetworkID: "2"})},
+			want: NetworkIDs{ID: 2, NAD: "ns1/green"}, ok: true},
 		{name: "another network's NADs and ones without an id do not count", obj: obj(nil),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c2", upstream), testNAD("ns2", "green", "c1", nil), notControlled}},
 		{name: "NADs that disagree", obj: obj(nil),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", upstream),
-				testNAD("ns2", "green", "c1", map[string]string{AnnotationNetworkID: "6", AnnotationTunnelKeys: "[16711686,16715780]"})},
-			ok: true, wantErr: "networkattachmentdefinition/ns2/green: annotation k8s.ovn.org/network-id: network id 6 and tunnel keys [16711686 16715780] differ from NetworkAttachmentDefinition ns1/green's 5 and [16711685 16715780]"},
+				testNAD("ns2", "green", "c1", map[string]string{AnnotationNetworkID: "3", AnnotationTunnelKeys: "[16711686,16715780]"})},
+			ok: true, wantErr: "networkattachmentdefinition/ns2/green: annotation k8s.ovn.org/network-id: network id 3 and tunnel keys [16711686 16715780] differ from NetworkAttachmentDefinition ns1/green's 2 and [16711685 16715780]"},
 		{name: "a malformed NAD", obj: obj(nil),
 			nads: []*nadv1.NetworkAttachmentDefinition{testNAD("ns1", "green", "c1", map[string]string{AnnotationNetworkID: "five"})},
 			ok:   true, wantErr: "networkattachmentdefinition/ns1/green: annotation k8s.ovn.org/network-id"},
@@ -212,7 +212,7 @@ func TestReadNetworkIDs(t *testing.T) {
 // named with the annotation they wait for, and only those.
 func TestWaitingNetworks(t *testing.T) {
 	withID := func(u *ovnkv1.UserDefinedNetwork) *ovnkv1.UserDefinedNetwork {
-		u.Annotations = map[string]string{AnnotationNetworkID: "4", AnnotationTunnelKeys: "[16711684]"}
+		u.Annotations = map[string]string{AnnotationNetworkID: "4", AnnotationTunnelKeys: "[16711687]"}
 		return u
 	}
 	l3 := ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer3,

@@ -344,6 +344,12 @@ func (a *fakeAPI) patch(ctx context.Context, c client.WithWatch, obj client.Obje
 	if err != nil {
 		return a.countConflict(err)
 	}
+	if old != nil && old.GetDeletionTimestamp() != nil {
+		if now, err := a.current(ctx, obj); err == nil && now == nil {
+			a.record(old, nil) // the patch took the last finalizer off: deleted
+			return nil
+		}
+	}
 	if old != nil && hasGeneration(obj) && !equality.Semantic.DeepEqual(specOf(old), specOf(obj)) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 		if err := a.raw.Update(ctx, obj); err != nil {

@@ -135,7 +135,7 @@ func claimNADs(nets *networks, taken map[*netEntry][]string) map[nadKey]nadClaim
 			for _, ns := range nadNamespaces(e) {
 				key := nadKey{Namespace: ns, Name: e.obj.GetName()}
 				if other, ok := claims[key]; ok {
-					taken[e] = append(taken[e], fmt.Sprintf("NetworkAttachmentDefinition %s is %s's", key, other.e.ref))
+					taken[e] = append(taken[e], fmt.Sprintf("NetworkAttachmentDefinition %s is %s's", key, describe(other.e.obj)))
 					continue
 				}
 				claims[key] = nadClaim{e: e, ns: ns}
@@ -204,7 +204,7 @@ func (p *planner) planNADs(s *snapshot, nets *networks, out *plan) {
 			}
 		case claimed:
 			// Another live network's, which cannot say what it wants now.
-			taken[claim.e] = append(taken[claim.e], fmt.Sprintf("NetworkAttachmentDefinition %s is %s's", key, owner.ref))
+			taken[claim.e] = append(taken[claim.e], fmt.Sprintf("NetworkAttachmentDefinition %s is %s's", key, describe(owner.obj)))
 		}
 	}
 	terminating := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/ovnk/ovnk/pkg/alloc"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn"
@@ -42,7 +43,7 @@ func TestReportNamesNetworksWaitingForTheirID(t *testing.T) {
 		}
 	}
 	ids := func(id int) map[string]string {
-		return map[string]string{cluster.AnnotationNetworkID: fmt.Sprint(id), cluster.AnnotationTunnelKeys: fmt.Sprintf("[%d]", 16711680+id)}
+		return map[string]string{cluster.AnnotationNetworkID: fmt.Sprint(id), cluster.AnnotationTunnelKeys: fmt.Sprintf("[%d]", alloc.BaseTransitSwitchTunnelKey+id)}
 	}
 	// The node has its subnets of both networks already; the red one lacks its id.
 	node := readyNode()
