@@ -32,9 +32,13 @@ func TestLabelNetworkAfterAConflict(t *testing.T) {
 		wantLabel string
 		wantErr   string
 	}{
-		{"label-annotated", func(c *ovnkv1.ClusterUserDefinedNetwork) { c.Annotations = map[string]string{"k8s.ovn.org/network-id": "7"} },
+		{"label-annotated", func(c *ovnkv1.ClusterUserDefinedNetwork) {
+			c.Annotations = map[string]string{"k8s.ovn.org/network-id": "7"}
+		},
 			2, "label-annotated", ""},
-		{"label-same", func(c *ovnkv1.ClusterUserDefinedNetwork) { c.Labels = map[string]string{NetworkNameLabel: "label-same"} },
+		{"label-same", func(c *ovnkv1.ClusterUserDefinedNetwork) {
+			c.Labels = map[string]string{NetworkNameLabel: "label-same"}
+		},
 			1, "label-same", ""},
 		{"label-other", func(c *ovnkv1.ClusterUserDefinedNetwork) { c.Labels = map[string]string{NetworkNameLabel: "blue"} },
 			1, "blue", "network label-other has label " + NetworkNameLabel + "=blue, which names another network"},
