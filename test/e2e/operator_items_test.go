@@ -19,6 +19,7 @@ import (
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/connectcmd"
 	"github.com/ovnk/ovnk/pkg/cli/statuscmd"
 	"github.com/ovnk/ovnk/pkg/cli/topologycmd"
@@ -69,7 +70,7 @@ func TestOperatorItemsThroughKubectl(t *testing.T) {
 
 	t.Run("6: connections piped, one row per line", func(t *testing.T) {
 		out := ec.must(ctx, "connections")
-		lines := nonEmptyLines(out)
+		lines := clitest.Lines(out)
 		if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME ") {
 			t.Fatalf("connections printed %d lines, want a header and the one connect:\n%s", len(lines), out)
 		}
@@ -167,7 +168,7 @@ func TestOperatorItemsThroughKubectl(t *testing.T) {
 		r := ec.ovnk(ctx, nil, "network", "create", refused, "--cluster", "--namespaces", "items-refused", "--topology", "layer2",
 			"--subnet", "10.96.0.0/24", "--agent-namespace", "items-config", "--wait", "--timeout", "90s")
 		var exit *exec.ExitError
-		lines := nonEmptyLines(r.stderr)
+		lines := clitest.Lines(r.stderr)
 		want := "error: ClusterUserDefinedNetwork " + refused + " was created, but the leader refuses it: NetworkCreated False (SubnetOverlap): "
 		if !errors.As(r.err, &exit) || exit.ExitCode() != 1 || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], want) ||
 			!strings.Contains(lines[len(lines)-1], "10.96.0.0/24 overlaps service subnet 10.96.0.0/16") {
@@ -208,7 +209,7 @@ func TestOperatorItemsThroughKubectl(t *testing.T) {
 		}
 		requireRow(t, "status", nets, refused, "SubnetOverlap", created.Message)
 
-		list := nonEmptyLines(ec.must(ctx, "network", "list"))
+		list := clitest.Lines(ec.must(ctx, "network", "list"))
 		if len(list) != 1+len(networks) || !slices.Contains(strings.Fields(list[0]), "STATUS") {
 			t.Errorf("network list: %d lines, want a header with STATUS and %d networks: %q", len(list), len(networks), list)
 		}
@@ -265,23 +266,12 @@ func TestOperatorItemsThroughKubectl(t *testing.T) {
 	})
 }
 
-// nonEmptyLines are the lines of s that are not blank.
-func nonEmptyLines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // statusTables splits status's plain output into its node table and its network
 // table (each with its header), the blocks that begin with NODE and NETWORK.
 func statusTables(t *testing.T, out string) (nodes, networks []string) {
 	t.Helper()
 	for _, block := range strings.Split(out, "\n\n") {
-		lines := nonEmptyLines(block)
+		lines := clitest.Lines(block)
 		switch {
 		case len(lines) == 0:
 		case strings.HasPrefix(lines[0], "NODE "):
@@ -331,15 +321,6 @@ func (ec *e2eCluster) requireRoutesWhole(ctx context.Context, t *testing.T, n *n
 	}
 	out := ec.must(ctx, "routes", network, "--node", n.name, "--policies")
 	lines := strings.Split(out, "\n")
-	linesWith := func(s string) int {
-		c := 0
-		for _, l := range lines {
-			if strings.Contains(l, s) {
-				c++
-			}
-		}
-		return c
-	}
 	// A port's name as a whole word: rtos-X is inside trtos-X.
 	names := func(text, port string) bool {
 		return regexp.MustCompile(`(^|[^\w.-])` + regexp.QuoteMeta(port) + `($|[^\w.-])`).MatchString(text)
@@ -349,7 +330,8 @@ func (ec *e2eCluster) requireRoutesWhole(ctx context.Context, t *testing.T, n *n
 	for _, r := range networkRouters(snap, ovnName) {
 		for _, key := range r.Policies {
 			policies++
-			if m := ix.Policies[key].Match; linesWith(m) == 0 {
+			// A match holds no newline: found in the output, it is whole on a line.
+			if m := ix.Policies[key].Match; !strings.Contains(out, m) {
 				t.Errorf("routes piped: no line holds router %s's policy match %q whole", r.Name, m)
 			}
 		}
