@@ -73,12 +73,13 @@ func Golden(t *testing.T, name, got string) {
 }
 
 // FitsTerminal checks output drawn for term: colour escapes on a terminal only, and
-// on a terminal no line wider than it. Output that is not for a terminal is not held
-// to a width: tables there are not fitted (cmdutil.Factory.TableWidth).
+// never with NO_COLOR; on a terminal no line wider than it. Output that is not for a
+// terminal is not held to a width: tables there are not fitted
+// (cmdutil.Factory.TableWidth).
 func FitsTerminal(t *testing.T, out string, term Terminal) {
 	t.Helper()
-	if coloured := strings.Contains(out, "\x1b["); coloured != term.TTY {
-		t.Errorf("escape sequences in the output: %t, want %t (colour only on a terminal)", coloured, term.TTY)
+	if coloured, want := strings.Contains(out, "\x1b["), term.TTY && !term.NoColor; coloured != want {
+		t.Errorf("escape sequences in the output: %t, want %t (colour only on a terminal, never with NO_COLOR)", coloured, want)
 	}
 	if !term.TTY {
 		return

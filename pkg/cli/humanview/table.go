@@ -8,7 +8,9 @@
 // are left out, least useful first (Column.Optional), unless the user asked for every
 // column (Table.Wide). A column folds its cells by wrapping them between words, and
 // never narrows below its longest word, so an identifier is never split; a column of
-// free text (Column.Cut) is cut short with "…" instead, as narrow as its minimum.
+// free text (Column.Cut) is cut short with "…" instead, as narrow as its minimum. A
+// table whose narrowest layout is still too wide overflows the terminal: an identifier
+// is never split to fit.
 //
 // Not on a terminal (width 0) nothing is fitted: every row is one line, every cell
 // whole, so that what a script greps or cuts is what the cluster holds.
@@ -19,6 +21,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -46,11 +49,8 @@ type Column struct {
 	Wide bool
 	// Cut marks free text (a message, a list that abbreviates itself): the column may
 	// narrow to MinWidth whatever its words, its cells cut short rather than wrapped.
-	// Any other column never narrows below its longest word, unless it may Break.
+	// Any other column never narrows below its longest word.
 	Cut bool
-	// Break lets Fold break inside words on a terminal, for the lists of ovn-nbctl
-	// whose names cannot fit one otherwise (routes); piped, they are still whole.
-	Break bool
 	// Fold breaks a line wider than the column into lines that fit; nil is Wrap("")
 	// for a column that wraps, and Cut for one that cuts.
 	Fold func(line string, width int) []string
@@ -125,6 +125,42 @@ func (t *Table) Render(w io.Writer, width int) error {
 	}
 	_, err = io.WriteString(w, strings.Join(lines, "\n")+"\n")
 	return err
+}
+
+// LeftOut is the headers of the optional columns Render leaves out to fit width, in
+// the table's order: none when width is 0 (not fitted) or the table is wide.
+func (t *Table) LeftOut(width int) []string {
+	l := t.fit(width)
+	var out []string
+	for i, c := range t.Columns {
+		if l.hidden[i] && !c.Wide {
+			out = append(out, c.Header)
+		}
+	}
+	return out
+}
+
+// FitAlike makes tables drawn one after another at width show the same columns: a
+// column that one of them leaves out to fit is left out of every one, by its header,
+// as a Wide column (shown with -o wide). It returns the headers left out, in the
+// order they first appear, for the view to say that -o wide shows them.
+func FitAlike(width int, tables ...*Table) []string {
+	var out []string
+	for _, t := range tables {
+		for _, h := range t.LeftOut(width) {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	for _, t := range tables {
+		for i, c := range t.Columns {
+			if slices.Contains(out, c.Header) {
+				t.Columns[i].Wide = true
+			}
+		}
+	}
+	return out
 }
 
 // folded is a shown cell: its lines as they fit its column, and its style.
@@ -203,7 +239,7 @@ func (t *Table) shrink(stacked bool, gap, drop, width int) layout {
 		for i, c := range row {
 			for _, line := range c.lines(stacked && t.Columns[i].Stack) {
 				l.widths[i] = max(l.widths[i], ansi.StringWidth(line))
-				if !t.Columns[i].Cut && !t.Columns[i].Break {
+				if !t.Columns[i].Cut {
 					floors[i] = max(floors[i], longestWord(line))
 				}
 			}
@@ -286,15 +322,6 @@ func Wrap(breakAt string) func(line string, width int) []string {
 			}
 		}
 		return append(lines, line)
-	}
-}
-
-// Fill folds a line by filling each line as far as it goes, breaking after a space, a
-// hyphen or a breakAt character, even inside a word that would fit the next line
-// (for a column that may Break).
-func Fill(breakAt string) func(line string, width int) []string {
-	return func(s string, width int) []string {
-		return strings.Split(ansi.Wrap(s, width, breakAt), "\n")
 	}
 }
 

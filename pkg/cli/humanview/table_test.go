@@ -2,6 +2,7 @@ package humanview
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,71 @@ func TestStyles(t *testing.T) {
 		"     \x1b[31msir\x1b[0m\n"
 	if buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}
+
+// TestFitAlike: tables drawn one after another show the same columns: the optional
+// column one of them leaves out to fit is left out of the other too, which alone would
+// have kept it; LeftOut names it, and a wide table, or one not fitted, leaves none out.
+func TestFitAlike(t *testing.T) {
+	newTable := func(port string) *Table {
+		t := &Table{TightGap: 2, Columns: []Column{{Header: "PREFIX"}, {Header: "NEXTHOP"}, {Header: "OUTPUT PORT", Optional: 1}}}
+		t.Add(Text("10.0.0.0/8"), Text("100.64.0.1"), Text(port))
+		return t
+	}
+	short, long := newTable("rtoe-GR_a"), newTable("rtoe-GR_a_router_of_a_long_network_name")
+	if got := short.LeftOut(40); len(got) != 0 {
+		t.Errorf("the short table alone leaves out %q at 40 columns, want nothing", got)
+	}
+	if got := long.LeftOut(40); !slices.Equal(got, []string{"OUTPUT PORT"}) {
+		t.Errorf("the long table leaves out %q at 40 columns, want OUTPUT PORT", got)
+	}
+	if got := long.LeftOut(0); len(got) != 0 {
+		t.Errorf("not fitted, the long table leaves out %q", got)
+	}
+	if got := FitAlike(40, short, long); !slices.Equal(got, []string{"OUTPUT PORT"}) {
+		t.Fatalf("FitAlike left out %q, want OUTPUT PORT", got)
+	}
+	var buf bytes.Buffer
+	for _, tb := range []*Table{short, long} {
+		if err := tb.Render(&buf, 40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "PREFIX       NEXTHOP\n10.0.0.0/8   100.64.0.1\n" +
+		"PREFIX       NEXTHOP\n10.0.0.0/8   100.64.0.1\n"
+	if buf.String() != want {
+		t.Errorf("fitted alike:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	// -o wide shows what FitAlike left out.
+	short.Wide = true
+	buf.Reset()
+	if err := short.Render(&buf, 40); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "rtoe-GR_a") {
+		t.Errorf("wide, the column left out is not shown:\n%s", buf.String())
+	}
+	long = newTable("rtoe-GR_a_router_of_a_long_network_name")
+	long.Wide = true
+	if got := FitAlike(40, long); len(got) != 0 {
+		t.Errorf("a wide table leaves out %q", got)
+	}
+}
+
+// TestOverflowRatherThanSplit: a table whose identifiers cannot fit the width, even
+// with every optional column left out, overflows it with every identifier whole.
+func TestOverflowRatherThanSplit(t *testing.T) {
+	tb := &Table{Columns: []Column{{Header: "PORT", MinWidth: 4}, {Header: "MATCH", MinWidth: 4}}}
+	tb.Add(Text("rtos-cluster_udn_blue_node1"), Text(`inport == "rtos-cluster_udn_blue_node1"`))
+	var buf bytes.Buffer
+	if err := tb.Render(&buf, 20); err != nil {
+		t.Fatal(err)
+	}
+	want := "PORT                          MATCH\n" +
+		"rtos-cluster_udn_blue_node1   inport ==\n" +
+		"                              \"rtos-cluster_udn_blue_node1\"\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }

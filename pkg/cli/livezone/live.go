@@ -1,6 +1,7 @@
 // A zone is read straight from its NB endpoint (--nb, or the settings' nb-endpoints, as
-// the local sandbox writes them) or, in a real cluster, through `ovnk-agent dump` run by
-// exec in the node's agent pod.
+// the local sandbox writes them) or, in a real cluster, by exec in a pod on the node:
+// `ovnk-agent dump` in ovnk's agent pod, or `ovsdb-client query` in the container of
+// upstream OVN-Kubernetes' ovnkube-node pod that serves the node's NB.
 
 package livezone
 
@@ -58,12 +59,13 @@ func (s NBSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
 }
 
 // For picks the source a command uses: --nb (nbFlag) for any node, else the settings'
-// nb-endpoints for the nodes they list, else exec into the agents.
+// nb-endpoints for the nodes they list, else exec into the pods of whichever
+// OVN-Kubernetes runs on the cluster (ovnk's agent, else upstream's ovnkube-node).
 func For(f *cmdutil.Factory, nbFlag string) Source {
 	if nbFlag != "" {
 		return NBSource{Default: nbFlag}
 	}
-	exec := &ExecSource{Factory: f}
+	exec := &autoSource{f: f}
 	if len(f.Settings.NBEndpoints) == 0 {
 		return exec
 	}

@@ -4,6 +4,7 @@
 package routescmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -42,7 +43,10 @@ func New(f *cmdutil.Factory) *cobra.Command {
 		Long: `Show the static routes of every router a network has in one node's OVN zone (or of
 one router, named as OVN names it), as the node's Northbound database holds them
 right now, in the order and columns of ovn-nbctl lr-route-list. --policies adds each
-router's routing policies (lr-policy-list), --nat its NAT rules (lr-nat-list).
+router's routing policies (lr-policy-list), --nat its NAT rules (lr-nat-list). On a
+terminal the lists fit its width, leaving out the columns least needed when they
+must (the view names them); -o wide shows every column. Piped, nothing is left out,
+wrapped or cut.
 
 NETWORK is "default", a ClusterUserDefinedNetwork's name, a UserDefinedNetwork as
 NAMESPACE/NAME (or NAME with -n), or an OVN network name such as cluster_udn_blue.
@@ -54,8 +58,8 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
   # The network blue on worker1, with policies and NAT
   kubectl ovnk routes blue --node worker1 --policies --nat
 
-  # One router
-  kubectl ovnk routes GR_worker1 --node worker1
+  # One router, every column even on a narrow terminal
+  kubectl ovnk routes GR_worker1 --node worker1 -o wide
 
   # The namespace network red of ns1, for scripts
   kubectl ovnk routes red -n ns1 --node worker1 -o json`,
@@ -63,8 +67,8 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 		ValidArgsFunction: livezone.CompleteNetwork(f),
 		RunE:              cmdutil.RunE(f, o),
 	}
-	o.out = cmdutil.AddDataOutputFlag(cmd)
-	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
+	o.out = cmdutil.AddDataOutputFlag(cmd, "wide")
+	cmd.Flag("output").Usage = "output format: wide (every column), json, yaml, jsonpath=…, go-template=… (default: tables)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
 	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
 	cmd.Flags().BoolVar(&o.policies, "policies", false, "also show each router's routing policies (lr-policy-list)")
@@ -134,7 +138,7 @@ func routersOf(z *livezone.Zone, f *cmdutil.Factory, arg string) (livezone.Netwo
 
 // styles colour the human view; with a renderer that has no colour they print plain.
 type styles struct {
-	title, hint, router, role, section, heading lipgloss.Style
+	title, hint, router, role, section lipgloss.Style
 }
 
 func newStyles(r *lipgloss.Renderer) styles {
@@ -144,102 +148,154 @@ func newStyles(r *lipgloss.Renderer) styles {
 		router:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("39")),
 		role:    r.NewStyle().Foreground(lipgloss.Color("245")),
 		section: r.NewStyle().Bold(true).Foreground(lipgloss.Color("176")),
-		heading: r.NewStyle().Bold(true),
 	}
 }
 
-// tableWriter prints a View as ovn-nbctl's lists, each list a table.
-type tableWriter struct {
-	w  io.Writer
-	st styles
-	// width is the terminal's, for titles; tableWidth is what tables are fitted to (0
-	// when piped: not fitted).
-	width, tableWidth int
-	err               error
+// The columns of ovn-nbctl's lists, and how they give way on a terminal too narrow
+// for them. Names are identifiers and are never split: a match wraps between its
+// words, a policy's action and next hops share a column (as ovn-nbctl prints them) so
+// that the longest port names fit 80 columns beside them, and the columns least needed
+// to read a list are left out (-o wide shows them). A list that still cannot fit (a
+// name longer than the terminal leaves room for) overflows it rather than split a name.
+var (
+	routeColumns = []humanview.Column{
+		{Header: "PREFIX"}, {Header: "NEXTHOP"}, {Header: "POLICY"}, {Header: "OUTPUT PORT", Optional: 1}, {Header: "ECMP"},
+	}
+	policyColumns = []humanview.Column{
+		{Header: "PRIORITY"}, {Header: "MATCH", MinWidth: minColumnWidth}, {Header: "ACTION", MinWidth: minColumnWidth}, {Header: "OPTIONS", Stack: true},
+	}
+	natColumns = []humanview.Column{
+		{Header: "TYPE"}, {Header: "GATEWAY_PORT", Optional: 4}, {Header: "MATCH", MinWidth: minColumnWidth},
+		{Header: "EXTERNAL_IP"}, {Header: "EXTERNAL_PORT", Optional: 3}, {Header: "LOGICAL_IP"},
+		{Header: "EXTERNAL_MAC", Optional: 2}, {Header: "LOGICAL_PORT", Optional: 1},
+	}
+)
+
+// minColumnWidth is as narrow as a match or an action wraps to, unless its longest
+// word is wider: narrower, an expression would read one word a line.
+const minColumnWidth = 12
+
+// page is the human view being built: the lines above the routers (head), then lines
+// of text and the tables between them, written once every table is known, so that the
+// tables can be fitted alike.
+type page struct {
+	st      styles
+	palette humanview.Palette // for the tables
+	width   int               // the terminal's, for the lines of text
+	wide    bool
+	head    []string
+	blocks  []block
+}
+
+// block is a line of text, or a table when table is set.
+type block struct {
+	text  string
+	table *humanview.Table
+}
+
+func (p *page) println(s string) { p.blocks = append(p.blocks, block{text: s}) }
+
+// wrapped is text in style, wrapped to the width.
+func (p *page) wrapped(style lipgloss.Style, text string) string {
+	return humanview.Line{{Style: style, Text: text}}.Render(p.width)
+}
+
+// table adds a table of rows (a cell per column), leaving out the columns that are
+// empty in every row.
+func (p *page) table(columns []humanview.Column, rows [][]humanview.Cell) {
+	var shown []int
+	var shownColumns []humanview.Column
+	for i, c := range columns {
+		if slices.ContainsFunc(rows, func(r []humanview.Cell) bool { return len(r[i].Values) > 0 && r[i].Values[0] != "" }) {
+			shown = append(shown, i)
+			shownColumns = append(shownColumns, c)
+		}
+	}
+	tb := p.palette.Table(shownColumns...)
+	tb.Wide = p.wide
+	for _, r := range rows {
+		cells := make([]humanview.Cell, len(shown))
+		for j, i := range shown {
+			cells[j] = r[i]
+		}
+		tb.Add(cells...)
+	}
+	p.blocks = append(p.blocks, block{table: tb})
+}
+
+// write fits the tables to tableWidth (0: not fitted) alike, so that the lists show
+// the same columns, says under the head which columns were left out, and writes the
+// page.
+func (p *page) write(w io.Writer, tableWidth int) error {
+	var tables []*humanview.Table
+	for _, b := range p.blocks {
+		if b.table != nil {
+			tables = append(tables, b.table)
+		}
+	}
+	head := p.head
+	if left := humanview.FitAlike(tableWidth, tables...); len(left) > 0 {
+		for i, h := range left {
+			left[i] = humanview.Glue(h) // a heading wraps whole
+		}
+		head = append(head, p.wrapped(p.st.hint, "Left out to fit the terminal (-o wide shows them): "+strings.Join(left, ", ")+"."))
+	}
+	var out bytes.Buffer
+	for _, line := range head {
+		out.WriteString(line + "\n")
+	}
+	for _, b := range p.blocks {
+		if b.table == nil {
+			out.WriteString(b.text + "\n")
+		} else if err := b.table.Render(&out, tableWidth); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(out.Bytes())
+	return err
 }
 
 func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
-	t := &tableWriter{w: f.Out, st: newStyles(f.Renderer(f.Out)), width: f.Width(), tableWidth: f.TableWidth()}
+	p := &page{st: newStyles(f.Renderer(f.Out)), palette: humanview.NewPalette(f, f.Out), width: f.Width(), wide: o.out.Format() == "wide"}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
 		title = fmt.Sprintf("Router %s in node %s's zone", v.Routers[0].Name, v.Node)
 	}
-	t.paragraph(t.st.title, title)
+	p.head = []string{p.wrapped(p.st.title, title)}
 	if hint := z.NodeHint(); hint != "" {
-		t.paragraph(t.st.hint, hint)
+		p.head = append(p.head, p.wrapped(p.st.hint, hint))
 	}
 	if len(v.Routers) == 0 {
-		t.println("\nThe network has no routers in this zone.")
+		p.println("\nThe network has no routers in this zone.")
 	}
 	for _, r := range v.Routers {
-		head := humanview.Line{{Style: t.st.title, Text: "Router "}, {Style: t.st.router, Text: r.Name}}
+		head := humanview.Line{{Style: p.st.title, Text: "Router "}, {Style: p.st.router, Text: r.Name}}
 		if r.Role != "" {
-			head = append(head, humanview.Segment{Style: t.st.role, Text: " (" + r.Role + ")"})
+			head = append(head, humanview.Segment{Style: p.st.role, Text: " (" + r.Role + ")"})
 		}
-		t.println("\n" + head.Render(t.width))
-		t.routes(r.Routes)
+		p.println("\n" + head.Render(p.width))
+		p.routes(r.Routes)
 		if o.policies {
-			t.policies(r.Policies)
+			p.policies(r.Policies)
 		}
 		if o.nat {
-			t.nat(r.NAT)
+			p.nat(r.NAT)
 		}
 	}
-	return t.err
+	return p.write(f.Out, f.TableWidth())
 }
 
-func (t *tableWriter) println(s string) {
-	if t.err == nil {
-		_, t.err = fmt.Fprintln(t.w, s)
-	}
-}
-
-// paragraph prints text wrapped to the width.
-func (t *tableWriter) paragraph(style lipgloss.Style, text string) {
-	t.println(humanview.Line{{Style: style, Text: text}}.Render(t.width))
-}
-
-// table prints a table of rows under header, leaving out the columns that are empty
-// in every row.
-func (t *tableWriter) table(header []string, rows [][]string) {
-	if t.err != nil {
-		return
-	}
-	tb := &humanview.Table{Header: t.st.heading}
-	var shown []int
-	for i, h := range header {
-		if slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "" }) {
-			shown = append(shown, i)
-			tb.Columns = append(tb.Columns, humanview.Column{Header: h, MinWidth: minColumnWidth, Break: true, Fold: humanview.Fill("_")})
-		}
-	}
-	for _, r := range rows {
-		cells := make([]humanview.Cell, len(shown))
-		for j, i := range shown {
-			cells[j] = humanview.Text(r[i])
-		}
-		tb.Add(cells...)
-	}
-	t.err = tb.Render(t.w, t.tableWidth)
-}
-
-// minColumnWidth is as narrow as a column is squeezed to fit the terminal, unless its
-// heading is wider: narrower columns would wrap addresses into unreadable pieces.
-// On a terminal the names in ovn-nbctl's lists may break (they cannot fit 80 columns
-// otherwise); piped, the tables are not fitted and every name is whole.
-const minColumnWidth = 12
-
-// routes prints the routes as lr-route-list groups them: by family, then route table.
-func (t *tableWriter) routes(routes []Route) {
+// routes adds the routes as lr-route-list groups them: by family, then route table.
+func (p *page) routes(routes []Route) {
 	if len(routes) == 0 {
-		t.println("No static routes.")
+		p.println("No static routes.")
 		return
 	}
-	// rows are the rows of the route table being printed; nil before the first.
-	var rows [][]string
+	// rows are the rows of the route table being added; nil before the first.
+	var rows [][]humanview.Cell
 	flush := func() {
 		if rows != nil {
-			t.table([]string{"PREFIX", "NEXTHOP", "POLICY", "OUTPUT PORT", "ECMP"}, rows)
+			p.table(routeColumns, rows)
 		}
 		rows = nil
 	}
@@ -248,60 +304,74 @@ func (t *tableWriter) routes(routes []Route) {
 		if r.Family != family {
 			flush()
 			if family != "" {
-				t.println("")
+				p.println("")
 			}
-			t.println(t.st.section.Render(r.Family + " Routes"))
+			p.println(p.st.section.Render(r.Family + " Routes"))
 		}
 		if rows == nil || r.RouteTable != routeTable {
 			another := rows != nil
 			flush()
 			if another { // ovn-nbctl separates a family's route tables
-				t.println("")
+				p.println("")
 			}
 			name := r.RouteTable
 			if name == "" {
 				name = "<main>"
 			}
-			t.println("Route Table " + name + ":")
-			rows = [][]string{}
+			p.println("Route Table " + name + ":")
+			rows = [][]humanview.Cell{}
 		}
 		family, routeTable = r.Family, r.RouteTable
 		ecmp := ""
 		if r.ECMP {
 			ecmp = "ecmp"
 		}
-		rows = append(rows, []string{r.Prefix, r.Nexthop, r.Policy, r.OutputPort, ecmp})
+		rows = append(rows, texts(r.Prefix, r.Nexthop, r.Policy, r.OutputPort, ecmp))
 	}
 	flush()
 }
 
-// policies prints the policies like lr-policy-list.
-func (t *tableWriter) policies(policies []Policy) {
-	t.println("")
+// policies adds the policies like lr-policy-list, which prints a reroute's next hops
+// after its action.
+func (p *page) policies(policies []Policy) {
+	p.println("")
 	if len(policies) == 0 {
-		t.println("No routing policies.")
+		p.println("No routing policies.")
 		return
 	}
-	t.println(t.st.section.Render("Routing Policies"))
-	var rows [][]string
-	for _, p := range policies {
-		rows = append(rows, []string{strconv.Itoa(p.Priority), p.Match, p.Action, strings.Join(p.Nexthops, ", "), strings.Join(p.listedOptions, ",")})
+	p.println(p.st.section.Render("Routing Policies"))
+	var rows [][]humanview.Cell
+	for _, pol := range policies {
+		action := pol.Action
+		if len(pol.Nexthops) > 0 {
+			action += " " + strings.Join(pol.Nexthops, ", ")
+		}
+		rows = append(rows, append(texts(strconv.Itoa(pol.Priority), pol.Match, action), humanview.Cell{Values: pol.listedOptions}))
 	}
-	t.table([]string{"PRIORITY", "MATCH", "ACTION", "NEXTHOPS", "OPTIONS"}, rows)
+	p.table(policyColumns, rows)
 }
 
-// nat prints the NAT rules with lr-nat-list's columns in its order, which from OVN
-// 25.03 has MATCH after GATEWAY_PORT.
-func (t *tableWriter) nat(nats []livezone.NAT) {
-	t.println("")
+// nat adds the NAT rules with lr-nat-list's columns in its order, which from OVN 25.03
+// has MATCH after GATEWAY_PORT.
+func (p *page) nat(nats []livezone.NAT) {
+	p.println("")
 	if len(nats) == 0 {
-		t.println("No NAT rules.")
+		p.println("No NAT rules.")
 		return
 	}
-	t.println(t.st.section.Render("NAT"))
-	var rows [][]string
+	p.println(p.st.section.Render("NAT"))
+	var rows [][]humanview.Cell
 	for _, n := range nats {
-		rows = append(rows, []string{n.Type, n.GatewayPort, n.Match, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort})
+		rows = append(rows, texts(n.Type, n.GatewayPort, n.Match, n.ExternalIP, n.ExternalPortRange, n.LogicalIP, n.ExternalMAC, n.LogicalPort))
 	}
-	t.table([]string{"TYPE", "GATEWAY_PORT", "MATCH", "EXTERNAL_IP", "EXTERNAL_PORT", "LOGICAL_IP", "EXTERNAL_MAC", "LOGICAL_PORT"}, rows)
+	p.table(natColumns, rows)
+}
+
+// texts is a row of plain cells.
+func texts(values ...string) []humanview.Cell {
+	cells := make([]humanview.Cell, len(values))
+	for i, v := range values {
+		cells[i] = humanview.Text(v)
+	}
+	return cells
 }

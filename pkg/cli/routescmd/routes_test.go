@@ -2,9 +2,11 @@ package routescmd_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -309,6 +311,83 @@ func TestRoutesGolden(t *testing.T) {
 		{Name: "layer3-node1-blue", Args: []string{"routes", "blue", "--node", "node1", "--policies", "--nat", "--nb", layer3.Endpoint}},
 		{Name: "layer3-node1-default-routes", Args: []string{"routes", "default", "--nb", layer3.Endpoint}},
 	})
+}
+
+// TestRoutesOnATerminal: on a terminal no name is split, even one too long for the
+// terminal's width: every router, port and address -o json lists, and every word of
+// every match, is whole on a line at 80 and 60 columns, with -o wide (every column)
+// and without; the columns left out to fit are named above the routers, and -o wide
+// leaves none out.
+func TestRoutesOnATerminal(t *testing.T) {
+	k := livezonetest.Cluster(t)
+	nb := livezonetest.ZoneNB(t, topologytest.OKEP5094(), "ovn-worker")
+	args := []string{"routes", "test12/namespace-scoped", "--node", "ovn-worker", "--policies", "--nat", "--nb", nb.Endpoint}
+	v := routesJSON(t, k, args[1:]...)
+	// shown are the names and addresses every view shows, ports those of the columns
+	// left out at 80 columns and narrower, ranges those of one left out at 60.
+	var shown, ports, ranges []string
+	for _, r := range v.Routers {
+		shown = append(shown, r.Name)
+		for _, rt := range r.Routes {
+			shown = append(shown, rt.Prefix, rt.Nexthop)
+			ports = append(ports, rt.OutputPort)
+		}
+		for _, p := range r.Policies {
+			shown = append(shown, strings.Fields(p.Match)...)
+			shown = append(shown, p.Nexthops...)
+		}
+		for _, n := range r.NAT {
+			shown = append(shown, n.ExternalIP, n.LogicalIP)
+			shown = append(shown, strings.Fields(n.Match)...)
+			ports = append(ports, n.LogicalPort)
+			ranges = append(ranges, n.ExternalPortRange)
+		}
+	}
+	if !slices.Contains(ports, "rtoe-GR_test12_namespace.scoped_ovn-worker") || !slices.Contains(ports, "trtos-test12_namespace.scoped_ovn_layer2_switch") {
+		t.Fatalf("the fixture's long port names are not in -o json: %q", ports)
+	}
+	// whole reports whether name is a word of out, not split across lines.
+	whole := func(out, name string) bool { return slices.Contains(strings.Fields(out), name) }
+	for _, c := range []struct {
+		width int
+		left  string
+	}{
+		{80, "OUTPUT PORT, LOGICAL_PORT"},
+		{60, "OUTPUT PORT, EXTERNAL_PORT, LOGICAL_PORT"},
+	} {
+		term := clitest.Terminal{TTY: true, Width: c.width, NoColor: true}
+		t.Run(fmt.Sprintf("%d columns", c.width), func(t *testing.T) {
+			out, err := livezonetest.Run(t, k, term, nil, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wide, err := livezonetest.Run(t, k, term, nil, append(args, "-o", "wide")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range shown {
+				if name != "" && !whole(out, name) {
+					t.Errorf("%q is not whole on a line of:\n%s", name, out)
+				}
+			}
+			for _, name := range append(append(slices.Clone(shown), ports...), ranges...) {
+				if name != "" && !whole(wide, name) {
+					t.Errorf("-o wide: %q is not whole on a line of:\n%s", name, wide)
+				}
+			}
+			for _, port := range ports {
+				if port != "" && whole(out, port) {
+					t.Errorf("%s shown, in a column left out:\n%s", port, out)
+				}
+			}
+			if left := "Left out to fit the terminal (-o wide shows them): " + c.left + "."; !strings.Contains(strings.Join(strings.Fields(out), " "), left) {
+				t.Errorf("the view does not say %q:\n%s", left, out)
+			}
+			if strings.Contains(wide, "Left out") {
+				t.Errorf("-o wide leaves columns out:\n%s", wide)
+			}
+		})
+	}
 }
 
 // TestRoutesBadInput: each mistake is one line naming the value and what exists.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
@@ -41,7 +40,8 @@ func newView(r *lipgloss.Renderer, width int, colour, wide bool, now time.Time) 
 	}
 }
 
-// minReason is the narrowest the REASON column (free text) is cut to on a terminal.
+// minReason is the narrowest the REASON column wraps to on a terminal, unless a word
+// of it (a name) is wider: names are never split.
 const minReason = 16
 
 // render writes the report: the agents table, the networks table and a summary.
@@ -74,7 +74,7 @@ func (v *view) render(w io.Writer, r Report) error {
 func (v *view) nodeTable(nodes []NodeStatus) *humanview.Table {
 	t := &humanview.Table{Header: v.bold, Wide: v.wide, Columns: []humanview.Column{
 		{Header: "NODE"}, {Header: "AGENT"}, {Header: "VERSION", Wide: true}, {Header: "LEADER"},
-		{Header: "RECONCILED"}, {Header: "REASON", MinWidth: minReason, Cut: true},
+		{Header: "RECONCILED"}, {Header: "REASON", MinWidth: minReason},
 	}}
 	for _, n := range nodes {
 		row := []humanview.Cell{humanview.Text(n.Node), humanview.Styled("ready", v.good), humanview.Text(n.Version), {}, {}, humanview.Styled(nodeReason(n), v.bad)}
@@ -119,7 +119,7 @@ func nodeReason(n NodeStatus) string {
 func (v *view) networkTable(networks []NetworkStatus) *humanview.Table {
 	t := &humanview.Table{Header: v.bold, Wide: v.wide, Columns: []humanview.Column{
 		{Header: "NETWORK"}, {Header: "OVN NETWORK", Wide: true}, {Header: "STATUS"}, {Header: "READY"},
-		{Header: "REASON", MinWidth: minReason, Cut: true},
+		{Header: "REASON", MinWidth: minReason},
 	}}
 	for _, nw := range networks {
 		style := v.good
@@ -138,9 +138,9 @@ func (v *view) networkTable(networks []NetworkStatus) *humanview.Table {
 	return t
 }
 
-// summary says in a line whether everything is ready, and else lists why each agent
-// that is not ready is not, whole: the table may have cut it. On a terminal each line
-// is cut to its width; piped, nothing is.
+// summary says in a line whether everything is ready, and else how many agents and
+// networks are: the tables say why each is not, their REASON wrapped to the terminal
+// but never cut.
 func (v *view) summary(out *bytes.Buffer, r Report) {
 	agents, networks := r.Counts()
 	if r.Ready {
@@ -148,15 +148,6 @@ func (v *view) summary(out *bytes.Buffer, r Report) {
 		return
 	}
 	fmt.Fprintln(out, v.bad.Render(fmt.Sprintf("Not ready: %d/%s ready, %d/%s ready on every node.", agents, humanview.Count(len(r.Nodes), "agent"), networks, humanview.Count(len(r.Networks), "network"))))
-	for _, n := range r.Nodes {
-		if !n.Ready {
-			line := "  " + n.Node + ": " + oneLine(n.NotReadyReason)
-			if v.width > 0 {
-				line = ansi.Truncate(line, max(v.width, minReason), "…")
-			}
-			fmt.Fprintln(out, line)
-		}
-	}
 }
 
 // oneLine folds a multi-line message into one line for a table cell.

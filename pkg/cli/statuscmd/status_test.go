@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,41 +126,33 @@ func goldenCluster(ctx context.Context, t *testing.T, c client.Client) {
 	}
 }
 
-// TestGolden draws the status of goldenCluster piped and on a terminal, at 80 and 200
-// columns, and -o wide, and compares it with testdata/*.golden (rewritten by -update).
-// Piped, the width changes nothing: tables are not fitted.
+// TestGolden draws the status of goldenCluster piped, on a terminal in colour and with
+// NO_COLOR, at 80 and 200 columns, and -o wide, and compares it with testdata/*.golden
+// (rewritten by -update). Piped, the width changes nothing: tables are not fitted.
 func TestGolden(t *testing.T) {
 	kube := testenv.SharedKube(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	goldenCluster(ctx, t, clitest.NewClient(t, kube))
-	clock := func() time.Time { return now }
-	outputs := map[string]string{}
-	for _, tc := range []struct {
-		name string
-		term clitest.Terminal
-		args []string
-	}{
-		{"plain-80", clitest.Terminal{TTY: false, Width: 80}, nil},
-		{"plain-200", clitest.Terminal{TTY: false, Width: 200}, nil},
-		{"colour-80", clitest.Terminal{TTY: true, Width: 80}, nil},
-		{"colour-200", clitest.Terminal{TTY: true, Width: 200}, nil},
-		{"wide-plain", clitest.Terminal{TTY: false, Width: 80}, []string{"-o", "wide"}},
-		{"wide-colour-200", clitest.Terminal{TTY: true, Width: 200}, []string{"-o", "wide"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newTestCommand(kube, "ovnk-system", clock, tc.term)
-			if err := c.run(ctx, tc.args...); err != nil {
+	outputs := map[clitest.Terminal]string{}
+	draw := func(args ...string) func(t *testing.T, term clitest.Terminal) string {
+		return func(t *testing.T, term clitest.Terminal) string {
+			c := newTestCommand(kube, "ovnk-system", func() time.Time { return now }, term)
+			if err := c.run(ctx, args...); err != nil {
 				t.Fatal(err)
 			}
-			got := c.out.String()
-			outputs[tc.name] = got
-			clitest.Golden(t, "status-"+tc.name, got)
-			clitest.FitsTerminal(t, got, tc.term)
-		})
+			return c.out.String()
+		}
 	}
-	if outputs["plain-80"] != outputs["plain-200"] {
-		t.Errorf("piped output depends on the width:\n%s\n%s", outputs["plain-80"], outputs["plain-200"])
+	clitest.Goldens(t, "status", clitest.GoldenTerminals, func(t *testing.T, term clitest.Terminal) string {
+		outputs[term] = draw()(t, term)
+		return outputs[term]
+	})
+	clitest.Goldens(t, "status-wide", []clitest.GoldenTerminal{clitest.Piped80, clitest.Colour200}, draw("-o", "wide"))
+
+	piped := outputs[clitest.Piped80.Term]
+	if piped != outputs[clitest.Piped200.Term] {
+		t.Errorf("piped output depends on the width:\n%s\n%s", piped, outputs[clitest.Piped200.Term])
 	}
 	// Piped, names and reasons are whole, one row per line, for grep.
 	for _, want := range []string{
@@ -168,20 +161,30 @@ func TestGolden(t *testing.T) {
 		"not connected to its OVN northbound database",
 		"last error: apply zone status-b: transaction failed: constraint violation: Logical_Router_Port rtos-tenant.red_red_status-b has a duplicate name",
 	} {
-		if !strings.Contains(outputs["plain-80"], want) {
-			t.Errorf("piped output lacks %q:\n%s", want, outputs["plain-80"])
+		if !strings.Contains(piped, want) {
+			t.Errorf("piped output lacks %q:\n%s", want, piped)
 		}
 	}
-	t.Run("NO_COLOR on a terminal", func(t *testing.T) {
-		c := newTestCommand(kube, "ovnk-system", clock, clitest.Terminal{TTY: true, Width: 80})
-		c.opts.f.Getenv = func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
-		if err := c.run(ctx); err != nil {
-			t.Fatal(err)
+	// On an 80-column terminal every reason is there, wrapped between its words: the
+	// names in it whole. The summary does not repeat the agents' reasons.
+	tty := outputs[clitest.NoColour80.Term]
+	words := strings.Fields(tty)
+	for _, want := range []string{
+		"Logical_Router_Port", "rtos-tenant.red_red_status-b", "ovnk-system/ovnk-agent-status-c", `"cluster_udn_green"`, `"cluster_udn_blue"`,
+		"k8s.ovn.org/l3-gateway-config",
+	} {
+		if !slices.Contains(words, want) {
+			t.Errorf("the 80-column output does not hold %q whole:\n%s", want, tty)
 		}
-		if strings.Contains(c.out.String(), "\x1b[") {
-			t.Errorf("NO_COLOR output has escape sequences:\n%s", c.out.String())
+	}
+	for _, reason := range []string{"heartbeat expired", "no heartbeat Lease", "not connected to its OVN northbound database"} {
+		if n := strings.Count(strings.Join(words, " "), reason); n != 1 {
+			t.Errorf("the 80-column output says %q %d times, want once (in the table):\n%s", reason, n, tty)
 		}
-	})
+	}
+	if !strings.Contains(tty, "Not ready: 1/4 agents ready, 0/3 networks ready on every node.") {
+		t.Errorf("the summary does not count what is ready:\n%s", tty)
+	}
 }
 
 // TestJSONAndYAML prints goldenCluster's report as JSON and YAML: both parse back into

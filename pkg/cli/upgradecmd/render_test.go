@@ -70,29 +70,17 @@ func draw(t *testing.T, a assessment, term clitest.Terminal, env map[string]stri
 	return out.String()
 }
 
-// TestGolden draws a mid-upgrade cluster and a complete upgrade with and without
-// colour, at 80 and 200 columns, and compares them with testdata/*.golden (rewritten
-// by -update).
+// TestGolden draws a mid-upgrade cluster and a complete upgrade piped, on a terminal in
+// colour and with NO_COLOR, at 80 and 200 columns, and compares them with
+// testdata/*.golden (rewritten by -update).
 func TestGolden(t *testing.T) {
 	for _, report := range []struct {
 		name string
 		a    assessment
 	}{{"mid", midUpgrade()}, {"complete", complete()}} {
-		for _, tc := range []struct {
-			name string
-			term clitest.Terminal
-		}{
-			{"plain-80", clitest.Terminal{TTY: false, Width: 80}},
-			{"plain-200", clitest.Terminal{TTY: false, Width: 200}},
-			{"colour-80", clitest.Terminal{TTY: true, Width: 80}},
-			{"colour-200", clitest.Terminal{TTY: true, Width: 200}},
-		} {
-			t.Run(report.name+"-"+tc.name, func(t *testing.T) {
-				got := draw(t, report.a, tc.term, nil)
-				clitest.Golden(t, "upgrade-"+report.name+"-"+tc.name, got)
-				clitest.FitsTerminal(t, got, tc.term)
-			})
-		}
+		clitest.Goldens(t, "upgrade-"+report.name, clitest.GoldenTerminals, func(t *testing.T, term clitest.Terminal) string {
+			return draw(t, report.a, term, nil)
+		})
 	}
 }
 
@@ -168,7 +156,7 @@ func TestNoColor(t *testing.T) {
 	if coloured := draw(t, midUpgrade(), term, nil); len(clitest.Lines(got)) != len(clitest.Lines(coloured)) {
 		t.Errorf("NO_COLOR on a terminal is not laid out as with colour:\n%s\n%s", got, coloured)
 	}
-	clitest.FitsTerminal(t, got, clitest.Terminal{TTY: false, Width: 80})
+	clitest.FitsTerminal(t, got, clitest.Terminal{TTY: true, Width: 80, NoColor: true})
 }
 
 func TestFoldList(t *testing.T) {

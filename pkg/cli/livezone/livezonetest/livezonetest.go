@@ -254,12 +254,24 @@ type Golden struct {
 
 // Goldens runs each command line at 80 and 200 columns, plain and on a terminal, and
 // compares the output with testdata/PREFIX-NAME-WIDTH[-colour].golden. Every line fits
-// the terminal, and the coloured output is the plain one with colour.
+// the terminal, and the coloured output is the plain one with colour. The output on an
+// 80-column terminal with NO_COLOR is pinned too (PREFIX-NAME-80-tty.golden), to read
+// the terminal's layout without escapes.
 func Goldens(t *testing.T, k *testenv.Kube, prefix string, goldens []Golden) {
 	t.Helper()
-	GoldensWith(t, prefix+"-", goldens, func(t *testing.T, term clitest.Terminal, args ...string) (string, error) {
+	run := func(t *testing.T, term clitest.Terminal, args ...string) (string, error) {
 		return Run(t, k, term, nil, args...)
-	})
+	}
+	GoldensWith(t, prefix+"-", goldens, run)
+	for _, g := range goldens {
+		clitest.Goldens(t, prefix+"-"+g.Name, []clitest.GoldenTerminal{clitest.NoColour80}, func(t *testing.T, term clitest.Terminal) string {
+			out, err := run(t, term, g.Args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		})
+	}
 }
 
 // GoldensWith is Goldens with the command lines run by run, and the golden files
