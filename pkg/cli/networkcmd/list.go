@@ -36,7 +36,10 @@ UserDefinedNetwork, NAME for a ClusterUserDefinedNetwork. READY counts the nodes
 whose agent reports the network programmed in its zone (the ovnk.io/zone-status
 annotation of each Node). STATUS is Ready, Pending (some zones have not programmed
 it yet), or why the leader refused the network (the reason of its NetworkCreated
-condition, e.g. SubnetOverlap: network describe shows the message). CONNECTED names
+condition, e.g. SubnetOverlap: network describe shows the message). On a cluster
+run by upstream OVN-Kubernetes no node reports its zone: READY is "-" and STATUS
+comes from the conditions its cluster manager sets, Ready when NetworkCreated and
+NetworkAllocationSucceeded are True. CONNECTED names
 the ClusterNetworkConnects that select the network.
 
 On a terminal the table fits its width: cells of several values stack, and AGE,
@@ -136,9 +139,12 @@ func (o *listOptions) Run(ctx context.Context) error {
 	)
 	t.Wide = o.output.Format() == "wide"
 	for _, n := range nets {
-		rs := humanview.Readiness(reports, n.OVNName(), "network")
-		ready := humanview.CountReady(rs)
-		status, _ := n.Status(rs)
+		sum := n.Summarize(reports)
+		ready, status := humanview.CountReady(sum.Nodes), sum.Status
+		readyCell := humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(sum.Nodes)), p.Ratio(ready, len(sum.Nodes)))
+		if sum.FromConditions {
+			readyCell = humanview.Text("-") // no per-node word without zone reports
+		}
 		statusStyle := p.Bad // the leader refused it
 		switch status {
 		case netview.StatusReady:
@@ -153,7 +159,7 @@ func (o *listOptions) Run(ctx context.Context) error {
 			humanview.Text(string(n.Role())),
 			humanview.List(n.Subnets(), p.Faint),
 			humanview.Text(string(n.Transport())),
-			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+			readyCell,
 			humanview.Styled(status, statusStyle),
 			humanview.List(names(connects[n.OVNName()]), p.Faint),
 			humanview.Text(humanview.Age(n.Object().GetCreationTimestamp(), o.now())),
