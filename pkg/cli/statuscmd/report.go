@@ -165,11 +165,11 @@ type inputs struct {
 	// cluster is what runs the cluster; nil when unknown. Under upstream, pods are
 	// its ovnkube-node pods and there are no Leases.
 	cluster *clusterkind.Cluster
-	nodes     []corev1.Node
-	leases    []coordinationv1.Lease
-	pods      []corev1.Pod // the agent's
-	cudns     []ovnkv1.ClusterUserDefinedNetwork
-	udns      []ovnkv1.UserDefinedNetwork
+	nodes   []corev1.Node
+	leases  []coordinationv1.Lease
+	pods    []corev1.Pod // the agent's
+	cudns   []ovnkv1.ClusterUserDefinedNetwork
+	udns    []ovnkv1.UserDefinedNetwork
 	// networksErr is why the networks could not be listed.
 	networksErr error
 }
