@@ -20,8 +20,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
-// DefaultTimeout bounds the wait for the CRDs to be established (install) or gone
-// (uninstall).
+// DefaultTimeout bounds the wait for the CRDs to be established (install), and each
+// wait of uninstall: for the agent's pods to be gone, then for the CRDs.
 const DefaultTimeout = 2 * time.Minute
 
 // pollInterval is the wait between two looks at the CRDs.

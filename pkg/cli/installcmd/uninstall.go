@@ -58,7 +58,7 @@ meant; --keep-crds removes only the agent and leaves the CRDs and their objects.
 	}
 	cmd.Flags().BoolVar(&o.KeepCRDs, "keep-crds", false, "keep the CRDs, and so every network and other k8s.ovn.org object")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "delete the CRDs even though k8s.ovn.org objects exist, deleting them too")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the CRDs to be gone")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the agent's pods, then for the CRDs, to be gone")
 	return cmd
 }
 
