@@ -8,6 +8,7 @@ package installcmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -166,7 +167,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		applied = append(applied, crd)
 	}
 	if !o.DryRun {
-		if err := waitEstablished(ctx, c, append(crds, shared...), o.Timeout, o.f.ProgressLine()); err != nil {
+		if err := waitEstablished(ctx, c, slices.Concat(crds, shared), o.Timeout, o.f.ProgressLine()); err != nil {
 			return err
 		}
 	}

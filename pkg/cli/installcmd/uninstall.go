@@ -74,7 +74,8 @@ func (o *UninstallOptions) Complete(f *cmdutil.Factory, _ []string) error {
 // Validate checks the flags before anything is contacted.
 func (o *UninstallOptions) Validate() error { return checkTimeout(o.Timeout) }
 
-// Run deletes the agent's objects, then the CRDs.
+// Run deletes the agent's objects, releases the networks' NADs, then deletes the
+// k8s.ovn.org CRDs.
 func (o *UninstallOptions) Run(ctx context.Context) error {
 	crds, _, agent, err := manifestObjects(manifests.AgentOptions{Namespace: o.f.Settings.AgentNamespace})
 	if err != nil {
