@@ -41,7 +41,8 @@ type Factory struct {
 }
 
 // Scheme holds the types the plugin reads and writes: Kubernetes' own, k8s.ovn.org's,
-// and the NetworkAttachmentDefinitions where upstream OVN-Kubernetes keeps networks' ids.
+// and the NetworkAttachmentDefinitions (k8s.cni.cncf.io) where the agent, like upstream
+// OVN-Kubernetes, keeps networks' ids.
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {

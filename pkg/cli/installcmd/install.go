@@ -1,11 +1,14 @@
 // Package installcmd implements `kubectl ovnk install` and `kubectl ovnk uninstall`: the
 // server-side apply of the embedded k8s.ovn.org CRDs and the agent's namespace, RBAC,
-// config and DaemonSet (pkg/manifests), and their removal.
+// config and DaemonSet (pkg/manifests), the creation of the shared
+// NetworkAttachmentDefinition CRD where it is absent, and their removal (the shared CRD
+// excepted).
 package installcmd
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,8 +21,8 @@ import (
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
-// DefaultTimeout bounds the wait for the CRDs to be established (install) or gone
-// (uninstall).
+// DefaultTimeout bounds the wait for the CRDs to be established (install), and each
+// wait of uninstall: for the agent's pods to be gone, then for the CRDs.
 const DefaultTimeout = 2 * time.Minute
 
 // pollInterval is the wait between two looks at the CRDs.
@@ -57,6 +60,10 @@ func NewInstall(f *cmdutil.Factory) *cobra.Command {
 		Long: `Install the k8s.ovn.org CRDs and the ovnk agent — its namespace, service account,
 RBAC, config and DaemonSet — by server-side apply with the field manager "ovnk".
 The CRDs come first; the agent's objects follow once the CRDs are established.
+
+The NetworkAttachmentDefinition CRD (k8s.cni.cncf.io), in which the agent writes a
+NAD for every network, is shared with Multus: install creates it only when the cluster
+has none, says whether it created or found it, and never changes or deletes it.
 
 Installing again is safe: it changes only what differs, and with the same version and
 options changes nothing. An upgraded plugin installs its own version of the agent.
@@ -118,11 +125,12 @@ func (o *InstallOptions) Validate() error {
 		}
 		o.agent.Config = config
 	}
-	_, _, err := manifestObjects(o.agent)
+	_, _, _, err := manifestObjects(o.agent)
 	return err
 }
 
-// Run applies the CRDs, waits for them, and applies the agent.
+// Run applies the CRDs, creates the shared CRDs the cluster lacks, waits for them all,
+// and applies the agent.
 func (o *InstallOptions) Run(ctx context.Context) error {
 	opts, namespace := o.agent, o.agent.Namespace
 	conn, err := o.f.Connect()
@@ -140,20 +148,26 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		}
 		opts.UpdateStrategy = ds.Spec.UpdateStrategy.Type
 	}
-	crds, agent, err := manifestObjects(opts)
+	crds, shared, agent, err := manifestObjects(opts)
 	if err != nil {
 		return err
 	}
 	a := &applier{c: c, dryRun: o.DryRun, forceConflicts: o.ForceConflicts}
 	var applied []*unstructured.Unstructured
 	for _, crd := range crds {
-		if err := o.applyOne(ctx, a, crd); err != nil {
+		if err := o.writeOne(crd, func() (string, error) { return a.apply(ctx, crd) }); err != nil {
+			return conn.Explain(err)
+		}
+		applied = append(applied, crd)
+	}
+	for _, crd := range shared {
+		if err := o.writeOne(crd, func() (string, error) { return createIfAbsent(ctx, c, crd, o.DryRun) }); err != nil {
 			return conn.Explain(err)
 		}
 		applied = append(applied, crd)
 	}
 	if !o.DryRun {
-		if err := waitEstablished(ctx, c, crds, o.Timeout, o.f.ProgressLine()); err != nil {
+		if err := waitEstablished(ctx, c, slices.Concat(crds, shared), o.Timeout, o.f.ProgressLine()); err != nil {
 			return err
 		}
 	}
@@ -170,7 +184,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	for _, obj := range agent {
 		if namespaceMissing && obj.GetNamespace() != "" {
 			o.report(obj, created+" (dry run, not checked by the server: namespace "+namespace+" does not exist yet)")
-		} else if err := o.applyOne(ctx, a, obj); err != nil {
+		} else if err := o.writeOne(obj, func() (string, error) { return a.apply(ctx, obj) }); err != nil {
 			return err
 		}
 		applied = append(applied, obj)
@@ -184,9 +198,10 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// applyOne applies obj and reports the outcome.
-func (o *InstallOptions) applyOne(ctx context.Context, a *applier, obj *unstructured.Unstructured) error {
-	outcome, err := a.apply(ctx, obj)
+// writeOne writes obj to the server with write (an apply, or a creation when absent) and
+// reports the outcome.
+func (o *InstallOptions) writeOne(obj *unstructured.Unstructured, write func() (string, error)) error {
+	outcome, err := write()
 	if err != nil {
 		return err
 	}

@@ -83,12 +83,12 @@ func freshNamespace() string { return "ovnk-it-" + rand.String(6) }
 // outcome.
 func expectedNames(t *testing.T, namespace string) []string {
 	t.Helper()
-	crds, agent, err := manifestObjects(manifests.AgentOptions{Namespace: namespace})
+	crds, shared, agent, err := manifestObjects(manifests.AgentOptions{Namespace: namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, obj := range append(crds, agent...) {
+	for _, obj := range slices.Concat(crds, shared, agent) {
 		names = append(names, displayName(obj))
 	}
 	return names
@@ -110,12 +110,12 @@ func outcomes(t *testing.T, out string) (names, results []string) {
 // resourceVersions reads the resourceVersion of every object install applies.
 func resourceVersions(ctx context.Context, t *testing.T, c client.Client, namespace string) map[string]string {
 	t.Helper()
-	crds, agent, err := manifestObjects(manifests.AgentOptions{Namespace: namespace})
+	crds, shared, agent, err := manifestObjects(manifests.AgentOptions{Namespace: namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, obj := range append(crds, agent...) {
+	for _, obj := range slices.Concat(crds, shared, agent) {
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(obj.GroupVersionKind())
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
@@ -178,7 +178,7 @@ func TestDryRunCreatesNothing(t *testing.T) {
 	c := clitest.NewClient(t, kube)
 	crdVersions := func() []string {
 		var versions []string
-		for _, crd := range expectedNames(t, "x")[:5] {
+		for _, crd := range expectedNames(t, "x")[:6] {
 			u := &unstructured.Unstructured{}
 			u.SetAPIVersion("apiextensions.k8s.io/v1")
 			u.SetKind("CustomResourceDefinition")
@@ -202,8 +202,10 @@ func TestDryRunCreatesNothing(t *testing.T) {
 	}
 	for i, r := range results {
 		switch {
-		case i < 5 && !strings.HasSuffix(r, "(server dry run)"):
+		case i < 6 && !strings.HasSuffix(r, "(server dry run)"):
 			t.Errorf("CRD %s: %q, want a server dry run", names[i], r)
+		case names[i] == nadCRDName && r != found+" (server dry run)":
+			t.Errorf("%s: %q, want found (server dry run)", names[i], r)
 		case names[i] == "namespace/"+missing && r != "created (server dry run)":
 			t.Errorf("%s: %q, want created (server dry run)", names[i], r)
 		case strings.HasPrefix(names[i], "daemonset") && r != "created (dry run, not checked by the server: namespace "+missing+" does not exist yet)":
@@ -233,7 +235,7 @@ func TestDryRunCreatesNothing(t *testing.T) {
 			t.Errorf("%s %s: -o yaml shows managedFields", item.GetKind(), item.GetName())
 		}
 	}
-	wantKinds := []string{"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
+	wantKinds := []string{"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
 		"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "DaemonSet"}
 	if list.Kind != "List" || !slices.Equal(kinds, wantKinds) {
 		t.Errorf("-o yaml: a %s of %v, want a List of %v", list.Kind, kinds, wantKinds)
@@ -301,8 +303,12 @@ func TestInstallIsIdempotent(t *testing.T) {
 	}
 	_, results = outcomes(t, cmd.out.String())
 	for i, r := range results {
-		if r != unchanged {
-			t.Errorf("installing again: %s %s, want unchanged", names[i], r)
+		want := unchanged
+		if names[i] == nadCRDName {
+			want = found
+		}
+		if r != want {
+			t.Errorf("installing again: %s %s, want %s", names[i], r, want)
 		}
 	}
 	if after := resourceVersions(ctx, t, c, ns); !mapsEqual(before, after) {
@@ -315,8 +321,11 @@ func TestInstallIsIdempotent(t *testing.T) {
 	_, results = outcomes(t, cmd.out.String())
 	for i, r := range results {
 		want := unchanged + " (server dry run)"
-		if strings.HasPrefix(names[i], "daemonset.apps/") {
+		switch {
+		case strings.HasPrefix(names[i], "daemonset.apps/"):
 			want = configured + " (server dry run)"
+		case names[i] == nadCRDName:
+			want = found + " (server dry run)"
 		}
 		if r != want {
 			t.Errorf("dry run of a new image: %s %s, want %s", names[i], r, want)

@@ -52,32 +52,45 @@ func readAgentConfig(path, namespace string) (string, error) {
 	return string(data), nil
 }
 
-// manifestObjects returns what install applies, in order: the CRDs, then the agent's
-// objects.
-func manifestObjects(opts manifests.AgentOptions) (crds, agent []*unstructured.Unstructured, err error) {
+// manifestObjects returns what install writes, in order: the k8s.ovn.org CRDs (applied),
+// the shared CRDs (created only when absent, manifests.SharedCRDs), then the agent's
+// objects (applied).
+func manifestObjects(opts manifests.AgentOptions) (crds, shared, agent []*unstructured.Unstructured, err error) {
 	typedCRDs, err := manifests.CRDs()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	for _, crd := range typedCRDs {
-		u, err := manifests.ToUnstructured(crd)
-		if err != nil {
-			return nil, nil, err
-		}
-		crds = append(crds, u)
+	typedShared, err := manifests.SharedCRDs()
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	agentObjs, err := manifests.Agent(opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	for _, obj := range agentObjs {
+	if crds, err = toUnstructured(typedCRDs); err != nil {
+		return nil, nil, nil, err
+	}
+	if shared, err = toUnstructured(typedShared); err != nil {
+		return nil, nil, nil, err
+	}
+	if agent, err = toUnstructured(agentObjs); err != nil {
+		return nil, nil, nil, err
+	}
+	return crds, shared, agent, nil
+}
+
+// toUnstructured converts typed objects for the generic client.
+func toUnstructured[T client.Object](objs []T) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, obj := range objs {
 		u, err := manifests.ToUnstructured(obj)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		agent = append(agent, u)
+		out = append(out, u)
 	}
-	return crds, agent, nil
+	return out, nil
 }
 
 // displayName names obj as kubectl does in its messages: kind.group/name, in lower case.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
 )
 
@@ -36,6 +37,14 @@ func NewUninstall(f *cmdutil.Factory) *cobra.Command {
 		Long: `Remove what install applied: first the agent's DaemonSet, config, RBAC, service
 account and namespace, then the k8s.ovn.org CRDs.
 
+The agent puts the finalizer k8s.ovn.org/user-defined-network-protection on the
+NetworkAttachmentDefinitions it writes for networks, and only the agent removes it.
+Once the agent's pods are gone, uninstall removes that finalizer from every NAD a
+UserDefinedNetwork or ClusterUserDefinedNetwork controls, so that they do not block
+the deletion of their namespaces (or, with the CRDs, their own); it touches no other
+NAD and no other finalizer. The NetworkAttachmentDefinition CRD itself is shared
+with Multus and is never deleted.
+
 Deleting a CRD deletes every object of its kind: every network, connect, EgressIP and
 RouteAdvertisements. While any exists, uninstall refuses unless --yes says that is
 meant; --keep-crds removes only the agent and leaves the CRDs and their objects.`,
@@ -49,7 +58,7 @@ meant; --keep-crds removes only the agent and leaves the CRDs and their objects.
 	}
 	cmd.Flags().BoolVar(&o.KeepCRDs, "keep-crds", false, "keep the CRDs, and so every network and other k8s.ovn.org object")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "delete the CRDs even though k8s.ovn.org objects exist, deleting them too")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the CRDs to be gone")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "how long to wait for the agent's pods, then for the CRDs, to be gone")
 	return cmd
 }
 
@@ -65,9 +74,10 @@ func (o *UninstallOptions) Complete(f *cmdutil.Factory, _ []string) error {
 // Validate checks the flags before anything is contacted.
 func (o *UninstallOptions) Validate() error { return checkTimeout(o.Timeout) }
 
-// Run deletes the agent's objects, then the CRDs.
+// Run deletes the agent's objects, releases the networks' NADs, then deletes the
+// k8s.ovn.org CRDs.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	crds, agent, err := manifestObjects(manifests.AgentOptions{Namespace: o.f.Settings.AgentNamespace})
+	crds, _, agent, err := manifestObjects(manifests.AgentOptions{Namespace: o.f.Settings.AgentNamespace})
 	if err != nil {
 		return err
 	}
@@ -92,6 +102,9 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			return conn.Explain(err)
 		}
 	}
+	if err := o.releaseNADs(ctx, c, agent); err != nil {
+		return conn.Explain(err)
+	}
 	if o.KeepCRDs {
 		return nil
 	}
@@ -104,6 +117,29 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 		}
 	}
 	return waitGone(ctx, c, crds, o.Timeout, o.f.ProgressLine())
+}
+
+// releaseNADs waits for the agent's pods to be gone, then removes the leader's finalizer
+// from the networks' NADs, which nothing else would remove, and reports each.
+func (o *UninstallOptions) releaseNADs(ctx context.Context, c client.Client, agent []*unstructured.Unstructured) error {
+	i := slices.IndexFunc(agent, func(obj *unstructured.Unstructured) bool { return obj.GetKind() == "DaemonSet" })
+	if i < 0 {
+		return fmt.Errorf("the agent's manifests hold no DaemonSet")
+	}
+	left, err := waitAgentGone(ctx, c, agent[i], o.Timeout, o.f.ProgressLine())
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(o.f.ErrOut, "Warning: after %s, agent pods are still there (%s); their RBAC is gone, so they can no longer write NADs\n",
+			o.Timeout, summarize(left))
+	}
+	released, err := releaseNADs(ctx, c)
+	for _, key := range released {
+		fmt.Fprintf(o.f.Out, "%s/%s released (namespace %s): finalizer %s removed\n",
+			nadKind, key.Name, key.Namespace, cluster.FinalizerUserDefinedNetwork)
+	}
+	return err
 }
 
 // delete deletes obj and reports it, or that it was not there. A namespace that ovnk
