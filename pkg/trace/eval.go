@@ -63,7 +63,9 @@ func (w *walker) warn(s string) {
 // cannot be evaluated.
 func unmodelledField(e *match.Expr) string {
 	for _, f := range e.Fields() {
-		if f == "ct_mark" || f == "ct_label" || strings.HasPrefix(strings.TrimLeft(f, "x"), "reg") {
+		switch {
+		case f == "ct_mark", f == "ct_label",
+			strings.HasPrefix(f, "reg"), strings.HasPrefix(f, "xreg"), strings.HasPrefix(f, "xxreg"):
 			return f
 		}
 	}
@@ -108,23 +110,27 @@ func (t *tracer) names(z *Zone) *names {
 	return n
 }
 
-// Chassis is the node port is bound to: a switch port's requested chassis (a local
-// port without one is bound here), a router port's requested chassis or its gateway
-// router's, a chassis-redirect port "cr-<port>" the highest-priority gateway chassis of
-// its distributed gateway port. Patch ports and other router ports are bound nowhere.
+// Chassis is the node port is bound to: a remote switch port's requested chassis; a
+// local one's (a VIF), bound here when its chassis is not another node's, as the zone's
+// ports are; a router port's requested chassis or its gateway router's; and a
+// chassis-redirect port "cr-<port>" the highest-priority gateway chassis of its
+// distributed gateway port. Patch ports and other router ports are bound nowhere.
 func (n *names) Chassis(port string) (string, bool) {
 	z := n.Zone
 	if lsp := z.switchPorts[port]; lsp != nil {
-		if lsp.Type != "" && lsp.Type != "remote" {
-			return "", false // router, localnet and the like: no binding of their own
+		c := lsp.Options["requested-chassis"]
+		switch lsp.Type {
+		case "":
+			if node, ok := n.t.nodeOfChassis(c); ok {
+				return node, true
+			}
+			return z.Node, true
+		case "remote":
+			if c != "" {
+				return n.t.nodeNamed(c), true
+			}
 		}
-		if c := lsp.Options["requested-chassis"]; c != "" {
-			return n.t.nodeNamed(c), true
-		}
-		if lsp.Type == "remote" {
-			return "", false
-		}
-		return z.Node, true
+		return "", false // router, localnet and the like: no binding of their own
 	}
 	if lrp := z.routerPorts[port]; lrp != nil {
 		if c := lrp.Options["requested-chassis"]; c != "" {

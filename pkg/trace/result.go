@@ -188,8 +188,8 @@ func ownerOf(ids map[string]string) *Owner {
 	return o
 }
 
-// External-ID keys of OVN-Kubernetes that rows.ownership does not define: the name
-// of the object (or rule) a row was written for, and the network of an EgressIP row.
+// External-ID keys of OVN-Kubernetes that package rows does not define: the name of
+// the object (or rule) a row was written for, and the network of an EgressIP row.
 const (
 	nameKey            = "k8s.ovn.org/name"
 	upstreamNetworkKey = "network"

@@ -233,7 +233,7 @@ func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (route
 	// NAT's, which northd wraps in parentheses): end it with a newline.
 	consider := func(pol *nbdb.LogicalRouterPolicy) outcome {
 		o, why := w.evalMatch(z, "Logical_Router_Policy", pol.UUID, pol.Match+"\n")
-		if pol.Action == nbdb.LogicalRouterPolicyActionReroute {
+		if o != misses && pol.Action == nbdb.LogicalRouterPolicyActionReroute {
 			if _, ok := z.rerouteTarget(lr, pol.Nexthops, w.p.IPDst.Is6()); !ok {
 				return misses // northd installs no flow for a policy it cannot route
 			}

@@ -67,7 +67,10 @@ func uncertainty(hops []Hop) string {
 			numbers = append(numbers, fmt.Sprint(i+1))
 		}
 	}
-	if len(numbers) == 1 {
+	switch len(numbers) {
+	case 0: // a Result made elsewhere, uncertain without saying which rows made it so
+		return "a row the simulator could not evaluate could have decided otherwise"
+	case 1:
 		return "hop " + numbers[0] + " names a row the simulator could not evaluate: OVN may apply it, and the packet fare otherwise"
 	}
 	return "hops " + strings.Join(numbers[:len(numbers)-1], ", ") + " and " + numbers[len(numbers)-1] +

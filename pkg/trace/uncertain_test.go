@@ -186,22 +186,44 @@ func TestUnevaluatedSNAT(t *testing.T) {
 	}
 }
 
-// is_chassis_resident() asks where a port is bound: a policy dropping traffic to a pod
-// while its port is resident lets the packet through the sending node's cluster router
-// (the port is remote there) and drops it at the pod's own node.
-func TestChassisResidentPolicy(t *testing.T) {
-	c := compiledWith(t, topologytest.Layer3(), addPolicy(t, &nbdb.LogicalRouterPolicy{UUID: "LRP:resident", Priority: 200,
-		Match: `is_chassis_resident("kube-system_dns") && ip4.dst == 10.244.1.7`, Action: nbdb.LogicalRouterPolicyActionDrop}))
-	res := mustTrace(t, c, podRequest(t, c, "default/client", "default", "10.244.1.7"))
-	v := res.Forward.Verdict
-	if v.Kind != trace.Dropped || v.Zone != "node2" || v.Row == nil || v.Row.UUID != "LRP:resident" || v.Uncertain {
-		t.Fatalf("verdict %+v; want dropped by the policy in node2's zone:\n%s", v, text(t, res))
+// is_chassis_resident() asks where a port is bound, and the answer depends on the zone
+// evaluating it: a policy dropping traffic to a pod while the pod's port is resident
+// lets the packet through the sending node's cluster router (the port is not there)
+// and drops it at the pod's own node; a gateway router's ports are bound to its
+// chassis; a "cr-" port to its distributed gateway port's gateway chassis; patch ports
+// of distributed routers and switches nowhere.
+func TestChassisResidentPolicies(t *testing.T) {
+	cases := []struct {
+		name, router, match, pod, dst string
+		dropIn                        string // the zone whose router drops the packet; "" for none
+	}{
+		{"a pod's port, bound on its node", "ovn_cluster_router", `is_chassis_resident("kube-system_dns") && ip4.dst == 10.244.1.7`,
+			"default/client", "10.244.1.7", "node2"},
+		{"another node's pod, bound elsewhere", "ovn_cluster_router", `is_chassis_resident("default_client") && ip4.dst == 10.244.1.7`,
+			"default/client", "10.244.1.7", "node1"},
+		{"a gateway router's port", "GR_node1", `is_chassis_resident("rtoe-GR_node1")`, "default/client", "8.8.8.8", "node1"},
+		{"a gateway router's port, negated", "GR_node1", `!is_chassis_resident("rtoe-GR_node1")`, "default/client", "8.8.8.8", ""},
+		{"a distributed router's port, bound nowhere", "ovn_cluster_router", `is_chassis_resident("rtos-node1")`, "default/client", "8.8.8.8", ""},
+		{"a switch's patch port, bound nowhere", "ovn_cluster_router", `is_chassis_resident("stor-node1")`, "default/client", "8.8.8.8", ""},
+		{"a chassis-redirect port", "cluster_udn_blue_ovn_cluster_router", `is_chassis_resident("cr-rtos-cluster_udn_blue_node1")`,
+			"blue/web", "8.8.8.8", "node1"},
+		{"a port no zone has", "GR_node1", `is_chassis_resident("nowhere")`, "default/client", "8.8.8.8", ""},
 	}
-	passed := false
-	for _, h := range res.Forward.Hops {
-		passed = passed || h.Zone == "node1" && h.Stage == trace.StagePolicy && h.Row != nil && h.Row.Priority != nil && *h.Row.Priority == 102
-	}
-	if !passed {
-		t.Errorf("node1's cluster router did not let the packet on to its allow policy:\n%s", text(t, res))
+	for _, tc := range cases {
+		c := compiledWith(t, topologytest.Layer3(), func(node string, s *rows.Set) {
+			for _, lr := range s.Routers {
+				if lr.Name == tc.router {
+					p := &nbdb.LogicalRouterPolicy{UUID: "LRP:resident", Priority: 2000, Match: tc.match, Action: nbdb.LogicalRouterPolicyActionDrop}
+					s.Policies = append(s.Policies, p)
+					lr.Policies = append(lr.Policies, p.UUID)
+				}
+			}
+		})
+		res := mustTrace(t, c, podRequest(t, c, tc.pod, "", tc.dst))
+		v := res.Forward.Verdict
+		dropped := v.Kind == trace.Dropped && v.Row != nil && v.Row.UUID == "LRP:resident"
+		if dropped != (tc.dropIn != "") || dropped && v.Zone != tc.dropIn || v.Uncertain || len(res.Forward.Warnings) > 0 {
+			t.Errorf("%s: verdict %+v, warnings %q; want dropped by the policy in zone %q:\n%s", tc.name, v, res.Forward.Warnings, tc.dropIn, text(t, res))
+		}
 	}
 }

@@ -246,8 +246,8 @@ func TestParseUnsupported(t *testing.T) {
 		msg  string
 	}{
 		{`vlan.tci == 0`, 1, `vlan.tci is not supported: a simulated packet has no VLAN tag`},
-		{`ip4 && ip.dscp == 46`, 8, `ip.dscp is not supported: a simulated packet has no DSCP`},
-		{`flags.loopback`, 1, `flags.loopback is not supported: a simulated packet has no OVN's internal flags`},
+		{`ip4 && ip.dscp == 46`, 8, `ip.dscp is not supported: a simulated packet has no DSCP or ECN bits`},
+		{`flags.loopback`, 1, `flags.loopback is not supported: a simulated packet has no OVN internal flags`},
 		{`eth.src == $as`, 12, `address set $as is only supported compared with a whole ip4.src, ip4.dst, ip6.src or ip6.dst`},
 		{`ip4.src[0..7] == $as`, 18, `address set $as is only supported compared with a whole ip4.src, ip4.dst, ip6.src or ip6.dst`},
 		{`ip4.src < $as`, 9, `only == and != are supported with address sets`},

@@ -153,26 +153,29 @@ var predicateDefs = []struct{ name, expansion string }{
 	{"mldv2", "eth.mcastv6 && ip6.dst == ff02::16 && icmp6.type == 143"},
 }
 
-// unmodelled are OVN's symbols (25.03) that a Packet has nothing for, with what that
-// is. An expression that uses one is valid in OVN, so Parse reports it as not
+// unmodelledDefs are OVN's symbols (25.03) that a Packet has nothing for, by what they
+// read. An expression that uses one is valid in OVN, so Parse reports it as not
 // supported (ErrUnsupported) rather than as an unknown field.
-var unmodelled = map[string]string{
-	"vlan.tci": "VLAN tag", "vlan.present": "VLAN tag", "vlan.pcp": "VLAN tag", "vlan.vid": "VLAN tag",
-	"ip.dscp": "DSCP", "ip.ecn": "ECN", "ip6.label": "IPv6 flow label",
-	"ip.frag": "fragment flags", "ip.is_frag": "fragment flags", "ip.later_frag": "fragment flags", "ip.first_frag": "fragment flags",
-	"tcp.flags": "TCP flags",
-	"rarp":      "RARP", "rarp.op": "RARP", "rarp.spa": "RARP", "rarp.sha": "RARP", "rarp.tpa": "RARP", "rarp.tha": "RARP",
-	"flags": "OVN's internal flags", "flags.loopback": "OVN's internal flags",
-	"flags.force_snat_for_dnat": "OVN's internal flags", "flags.force_snat_for_lb": "OVN's internal flags",
-	"flags.skip_snat_for_lb": "OVN's internal flags", "flags.use_snat_zone": "OVN's internal flags",
-	"flags.localnet": "OVN's internal flags", "flags.icmp_snat": "OVN's internal flags",
-	"flags.tunnel_rx": "OVN's internal flags", "flags.from_ctrl": "OVN's internal flags",
-	"flags.unsnat_not_tracked": "OVN's internal flags", "flags.unsnat_new": "OVN's internal flags",
+var unmodelledDefs = []struct {
+	what  string
+	names []string
+}{
+	{"VLAN tag", []string{"vlan.tci", "vlan.present", "vlan.pcp", "vlan.vid"}},
+	{"DSCP or ECN bits", []string{"ip.dscp", "ip.ecn"}},
+	{"IPv6 flow label", []string{"ip6.label"}},
+	{"fragment flags", []string{"ip.frag", "ip.is_frag", "ip.later_frag", "ip.first_frag"}},
+	{"TCP flags", []string{"tcp.flags"}},
+	{"RARP fields", []string{"rarp", "rarp.op", "rarp.spa", "rarp.sha", "rarp.tpa", "rarp.tha"}},
+	{"OVN internal flags", []string{"flags", "flags.loopback", "flags.force_snat_for_dnat", "flags.force_snat_for_lb",
+		"flags.skip_snat_for_lb", "flags.use_snat_zone", "flags.localnet", "flags.icmp_snat", "flags.tunnel_rx",
+		"flags.from_ctrl", "flags.unsnat_not_tracked", "flags.unsnat_new"}},
 }
 
 var (
 	symbols   = map[string]*symbol{}
 	fieldSyms [fieldCount]*symbol
+	// unmodelled maps each of unmodelledDefs' names to what it reads.
+	unmodelled = map[string]string{}
 )
 
 func init() {
@@ -200,6 +203,11 @@ func init() {
 		f := symbols[d.field]
 		symbols[d.name] = &symbol{name: d.name, field: f.field, ofs: d.lo, width: d.hi - d.lo + 1, level: f.level,
 			prereq: f.prereq, built: true}
+	}
+	for _, d := range unmodelledDefs {
+		for _, name := range d.names {
+			unmodelled[name] = d.what
+		}
 	}
 }
 
