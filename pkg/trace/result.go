@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/ovnk/ovnk/pkg/cluster"
@@ -115,7 +116,8 @@ type Owner struct {
 	Name string `json:"name"`
 	// Network is the network the row serves, when it names one and Kind is not Network.
 	Network string `json:"network,omitempty"`
-	// Node is the node the row belongs to, when it belongs to one.
+	// Node is the node the row belongs to, when it belongs to one: k8s.ovn.org/node, or
+	// upstream's ic-node of an interconnect route and node of a transit switch port.
 	Node string `json:"node,omitempty"`
 	// Controller is the external ID naming who wrote the row ("ovnk" for our agent,
 	// "default-network-controller" and the like for OVN-Kubernetes).
@@ -167,7 +169,7 @@ func ownerOf(ids map[string]string) *Owner {
 	if len(ids) == 0 {
 		return nil
 	}
-	o := &Owner{Node: ids[rows.NodeKey], Controller: ids[rows.OwnerControllerKey], ID: ids[rows.IDKey]}
+	o := &Owner{Node: cmp.Or(ids[rows.NodeKey], ids[upstreamICNodeKey], ids[upstreamNodeKey]), Controller: ids[rows.OwnerControllerKey], ID: ids[rows.IDKey]}
 	network := ids[rows.NetworkKey]
 	if network == "" && o.Controller != "" {
 		network = ids[upstreamNetworkKey]
@@ -189,10 +191,14 @@ func ownerOf(ids map[string]string) *Owner {
 }
 
 // External-ID keys of OVN-Kubernetes that package rows does not define: the name of
-// the object (or rule) a row was written for, and the network of an EgressIP row.
+// the object (or rule) a row was written for, the network of an EgressIP row, and the
+// node of an interconnect route (to a remote node's subnets) and of a transit switch
+// port.
 const (
 	nameKey            = "k8s.ovn.org/name"
 	upstreamNetworkKey = "network"
+	upstreamICNodeKey  = "ic-node"
+	upstreamNodeKey    = "node"
 )
 
 // networkKinds are the owner types of a network's own rows (ours): their owner is the

@@ -126,7 +126,9 @@ func TestUpstreamIsolationACLs(t *testing.T) {
 }
 
 // TestUpstreamOwners: each row on a hop names its owner from upstream's external IDs,
-// whatever feature wrote it; namespaced objects are named namespace/name.
+// whatever feature wrote it, as well as from ours; namespaced objects are named
+// namespace/name; a row with none of those keys has no owner. (Any table's row is read
+// alike: an ACL carries them here.)
 func TestUpstreamOwners(t *testing.T) {
 	cases := []struct {
 		ids  map[string]string
@@ -144,13 +146,22 @@ func TestUpstreamOwners(t *testing.T) {
 			trace.Owner{Kind: "NetpolNode", Name: "node1", Network: "default", Node: "node1", Controller: "ovnk", ID: "ACL:NetpolNode:node1"}},
 		{map[string]string{rows.OwnerControllerKey: "ovnk", rows.OwnerTypeKey: "ClusterUserDefinedNetwork", rows.NetworkKey: "cluster_udn_blue", rows.IDKey: "ACL:x"},
 			trace.Owner{Kind: "Network", Name: "blue", Controller: "ovnk", ID: "ACL:x"}},
+		// Upstream's interconnect routes name only the remote node.
+		{map[string]string{"ic-node": "node2"}, trace.Owner{Kind: "Node", Name: "node2", Node: "node2"}},
+		{map[string]string{"ic-node": "node2", "ic-host-ip": "true", rows.NetworkKey: "cluster_udn_blue"},
+			trace.Owner{Kind: "Network", Name: "blue", Node: "node2"}},
+		{map[string]string{"unrelated": "x"}, trace.Owner{}},
 	}
 	for _, tc := range cases {
 		a := acl("ACL:owned", nbdb.ACLDirectionFromLport, 0, 1000, "ip4.dst == 10.0.0.99", nbdb.ACLActionDrop)
 		a.ExternalIDs = tc.ids
 		res := run(t, aclZone(t, a), "a", "10.0.0.99")
-		if v := res.Forward.Verdict; v.Row == nil || v.Row.Owner == nil || *v.Row.Owner != tc.want {
-			t.Errorf("owner of a row with %v: %+v, want %+v", tc.ids, v.Row, tc.want)
+		v := res.Forward.Verdict
+		if v.Row == nil {
+			t.Fatalf("the ACL did not decide:\n%s", text(t, res))
+		}
+		if got := v.Row.Owner; tc.want == (trace.Owner{}) && got != nil || tc.want != (trace.Owner{}) && (got == nil || *got != tc.want) {
+			t.Errorf("owner of a row with %v: %+v, want %+v", tc.ids, got, tc.want)
 		}
 	}
 }

@@ -33,6 +33,7 @@ var tracePackets = map[string]match.Packet{
 		p.CTLabel[3], p.CTLabel[11] = 7, 0x0a
 	}),
 	"tracked": with(tcp4Trace, func(p *match.Packet) { p.CT = match.CTState{Trk: true, Est: true, Rpl: true} }),
+	"dnatted": with(tcp4Trace, func(p *match.Packet) { p.CT = match.CTState{Trk: true, New: true, DNAT: true} }),
 	"udp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
 		IPSrc: addr("10.0.0.1"), IPDst: addr("10.1.2.3"), TTL: 1, Proto: 17, L4Src: 5353, L4Dst: 53},
 	"sctp4": {InPort: "p1", EthSrc: macOf("00:00:00:00:00:01"), EthDst: macOf("00:00:00:00:00:02"), EthType: 0x0800,
@@ -574,6 +575,10 @@ var predicateCases = []struct{ expr, packets string }{
 	{"nd.tll == 00:00:00:00:00:05", "na nd"},
 	{"nd.target == fd00::5", "na nd rs"},
 	{"arp.tha == 00:00:00:00:00:00 && arp.sha == 00:00:00:00:00:01", "arp"},
+	{"ct.dnat && !ct.snat && ct.new", "dnatted tracked tcp4"},
+	{"ct_state == 0xa1 && ct_state[7]", "dnatted tracked"},
+	{"ct_mark.ecmp_reply_port == 3 && ct_label.label == 7", "ctmark tcp4"},
+	{"xreg1[0..31] == 7 && reg8 > 8", "regs tcp4"},
 }
 
 // TestPredicatesAgainstOVNTrace checks predicates and fields with ovn-trace's own
