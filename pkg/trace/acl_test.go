@@ -67,12 +67,3 @@ func TestStatefulSwitchLetsRepliesThrough(t *testing.T) {
 		t.Fatalf("on a stateless switch the reply should be dropped by b's ACL:\n%s", text(t, res))
 	}
 }
-
-// A match the simulator cannot read is not silently skipped: the path says so.
-func TestUnreadableMatchIsReported(t *testing.T) {
-	c := aclZone(t, &nbdb.ACL{UUID: "ACL:subfield", Direction: nbdb.ACLDirectionFromLport, Priority: 1000, Match: "ip4.dst[24..31] == 99", Action: nbdb.ACLActionDrop})
-	res := run(t, c, "a", "10.0.0.99")
-	if len(res.Forward.Warnings) != 1 {
-		t.Fatalf("warnings %q, want one naming the ACL:\n%s", res.Forward.Warnings, text(t, res))
-	}
-}

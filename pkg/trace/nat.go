@@ -37,28 +37,27 @@ func (z *Zone) natRows(lr *nbdb.LogicalRouter, types ...nbdb.NATType) []*nbdb.NA
 	return out
 }
 
-// natMatch evaluates a NAT row's own match and its external-IP sets on the packet.
-func (w *walker) natMatch(z *Zone, n *nbdb.NAT, peer netip.Addr) bool {
+// natMatch evaluates a NAT row's own match and its external-IP sets on the packet;
+// why says why an unknown outcome is unknown.
+func (w *walker) natMatch(z *Zone, n *nbdb.NAT, peer netip.Addr) (o outcome, why string) {
 	allowed, exempted := n.AllowedExtIPs != nil && *n.AllowedExtIPs != "", n.ExemptedExtIPs != nil && *n.ExemptedExtIPs != ""
 	if allowed && exempted {
-		return false // northd refuses a row that sets both
+		return misses, "" // northd refuses a row that sets both
 	}
-	if n.Match != "" {
-		e, ok := w.expr(z, "NAT", n.UUID, n.Match)
-		if !ok {
-			return false
-		}
-		if ok, err := e.Eval(&w.p, z); err != nil || !ok {
-			return false
-		}
+	if exempted && z.setHas(*n.ExemptedExtIPs, peer) || allowed && !z.setHas(*n.AllowedExtIPs, peer) {
+		return misses, ""
 	}
-	if exempted && z.setHas(*n.ExemptedExtIPs, peer) {
-		return false
+	if n.Match == "" {
+		return applies, ""
 	}
-	if allowed && !z.setHas(*n.AllowedExtIPs, peer) {
-		return false
-	}
-	return true
+	return w.evalMatch(z, "NAT", n.UUID, n.Match)
+}
+
+// natDoubt is the doubt a NAT row the simulator could not evaluate leaves: the hop
+// that reports it, at stage, and its effect.
+func natDoubt(z *Zone, lr *nbdb.LogicalRouter, stage Stage, n *nbdb.NAT, why, effect string) doubt {
+	return doubt{effect: effect, hop: Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: stage, Row: natRow(n),
+		Note: fmt.Sprintf("%s not evaluated (%s): OVN may apply it", n.Type, why)}}
 }
 
 // setHas reports whether the address set with this UUID holds a.
@@ -79,23 +78,37 @@ func prefixesContainMasked(ps []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// dnat rewrites the destination of a packet addressed to one of lr's DNAT external IPs.
+// dnat rewrites the destination of a packet addressed to one of lr's DNAT external
+// IPs, by the first such row that applies. A row before it that the simulator cannot
+// evaluate, and that would translate to another address, makes the path uncertain.
 func (w *walker) dnat(z *Zone, lr *nbdb.LogicalRouter, in *nbdb.LogicalRouterPort) {
+	var doubts []doubt
 	for _, n := range z.natRows(lr, nbdb.NATTypeDNAT, nbdb.NATTypeDNATAndSNAT) {
 		ext, err := netip.ParseAddr(n.ExternalIP)
-		if err != nil || ext != w.p.IPDst || !natApplies(lr, in, n) || !w.natMatch(z, n, w.p.IPSrc) {
+		if err != nil || ext != w.p.IPDst || !natApplies(lr, in, n) {
 			continue
 		}
 		to, err := netip.ParseAddr(n.LogicalIP)
 		if err != nil {
 			continue
 		}
+		o, why := w.natMatch(z, n, w.p.IPSrc)
+		if o == unknown {
+			d := natDoubt(z, lr, StageDNAT, n, why, "to "+to.String())
+			d.hop.InPort = in.Name
+			doubts = append(doubts, d)
+		}
+		if o != applies {
+			continue
+		}
+		w.settle(doubts, "to "+to.String())
 		w.t.conns = append(w.t.conns, translation{zone: z.Node, router: lr.Name, from: ext, to: to})
 		w.p.IPDst = to
 		w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageDNAT, InPort: in.Name, Row: natRow(n),
 			Note: fmt.Sprintf("destination %s translated to %s", ext, to)})
 		return
 	}
+	w.settle(doubts, "untranslated")
 }
 
 // snat rewrites the source of a packet leaving lr through out, by the SNAT of highest
@@ -117,7 +130,15 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 		n    *nbdb.NAT
 		rank int
 	}
+	// unsure are the rows the simulator could not evaluate, with their rank: an inbound
+	// one would leave the packet untranslated, an outbound one translate it.
+	type unsure struct {
+		hit
+		inbound bool
+		why     string
+	}
 	var hits, inbound []hit
+	var unsures []unsure
 	in := z.routerPorts[w.p.InPort]
 	for _, n := range z.natRows(lr, nbdb.NATTypeSNAT, nbdb.NATTypeDNATAndSNAT) {
 		logical, ok := parsePrefixOrAddr(n.LogicalIP)
@@ -128,15 +149,44 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 		if n.Match != "" {
 			rank = 300 + n.Priority
 		}
-		if !isGatewayRouter(lr) && in != nil && logical.Masked().Contains(w.p.IPDst) && natApplies(lr, in, n) && w.natMatch(z, n, w.p.IPSrc) {
-			inbound = append(inbound, hit{n, rank})
+		if !isGatewayRouter(lr) && in != nil && logical.Masked().Contains(w.p.IPDst) && natApplies(lr, in, n) {
+			switch o, why := w.natMatch(z, n, w.p.IPSrc); o {
+			case applies:
+				inbound = append(inbound, hit{n, rank})
+			case unknown:
+				unsures = append(unsures, unsure{hit{n, rank}, true, why})
+			}
 		}
-		if logical.Masked().Contains(w.p.IPSrc) && natApplies(lr, out, n) && w.natMatch(z, n, w.p.IPDst) {
-			hits = append(hits, hit{n, rank})
+		if logical.Masked().Contains(w.p.IPSrc) && natApplies(lr, out, n) {
+			switch o, why := w.natMatch(z, n, w.p.IPDst); o {
+			case applies:
+				hits = append(hits, hit{n, rank})
+			case unknown:
+				unsures = append(unsures, unsure{hit{n, rank}, false, why})
+			}
 		}
 	}
 	byRank := func(a, b hit) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(b.n.UUID, a.n.UUID)) }
+	// settle reports the rows the simulator could not evaluate that rank at or above
+	// the decision (rank, with its effect) and would have done otherwise.
+	settle := func(rank int, effect string) {
+		var doubts []doubt
+		for _, u := range unsures {
+			if u.rank < rank {
+				continue
+			}
+			e := "untranslated"
+			if !u.inbound {
+				e = "to " + u.n.ExternalIP
+			}
+			d := natDoubt(z, lr, StageSNAT, u.n, u.why, e)
+			d.hop.OutPort = out.Name
+			doubts = append(doubts, d)
+		}
+		w.settle(doubts, effect)
+	}
 	if len(hits) == 0 {
+		settle(-1, "untranslated")
 		return
 	}
 	best := slices.MaxFunc(hits, byRank)
@@ -144,6 +194,7 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 	if len(inbound) > 0 {
 		switch rev := slices.MaxFunc(inbound, byRank); {
 		case rev.rank > best.rank:
+			settle(rev.rank, "untranslated")
 			w.hop(Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StageSNAT, OutPort: out.Name, Row: natRow(rev.n),
 				Note: fmt.Sprintf("left untranslated: it came in through gateway port %s into %s, and OVN's flow for traffic entering the SNAT's network outranks the SNAT", in.Name, rev.n.LogicalIP)})
 			return
@@ -155,6 +206,7 @@ func (w *walker) snat(z *Zone, lr *nbdb.LogicalRouter, out *nbdb.LogicalRouterPo
 	if err != nil {
 		return
 	}
+	settle(best.rank, "to "+best.n.ExternalIP)
 	from := w.p.IPSrc
 	w.t.conns = append(w.t.conns, translation{zone: z.Node, router: lr.Name, snat: true, from: from, to: to})
 	w.p.IPSrc = to

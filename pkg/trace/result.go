@@ -1,6 +1,9 @@
 package trace
 
 import (
+	"cmp"
+	"strings"
+
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -22,8 +25,10 @@ type Path struct {
 	Packet  Header  `json:"packet"`
 	Hops    []Hop   `json:"hops"`
 	Verdict Verdict `json:"verdict"`
-	// Warnings name rows on the path the simulator could not evaluate (a match in
-	// syntax it does not read): OVN may treat the packet differently.
+	// Warnings name rows on the path that never apply, in OVN either: their match is
+	// one OVN refuses (a syntax error, an unknown field), or names an address set or
+	// port group the zone lacks. The trace treats them as OVN does. (A row the
+	// simulator cannot evaluate is not a warning but an unevaluated hop.)
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -78,6 +83,12 @@ type Hop struct {
 	// Nexthops lists every next hop of an ECMP route or policy; the trace follows the
 	// first, and reports the others here.
 	Nexthops []string `json:"nexthops,omitempty"`
+	// Unevaluated marks a hop that decided nothing: Row is a row the simulator could not
+	// evaluate (its match reads what the simulator does not follow, such as a register,
+	// or uses what it does not read, such as vlan.tci), met before the row that decided
+	// or at its priority, and acting otherwise. Note says why. OVN may have applied it,
+	// so the verdict is uncertain.
+	Unevaluated bool `json:"unevaluated,omitempty"`
 }
 
 // Row names an NB row and the Kubernetes object behind it.
@@ -90,16 +101,30 @@ type Row struct {
 	Owner    *Owner `json:"owner,omitempty"`
 }
 
-// Owner is the Kubernetes object a row was written for, read from its external IDs.
+// Owner is what a row was written for, read from its external IDs: ours and
+// OVN-Kubernetes' keys alike.
 type Owner struct {
-	// Kind is Network, ClusterNetworkConnect, EgressIP, Node or Pod; Name its name
-	// (namespace/name for namespaced objects).
+	// Kind is Network or Node for the rows of a network or a node, and otherwise the
+	// row's k8s.ovn.org/owner-type: ClusterNetworkConnect, EgressIP, Pod,
+	// NetworkPolicy, EgressFirewall, UDNIsolation, NetpolNode, MulticastCluster, and so
+	// on.
 	Kind string `json:"kind"`
+	// Name is its k8s.ovn.org/name: a network as users name it, a Kubernetes object's
+	// name (namespace/name for namespaced objects: a NetworkPolicy, an EgressFirewall),
+	// or for a feature that is no object (UDNIsolation) the name of its rule
+	// (DenyPrimaryUDN).
 	Name string `json:"name"`
-	// Node is the node the row belongs to, when it belongs to one.
+	// Network is the network the row serves, when it names one and Kind is not Network.
+	Network string `json:"network,omitempty"`
+	// Node is the node the row belongs to, when it belongs to one: k8s.ovn.org/node, or
+	// upstream's ic-node of an interconnect route and node of a transit switch port.
 	Node string `json:"node,omitempty"`
-	// Controller is the external ID naming who wrote the row ("ovnk" for our agent).
+	// Controller is the external ID naming who wrote the row ("ovnk" for our agent,
+	// "default-network-controller" and the like for OVN-Kubernetes).
 	Controller string `json:"controller,omitempty"`
+	// ID is the row's k8s.ovn.org/id, its identity to the controller that wrote it,
+	// e.g. "default-network-controller:UDNIsolation:DenyPrimaryUDN:Ingress".
+	ID string `json:"id,omitempty"`
 }
 
 // VerdictKind says how a path ended.
@@ -128,28 +153,69 @@ type Verdict struct {
 	Pod string `json:"pod,omitempty"`
 	// Row is the row that dropped it, when one did.
 	Row *Row `json:"row,omitempty"`
+	// Uncertain is set when a row the simulator could not evaluate could have changed
+	// what happened: OVN may treat the packet otherwise than Kind says. The path's hops
+	// marked unevaluated name those rows.
+	Uncertain bool `json:"uncertain,omitempty"`
 	// Reason says it in words: "delivered to pod blue/web on node1", "dropped by …".
 	Reason string `json:"reason"`
 	// Packet is the packet as it was at the end, after every rewrite.
 	Packet Header `json:"packet"`
 }
 
-// ownerOf reads the Kubernetes object behind a row from its external IDs, in
-// OVN-Kubernetes' keys. Rows without them have no owner.
+// ownerOf reads what a row was written for from its external IDs, in OVN-Kubernetes'
+// keys, which our agent writes too. Rows with none of them have no owner.
 func ownerOf(ids map[string]string) *Owner {
 	if len(ids) == 0 {
 		return nil
 	}
-	o := &Owner{Node: ids[rows.NodeKey], Controller: ids[rows.OwnerControllerKey]}
+	o := &Owner{Node: cmp.Or(ids[rows.NodeKey], ids[upstreamICNodeKey], ids[upstreamNodeKey]), Controller: ids[rows.OwnerControllerKey], ID: ids[rows.IDKey]}
+	network := ids[rows.NetworkKey]
+	if network == "" && o.Controller != "" {
+		network = ids[upstreamNetworkKey]
+	}
+	if network != "" {
+		network = cluster.UserNetworkName(network)
+	}
 	switch kind := ids[rows.OwnerTypeKey]; {
-	case kind == "ClusterNetworkConnect" || kind == "EgressIP":
-		o.Kind, o.Name = kind, ids["k8s.ovn.org/name"]
-	case ids[rows.NetworkKey] != "":
-		o.Kind, o.Name = "Network", cluster.UserNetworkName(ids[rows.NetworkKey])
+	case kind != "" && !networkKinds[kind]:
+		o.Kind, o.Name, o.Network = kind, objectName(kind, ids[nameKey]), network
+	case network != "":
+		o.Kind, o.Name = "Network", network
 	case o.Node != "":
 		o.Kind, o.Name = "Node", o.Node
 	default:
 		return nil
 	}
 	return o
+}
+
+// External-ID keys of OVN-Kubernetes that package rows does not define: the name of
+// the object (or rule) a row was written for, the network of an EgressIP row, and the
+// node of an interconnect route (to a remote node's subnets) and of a transit switch
+// port.
+const (
+	nameKey            = "k8s.ovn.org/name"
+	upstreamNetworkKey = "network"
+	upstreamICNodeKey  = "ic-node"
+	upstreamNodeKey    = "node"
+)
+
+// networkKinds are the owner types of a network's own rows (ours): their owner is the
+// network.
+var networkKinds = map[string]bool{"DefaultNetwork": true, "ClusterUserDefinedNetwork": true, "UserDefinedNetwork": true}
+
+// objectName is the name of the object behind k8s.ovn.org/name, as kubectl names it:
+// OVN-Kubernetes writes a NetworkPolicy's as "namespace:name", and an EgressFirewall's
+// as its namespace (the object is always named "default").
+func objectName(kind, name string) string {
+	switch kind {
+	case "NetworkPolicy":
+		return strings.Replace(name, ":", "/", 1)
+	case "EgressFirewall":
+		if name != "" && !strings.Contains(name, "/") {
+			return name + "/default"
+		}
+	}
+	return name
 }

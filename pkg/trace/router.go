@@ -222,19 +222,40 @@ func (z *Zone) hasUnknownPort(ls *nbdb.LogicalSwitch) bool {
 	return false
 }
 
-// policies applies lr's policies, highest priority first, to the routing decision.
+// policies applies lr's policies, highest priority first, to the routing decision. A
+// policy the simulator cannot evaluate, met before the one that decides (or at its
+// priority) and acting otherwise, is reported and makes the path uncertain.
 func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (routeChoice, bool) {
-	for _, pol := range z.sortedPolicies(lr) {
-		// northd copies a policy's match into its flow bare, with nothing after it, so
-		// a final // comment ends the flow's match harmlessly there (unlike an ACL's or
-		// a NAT's, which northd wraps in parentheses): end it with a newline.
-		e, ok := w.expr(z, "Logical_Router_Policy", pol.UUID, pol.Match+"\n")
-		if !ok {
+	pols := z.sortedPolicies(lr)
+	var doubts []doubt
+	// northd copies a policy's match into its flow bare, with nothing after it, so a
+	// final // comment ends the flow's match harmlessly there (unlike an ACL's or a
+	// NAT's, which northd wraps in parentheses): end it with a newline.
+	consider := func(pol *nbdb.LogicalRouterPolicy) outcome {
+		o, why := w.evalMatch(z, "Logical_Router_Policy", pol.UUID, pol.Match+"\n")
+		if o != misses && pol.Action == nbdb.LogicalRouterPolicyActionReroute {
+			if _, ok := z.rerouteTarget(lr, pol.Nexthops, w.p.IPDst.Is6()); !ok {
+				return misses // northd installs no flow for a policy it cannot route
+			}
+		}
+		if o == unknown {
+			doubts = append(doubts, doubt{effect: policyEffect(pol), hop: Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy,
+				InPort: w.p.InPort, Row: policyRow(pol),
+				Note: fmt.Sprintf("policy %s not evaluated (%s): OVN may apply it", pol.Action, why)}})
+		}
+		return o
+	}
+	for i, pol := range pols {
+		if consider(pol) != applies {
 			continue
 		}
-		if matched, err := e.Eval(&w.p, z); err != nil || !matched {
-			continue
+		for _, tie := range pols[i+1:] {
+			if tie.Priority != pol.Priority {
+				break
+			}
+			consider(tie)
 		}
+		w.settle(doubts, policyEffect(pol))
 		row := policyRow(pol)
 		if mark, err := strconv.ParseUint(pol.Options["pkt_mark"], 10, 32); err == nil {
 			w.p.PktMark = uint32(mark)
@@ -246,10 +267,7 @@ func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (route
 				Reason: fmt.Sprintf("dropped by policy %q (priority %d) on router %s", pol.Match, pol.Priority, lr.Name)})
 			return c, false
 		case nbdb.LogicalRouterPolicyActionReroute:
-			first, ok := z.rerouteTarget(lr, pol.Nexthops, w.p.IPDst.Is6())
-			if !ok {
-				continue // northd installs no flow for a policy it cannot route
-			}
+			first, _ := z.rerouteTarget(lr, pol.Nexthops, w.p.IPDst.Is6())
 			hops := pol.Nexthops
 			h := Hop{Zone: z.Node, Datapath: lr.Name, Kind: "router", Stage: StagePolicy, InPort: w.p.InPort, OutPort: first.port.Name, Row: row,
 				Note: fmt.Sprintf("policy reroutes to %s via %s", first.nexthop, first.port.Name)}
@@ -263,7 +281,21 @@ func (w *walker) policies(z *Zone, lr *nbdb.LogicalRouter, c routeChoice) (route
 			return c, true
 		}
 	}
+	w.settle(doubts, "allow") // no policy matched: the route stands, as an allow would have it
 	return c, true
+}
+
+// policyEffect is what a policy does to a packet it matches: its action, its next hops
+// and the mark it sets.
+func policyEffect(p *nbdb.LogicalRouterPolicy) string {
+	effect := string(p.Action)
+	if p.Action == nbdb.LogicalRouterPolicyActionReroute {
+		effect += " " + strings.Join(p.Nexthops, ",")
+	}
+	if m := p.Options["pkt_mark"]; m != "" {
+		effect += " pkt_mark=" + m
+	}
+	return effect
 }
 
 // rerouteTarget is where a reroute policy sends a packet: the first next hop and the

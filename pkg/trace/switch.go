@@ -25,6 +25,9 @@ type walker struct {
 	p         match.Packet
 	path      *Path
 	datapaths int
+	// uncertain is set once a row the simulator could not evaluate could have changed
+	// what happened to the packet.
+	uncertain bool
 }
 
 // walk follows p from inport, and returns its path and the packet as it ended.
@@ -32,6 +35,7 @@ func (t *tracer) walk(z *Zone, inport string, p match.Packet, reply bool) (*Path
 	w := &walker{t: t, reply: reply, p: p, path: &Path{Packet: header(p), Hops: []Hop{}}}
 	w.switchIngress(z, inport)
 	w.path.Verdict.Packet = header(w.p)
+	w.path.Verdict.Uncertain = w.uncertain
 	return w.path, w.p
 }
 
@@ -213,7 +217,10 @@ func (w *walker) handoff(z *Zone, datapath, kind, port, chassis, owner string) (
 
 // acls applies a switch's ACLs of one direction to the packet; false means the packet
 // was dropped and the path has ended. ACLs of the switch and of every port group with a
-// port on it take part, by tier and then by priority, as in OVN.
+// port on it take part, by tier and then by priority, as in OVN. An ACL the simulator
+// cannot evaluate, met before the one that decides (or at its tier and priority, where
+// OVN's choice is not defined) and acting otherwise, is reported and makes the path
+// uncertain.
 func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) bool {
 	list := z.aclsFor(ls, dir)
 	if len(list) == 0 {
@@ -224,20 +231,32 @@ func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) bo
 			Note: "reply of a tracked connection: the switch is stateful, so its ACLs let it through"})
 		return true
 	}
-	tier := -1
-	for _, a := range list {
-		if a.Tier == tier {
+	var doubts []doubt
+	consider := func(a *nbdb.ACL) outcome {
+		o, why := w.evalMatch(z, "ACL", a.UUID, a.Match)
+		if o == unknown {
+			doubts = append(doubts, doubt{effect: aclEffect(a.Action), hop: Hop{Zone: z.Node, Datapath: ls.Name, Kind: "switch", Stage: StageACL,
+				InPort: w.p.InPort, OutPort: w.p.OutPort, Row: aclRow(a),
+				Note: fmt.Sprintf("%s ACL %s not evaluated (%s): OVN may apply it", dir, a.Action, why)}})
+		}
+		return o
+	}
+	passed := -1
+	for i, a := range list {
+		if a.Tier == passed {
 			continue // a pass already decided this tier
 		}
-		e, ok := w.expr(z, "ACL", a.UUID, a.Match)
-		if !ok {
+		if consider(a) != applies {
 			continue
 		}
-		matched, err := e.Eval(&w.p, z)
-		if err != nil || !matched {
-			continue
+		for _, tie := range list[i+1:] {
+			if tie.Tier != a.Tier || tie.Priority != a.Priority {
+				break
+			}
+			consider(tie)
 		}
-		tier = a.Tier
+		w.settle(doubts, aclEffect(a.Action))
+		doubts = nil
 		row := aclRow(a)
 		w.hop(Hop{Zone: z.Node, Datapath: ls.Name, Kind: "switch", Stage: StageACL, InPort: w.p.InPort, OutPort: w.p.OutPort, Row: row,
 			Note: fmt.Sprintf("%s ACL %s", dir, a.Action)})
@@ -247,23 +266,25 @@ func (w *walker) acls(z *Zone, ls *nbdb.LogicalSwitch, dir nbdb.ACLDirection) bo
 				Reason: fmt.Sprintf("dropped by %s ACL %s (priority %d) on switch %s", dir, a.Match, a.Priority, ls.Name)})
 			return false
 		case nbdb.ACLActionPass:
+			passed = a.Tier
 			continue // on to the next tier
 		}
 		return true
 	}
+	w.settle(doubts, aclEffect(nbdb.ACLActionAllow)) // no ACL matched: the packet goes on
 	return true
 }
 
-// expr parses a row's match; a match the simulator cannot read leaves a warning on the
-// path, since OVN may read it (ovn-kubernetes' own ACLs use subfields and registers)
-// and the verdict may then differ.
-func (w *walker) expr(z *Zone, table, uuid, src string) (*match.Expr, bool) {
-	e, err := z.expr(src)
-	if err != nil {
-		w.path.Warnings = append(w.path.Warnings, fmt.Sprintf("%s %s not evaluated: its match %q: %v", table, shortUUID(uuid), strings.TrimSpace(src), err))
-		return nil, false
+// aclEffect is what an ACL does to a packet it matches, in the terms that decide the
+// packet's fate: dropped, passed to the next tier, or let through.
+func aclEffect(a nbdb.ACLAction) string {
+	switch a {
+	case nbdb.ACLActionDrop, nbdb.ACLActionReject:
+		return "drop"
+	case nbdb.ACLActionPass:
+		return "pass"
 	}
-	return e, true
+	return "allow"
 }
 
 // aclsFor lists the ACLs of dir that apply on ls, in evaluation order.

@@ -8,7 +8,9 @@ import (
 
 // WriteText writes a result as people read it: for each direction a heading with the
 // packet, one line per hop — zone, datapath, stage, ports, what happened, and the row
-// that decided with the object that owns it — and then the verdict.
+// that decided with the object that owns it — and then the verdict, marked
+// "(UNCERTAIN)" when a row the simulator could not evaluate could have changed it, with
+// a line naming the hops of those rows.
 func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
 	writePath(&b, "forward", r.Forward)
@@ -42,11 +44,37 @@ func writePath(b *strings.Builder, title string, p *Path) {
 		}
 	}
 	v := p.Verdict
-	fmt.Fprintf(b, "%s: %s\n", verdictWord(v.Kind), v.Reason)
+	word := verdictWord(v.Kind)
+	if v.Uncertain {
+		word += " (UNCERTAIN)"
+	}
+	fmt.Fprintf(b, "%s: %s\n", word, v.Reason)
 	fmt.Fprintf(b, "     final packet: %s\n", describePacket(v.Packet))
+	if v.Uncertain {
+		fmt.Fprintf(b, "     uncertain: %s\n", uncertainty(p.Hops))
+	}
 	for _, warning := range p.Warnings {
 		fmt.Fprintf(b, "     warning: %s\n", warning)
 	}
+}
+
+// uncertainty says why a verdict is uncertain: which hops name rows the simulator
+// could not evaluate.
+func uncertainty(hops []Hop) string {
+	var numbers []string
+	for i, h := range hops {
+		if h.Unevaluated {
+			numbers = append(numbers, fmt.Sprint(i+1))
+		}
+	}
+	switch len(numbers) {
+	case 0: // a Result made elsewhere, uncertain without saying which rows made it so
+		return "a row the simulator could not evaluate could have decided otherwise"
+	case 1:
+		return "hop " + numbers[0] + " names a row the simulator could not evaluate: OVN may apply it, and the packet fare otherwise"
+	}
+	return "hops " + strings.Join(numbers[:len(numbers)-1], ", ") + " and " + numbers[len(numbers)-1] +
+		" name rows the simulator could not evaluate: OVN may apply them, and the packet fare otherwise"
 }
 
 // describePacket is a packet in one line: addresses, transport, MACs, TTL and mark.
@@ -76,10 +104,13 @@ func describeRow(r *Row) string {
 	if r.Action != "" {
 		fmt.Fprintf(&b, " action %s", r.Action)
 	}
-	if r.Owner != nil {
-		fmt.Fprintf(&b, " (%s %s", r.Owner.Kind, r.Owner.Name)
-		if r.Owner.Node != "" && r.Owner.Kind != "Node" {
-			fmt.Fprintf(&b, ", node %s", r.Owner.Node)
+	if o := r.Owner; o != nil {
+		fmt.Fprintf(&b, " (%s %s", o.Kind, o.Name)
+		if o.Network != "" {
+			fmt.Fprintf(&b, ", network %s", o.Network)
+		}
+		if o.Node != "" && o.Kind != "Node" {
+			fmt.Fprintf(&b, ", node %s", o.Node)
 		}
 		b.WriteString(")")
 	}

@@ -99,7 +99,7 @@ func badRequestf(format string, args ...any) error {
 
 // Trace follows req's packet, and its reply when asked, through c's zones.
 func Trace(ctx context.Context, c *Cluster, req Request) (*Result, error) {
-	t := &tracer{ctx: ctx, c: c, zones: map[string]*Zone{}, zoneErr: map[string]error{}}
+	t := &tracer{ctx: ctx, c: c, zones: map[string]*Zone{}, zoneErr: map[string]error{}, resolvers: map[*Zone]*names{}}
 	start, err := t.zone(req.Node)
 	if err != nil {
 		return nil, fmt.Errorf("read the source's zone: %w", err)
@@ -120,11 +120,12 @@ func Trace(ctx context.Context, c *Cluster, req Request) (*Result, error) {
 // tracer holds what one trace shares between its two directions: the zones it has
 // read and the connections it has tracked. One goroutine uses it.
 type tracer struct {
-	ctx     context.Context
-	c       *Cluster
-	zones   map[string]*Zone
-	zoneErr map[string]error
-	conns   []translation
+	ctx       context.Context
+	c         *Cluster
+	zones     map[string]*Zone
+	zoneErr   map[string]error
+	resolvers map[*Zone]*names
+	conns     []translation
 }
 
 // translation is a NAT a connection went through, kept so the reply can be

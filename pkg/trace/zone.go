@@ -44,9 +44,12 @@ type Zone struct {
 	stateful map[string]bool // switch name → has an allow-related ACL
 }
 
+// parsedMatch is a match as the simulator reads it: parsed, or why not, and the first
+// field it reads that the simulator does not follow (see unmodelledField).
 type parsedMatch struct {
-	expr *match.Expr
-	err  error
+	expr       *match.Expr
+	err        error
+	unmodelled string
 }
 
 // NewZone indexes a dump of node's zone, as `ovnk-agent dump` or a live NB gives it.
@@ -186,16 +189,20 @@ func (z *Zone) isStateful(ls *nbdb.LogicalSwitch) bool {
 	return v
 }
 
-// expr parses a match once per zone; a match OVN would refuse is reported as the error.
-func (z *Zone) expr(s string) (*match.Expr, error) {
+// expr parses a match once per zone.
+func (z *Zone) expr(s string) parsedMatch {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if m, ok := z.matches[s]; ok {
-		return m.expr, m.err
+		return m
 	}
 	e, err := match.Parse(s)
-	z.matches[s] = parsedMatch{e, err}
-	return e, err
+	m := parsedMatch{expr: e, err: err}
+	if err == nil {
+		m.unmodelled = unmodelledField(e)
+	}
+	z.matches[s] = m
+	return m
 }
 
 // AddressSet resolves $name for match expressions. Like northd, it also knows the

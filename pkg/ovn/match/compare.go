@@ -45,10 +45,11 @@ func describe(t token) string {
 	return "port group @" + t.text
 }
 
-// compare builds the comparison "sym r vs", checking it as OVN's parser does. symOff
-// and rOff locate the symbol and the operator for error messages.
-func (p *parser) compare(sym *symbol, symOff int, r relop, rOff int, vs *valueSet) node {
-	p.checkTypes(sym, vs)
+// compare builds the comparison "f r vs", checking it as OVN's parser does. rOff
+// locates the operator for error messages.
+func (p *parser) compare(f ref, r relop, rOff int, vs *valueSet) node {
+	sym := f.sym
+	p.checkTypes(f, vs)
 	if r.ordered() {
 		switch {
 		case vs.curly:
@@ -56,13 +57,13 @@ func (p *parser) compare(sym *symbol, symOff int, r relop, rOff int, vs *valueSe
 		case sym.level != ordinal:
 			p.fail(rOff, "only == and != may be used with %s %s %s", sym.level, sym.kind(), sym.name)
 		case len(vs.addrSets) > 0:
-			p.fail(rOff, "only == and != may be used with address sets")
+			unsupportedf(p.src, rOff, "only == and != are supported with address sets")
 		case vs.ints[0].masked:
 			p.fail(rOff, "only == and != may be used with masked constants")
 		}
 	}
 	if sym.level == nominal {
-		p.checkNominal(sym, symOff, r, rOff, vs)
+		p.checkNominal(sym, f.off, r, rOff, vs)
 	}
 
 	switch {
@@ -76,26 +77,33 @@ func (p *parser) compare(sym *symbol, symOff int, r relop, rOff int, vs *valueSe
 	case sym.width == 0:
 		return &strIn{f: sym.field, ne: r == opNe, strs: vs.strs, groups: vs.groups}
 	case len(vs.ints) == 1 && len(vs.addrSets) == 0:
-		n := vs.ints[0]
-		mask := ones(sym.width)
-		if n.masked {
-			mask = n.mask
-		}
-		return &intCmp{f: sym.field, op: r, val: n.val, mask: mask}
+		m := f.place(vs.ints[0])
+		return &intCmp{f: sym.field, op: r, val: m.val, mask: m.mask}
 	}
 	vals := make([]masked, len(vs.ints))
 	for i, n := range vs.ints {
-		vals[i] = masked{n.val, ones(sym.width)}
-		if n.masked {
-			vals[i].mask = n.mask
-		}
+		vals[i] = f.place(n)
 	}
 	return &intIn{f: sym.field, width: sym.width, ne: r == opNe, vals: vals, sets: vs.addrSets}
 }
 
-// checkTypes rejects a string for an integer field and the reverse, constants wider
-// than the field, and address sets compared with anything but an IP address field.
-func (p *parser) checkTypes(sym *symbol, vs *valueSet) {
+// place puts a constant in the bits the reference selects, as OVN does: the constant's
+// low f.n bits (an IPv4 address compared with ip4.dst[24..31] is its last byte), and
+// likewise its mask.
+func (f ref) place(n number) masked {
+	mask := ones(f.n)
+	if n.masked {
+		mask = n.mask.and(mask)
+	}
+	return masked{n.val.and(mask).shl(f.ofs), mask.shl(f.ofs)}
+}
+
+// checkTypes rejects a string for an integer field and the reverse, and constants
+// wider than the symbol (the whole symbol, even for a subfield: OVN checks no more), and
+// reports address sets compared with anything but a whole IP address field as not
+// supported.
+func (p *parser) checkTypes(f ref, vs *valueSet) {
+	sym := f.sym
 	switch {
 	case sym.width == 0 && !vs.isStr:
 		p.fail(vs.first.off, "string field %s cannot be compared with %s", sym.name, describe(vs.first))
@@ -110,9 +118,11 @@ func (p *parser) checkTypes(sym *symbol, vs *valueSet) {
 	if len(vs.addrSets) > 0 {
 		switch sym.field {
 		case fIP4Src, fIP4Dst, fIP6Src, fIP6Dst:
-		default:
-			p.fail(vs.addrSetOff, "address set $%s may only be compared with ip4.src, ip4.dst, ip6.src or ip6.dst", vs.addrSets[0])
+			if f.whole() {
+				return
+			}
 		}
+		unsupportedf(p.src, vs.addrSetOff, "address set $%s is only supported compared with a whole ip4.src, ip4.dst, ip6.src or ip6.dst", vs.addrSets[0])
 	}
 }
 

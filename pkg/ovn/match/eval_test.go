@@ -37,6 +37,19 @@ var (
 	estNoT = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{Est: true} })
 	trkNew = with(tcp4, func(p *match.Packet) { p.CT = match.CTState{Trk: true, New: true} })
 	blue   = with(tcp4, func(p *match.Packet) { p.InPort, p.IPDst = "rtos-blue_node1", addr("100.65.0.2") })
+	regs   = with(tcp4, func(p *match.Packet) { p.Reg = [10]uint32{0x80000001, 2, 3, 4, 5, 6, 7, 8, 9, 0xa} })
+	marked = with(tcp4, func(p *match.Packet) {
+		p.CTMark = 0x00050003 // blocked, natted, ecmp_reply_port 5
+		p.CTLabel[0], p.CTLabel[15] = 0x80, 1
+		p.CT.DNAT = true
+	})
+	arpSHA = with(arp, func(p *match.Packet) { p.SHA, p.THA = macOf("0a:58:0a:f4:00:05"), macOf("ff:ff:ff:ff:ff:ff") })
+	ndSLL  = with(ndNS, func(p *match.Packet) { p.SHA = macOf("0a:58:0a:f4:00:05") })
+	ndTLL  = with(ndNS, func(p *match.Packet) { p.ICMPType, p.THA = 136, macOf("0a:58:0a:f4:00:02") })
+	mld2   = with(icmp6, func(p *match.Packet) {
+		p.EthDst, p.IPSrc, p.IPDst, p.TTL, p.ICMPType = macOf("33:33:00:00:00:16"), addr("fe80::5"), addr("ff02::16"), 1, 143
+	})
+	onNode1 = with(tcp4, func(p *match.Packet) { p.Chassis = "node1" })
 )
 
 func with(p match.Packet, f func(*match.Packet)) match.Packet {
@@ -54,6 +67,7 @@ var evalSets = traceSets{
 		"empty":  nil,
 	},
 	portGroups: map[string][]string{"nodes": {"p1", "p2"}, "none": nil},
+	bound:      map[string]string{"p1": "node1", "cr-rtos-node2": "node2", "unbound": ""},
 }
 
 func TestEval(t *testing.T) {
@@ -213,6 +227,71 @@ func TestEval(t *testing.T) {
 		{`tcp == 1 && ip4 == 1`, tcp4, true},
 		{`eth.bcast == 0`, arp, false},
 		{`eth.bcast != 0 && arp`, arp, true},
+		{`eth.mcastv6`, mc6, true},
+		{`eth.mcastv6`, mc4, false},
+		{`igmp`, with(mc4, func(p *match.Packet) { p.Proto = 2 }), true},
+		{`igmp`, mc4, false},
+		{`mldv2`, mld2, true},
+		{`mldv2`, with(mld2, func(p *match.Packet) { p.EthDst = tcp6.EthDst }), false},
+		{`mldv1 || nd_rs || nd_ra`, mld2, false},
+		{`ip6.mcast_flood`, mc6, false},
+		{`ip6.mcast_flood && ip6.mcast_sol_node && nd_ns_mcast`, ndNS, true},
+		{`ip4.src_mcast`, with(tcp4, func(p *match.Packet) { p.IPSrc = addr("224.0.0.1") }), true},
+
+		// Subfields: bit 0 is the lowest.
+		{`ip4.dst[24..31] == 10 && ip4.dst[0..7] == 10`, tcp4, true},
+		{`ip4.dst[24..31] == 0x10a`, tcp4, true}, // cut to the subfield's 8 bits
+		{`ip4.dst[24..31] == 10.0.0.10`, tcp4, true},
+		{`ip4.dst[24..31] == 11`, tcp4, false},
+		{`ip4.dst[1] && !ip4.dst[0]`, tcp4, true},
+		{`ip4.dst[24..31] < 11 && ip4.dst[24..31] > 9`, tcp4, true},
+		{`ip4.dst[24..31] >= 11`, tcp4, false},
+		{`10 <= ip4.dst[24..31] <= 10`, tcp4, true},
+		{`ip4.dst[8..15] == {0, 96}`, tcp4, true},
+		{`ip4.dst[8..15] != {0, 96}`, tcp4, false},
+		{`ip4.dst[16..23] == 0x60/0xf0`, tcp4, true},
+		{`ip4.dst[24..31] == 10`, tcp6, false},
+		{`!ip4.dst[2..3]`, tcp6, false},
+		{`ip6.dst[120..127] == 0xff && ip6.dst[116] == 1`, with(mc6, func(p *match.Packet) { p.IPDst = addr("ff12::1") }), true},
+		{`ip6.dst[120..127] == 0xff && ip6.dst[116] == 1`, mc6, false},
+		{`eth.dst[40] && eth.src[0..7] == 5`, mc4, true},
+		{`tcp.dst[0..7] == 187 && tcp.dst[8..15] == 1`, tcp4, true},
+		{`ip4.dst[0..31] == $mixed`, tcp4, true},
+
+		// Registers.
+		{`reg0 == 0x80000001 && reg9 == 10`, regs, true},
+		{`reg0[31] && reg0[0] && !reg0[1]`, regs, true},
+		{`xreg0 == 0x8000000100000002 && xreg4 == 0x000000090000000a`, regs, true},
+		{`xxreg0 == 0x80000001000000020000000300000004 && xxreg1[0..31] == 8`, regs, true},
+		{`xreg2 > 0x0000000500000005`, regs, true},
+		{`reg3 < 4`, regs, false},
+		{`reg0 == 0`, tcp4, true},
+
+		// The connection's state, mark and label.
+		{`ct_mark.blocked && ct_mark.natted && !ct_mark.skip_snat`, marked, true},
+		{`ct_mark.ecmp_reply_port == 5 && ct_mark == 0x50003`, marked, true},
+		{`ct_label[127] && ct_label[0] && ct_label.obs_unused == 1`, marked, true},
+		{`ct_label.label == 0x80000000`, marked, true},
+		{`ct.dnat && !ct.snat && ct_state == 0xa2`, marked, true},
+		{`ct_state == 0x22`, tcp4, true},
+		{`ct.dnat`, with(marked, func(p *match.Packet) { p.CT.Trk = false }), false},
+
+		// Hardware addresses of ARP and neighbour discovery.
+		{`arp.sha == 0a:58:0a:f4:00:05 && arp.tha == ff:ff:ff:ff:ff:ff`, arpSHA, true},
+		{`arp.sha == 0a:58:0a:f4:00:05`, tcp4, false},
+		{`nd.sll == 0a:58:0a:f4:00:05`, ndSLL, true},
+		{`nd.sll == 0a:58:0a:f4:00:05`, with(ndSLL, func(p *match.Packet) { p.ICMPType = 136 }), false},
+		{`nd.tll == 0a:58:0a:f4:00:02 && nd.target == fd00:10:244::2`, ndTLL, true},
+		{`nd.tll == 0a:58:0a:f4:00:02`, ndNS, false},
+
+		// is_chassis_resident(): a port bound to the packet's chassis.
+		{`is_chassis_resident("p1")`, onNode1, true},
+		{`is_chassis_resident("p1")`, tcp4, false},
+		{`!is_chassis_resident("p1")`, onNode1, false},
+		{`is_chassis_resident("cr-rtos-node2")`, onNode1, false},
+		{`!is_chassis_resident("nope")`, onNode1, true},
+		{`is_chassis_resident("nope") || is_chassis_resident("unbound")`, tcp4, false},
+		{`ip4 && is_chassis_resident("p1") && tcp.dst == 443`, onNode1, true},
 	}
 	for _, tc := range cases {
 		e, err := match.Parse(tc.expr)
@@ -262,20 +341,30 @@ func TestEvalUnknownNames(t *testing.T) {
 			t.Errorf("%q with nil Sets: %v", tc.expr, err)
 		}
 	}
-}
-
-// TestEvalAllocs holds Eval to its promise of not allocating for an expression
-// without sets, with every kind of node in it.
-func TestEvalAllocs(t *testing.T) {
-	e, err := match.Parse(`inport == "p1" && (ip4.dst == 10.96.0.0/16 || ip6.dst == fd00::/8) && tcp.dst == {80, 443} && !(tcp.src < 1024) && !ip4.mcast && ct.est`)
+	// Where ports are bound comes from Sets too: without them a match calling
+	// is_chassis_resident() cannot be answered, on any packet.
+	e, err := match.Parse(`0 && is_chassis_resident("p1")`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := tcp4
-	if ok, _ := e.Eval(&p, nil); !ok {
+	if got, err := e.Eval(&onNode1, nil); err == nil || got || !strings.Contains(err.Error(), "is_chassis_resident()") {
+		t.Errorf("is_chassis_resident() with nil Sets = %v, %v", got, err)
+	}
+}
+
+// TestEvalAllocs holds Eval to its promise of not allocating, with every kind of node
+// in the expression.
+func TestEvalAllocs(t *testing.T) {
+	e, err := match.Parse(`inport == "p1" && (ip4.dst == 10.96.0.0/16 || ip6.dst == fd00::/8) && tcp.dst == {80, 443} && !(tcp.src < 1024) && !ip4.mcast && ct.est && ip4.dst[24..31] < 11 && xxreg0 == 0 && is_chassis_resident("p1")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := onNode1
+	var sets match.Sets = evalSets // converted once: boxing the map pair allocates
+	if ok, _ := e.Eval(&p, sets); !ok {
 		t.Fatal("the expression does not match the packet it is measured on")
 	}
-	if n := testing.AllocsPerRun(1000, func() { _, _ = e.Eval(&p, nil) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { _, _ = e.Eval(&p, sets) }); n != 0 {
 		t.Errorf("Eval allocates %v times per call", n)
 	}
 }

@@ -63,7 +63,7 @@ func FuzzEval(f *testing.F) {
 	for _, s := range corpusSeeds(f, "FuzzParse") {
 		f.Add(s)
 	}
-	packets := []match.Packet{tcp4, udp4, icmp4, mc4, tcp6, icmp6, mc6, mapped, arp, lldp, untrk, {}}
+	packets := []match.Packet{tcp4, udp4, icmp4, mc4, tcp6, icmp6, mc6, mapped, arp, lldp, untrk, regs, marked, arpSHA, ndSLL, mld2, onNode1, {}}
 	f.Fuzz(func(t *testing.T, s string) {
 		e, err := match.Parse(s)
 		if err != nil {
@@ -90,7 +90,8 @@ func FuzzEval(f *testing.F) {
 }
 
 // fuzzSets knows every name except those starting with "x". Names starting with "e"
-// are empty; the others hold IPv4 and IPv6 members and the ports "p1" and "p2".
+// are empty; the others hold IPv4 and IPv6 members and the ports "p1" and "p2". Every
+// port but those starting with "x" is bound to chassis "c1".
 type fuzzSets struct{}
 
 func (fuzzSets) AddressSet(name string) ([]netip.Prefix, bool) {
@@ -111,6 +112,13 @@ func (fuzzSets) PortGroup(name string) ([]string, bool) {
 		return nil, true
 	}
 	return []string{"p1", "p2"}, true
+}
+
+func (fuzzSets) Chassis(port string) (string, bool) {
+	if strings.HasPrefix(port, "x") {
+		return "", false
+	}
+	return "c1", true
 }
 
 // corpusSeeds reads the string inputs of a fuzz target's seed corpus files

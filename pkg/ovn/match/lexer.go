@@ -22,6 +22,8 @@ const (
 	tLCurly
 	tRCurly
 	tLSquare
+	tRSquare
+	tEllipsis // "..", between the bounds of a subfield
 	tComma
 	tEq
 	tNe
@@ -135,6 +137,11 @@ func (lx *lexer) next() token {
 		t.kind = tRCurly
 	case c == '[':
 		t.kind = tLSquare
+	case c == ']':
+		t.kind = tRSquare
+	case c == '.' && pos < len(s) && s[pos] == '.':
+		pos++
+		t.kind = tEllipsis
 	case c == ',':
 		t.kind = tComma
 	case c == '=':

@@ -57,10 +57,13 @@ func (n orNode) eval(p *Packet, s Sets) bool {
 	return false
 }
 
-// intCmp compares an integer field with one constant. For == and != the field matches
-// when its bits under mask equal val; the ordered operators compare the whole field.
-// pre is the field's prerequisite, nil before annotation or when it has none: the
-// comparison is false whenever pre is, whatever the operator.
+// intCmp compares an integer field with one constant: the field's bits under mask with
+// val, which has no bits outside it. For == and != the mask is the constant's own (or
+// the bits a subfield selects); for the ordered operators it is the contiguous bits of
+// the field or subfield compared, so comparing the masked field with val as numbers
+// compares the subfield's value with the constant. pre is the field's prerequisite, nil
+// before annotation or when it has none: the comparison is false whenever pre is,
+// whatever the operator.
 type intCmp struct {
 	f         fieldID
 	op        relop
@@ -72,12 +75,12 @@ func (c *intCmp) eval(p *Packet, s Sets) bool {
 	if c.pre != nil && !c.pre.eval(p, s) {
 		return false
 	}
-	v := c.f.value(p)
+	v := c.f.value(p).and(c.mask)
 	switch c.op {
 	case opEq:
-		return v.and(c.mask) == c.val
+		return v == c.val
 	case opNe:
-		return v.and(c.mask) != c.val
+		return v != c.val
 	case opLt:
 		return v.cmp(c.val) < 0
 	case opLe:
@@ -186,6 +189,19 @@ func (n *strIn) eval(p *Packet, s Sets) bool {
 	return n.ne
 }
 
+// resident is is_chassis_resident(port), or its negation: whether the port is bound to
+// the chassis processing the packet. It has no prerequisite, and negating it negates
+// it whole, as in OVN.
+type resident struct {
+	port string
+	not  bool
+}
+
+func (n *resident) eval(p *Packet, s Sets) bool {
+	chassis, ok := s.Chassis(n.port)
+	return (ok && chassis != "" && chassis == p.Chassis) != n.not
+}
+
 // predLeaf is a use of a predicate such as tcp or ip4.mcast, positive or negated. It only
 // exists between parsing and annotation, which replaces it by the predicate's expansion.
 type predLeaf struct {
@@ -222,6 +238,8 @@ func negate(n node) node {
 		c := *n
 		c.ne = !c.ne
 		return &c
+	case *resident:
+		return &resident{n.port, !n.not}
 	case *predLeaf:
 		return &predLeaf{n.sym, !n.positive}
 	}
@@ -300,9 +318,10 @@ func annotateAll(kids []node) []node {
 	return kids
 }
 
-// refs are the names a compiled tree reads: fields, address sets, port groups. collect
-// accepts a nil node (a comparison without prerequisite) and adds nothing for it.
-type refs struct{ fields, addrSets, portGroups map[string]bool }
+// refs are the names a compiled tree reads: fields, address sets, port groups, and the
+// ports is_chassis_resident() asks about. collect accepts a nil node (a comparison
+// without prerequisite) and adds nothing for it.
+type refs struct{ fields, addrSets, portGroups, resident map[string]bool }
 
 func (r refs) collect(n node) {
 	switch n := n.(type) {
@@ -328,5 +347,7 @@ func (r refs) collect(n node) {
 		for _, name := range n.groups {
 			r.portGroups[name] = true
 		}
+	case *resident:
+		r.resident[n.port] = true
 	}
 }

@@ -59,6 +59,17 @@ func TestParseValid(t *testing.T) {
 		{"ip4 // a line comment\n&& tcp /* and one */", []string{"eth.type", "ip.proto"}},
 		{"\t ip4 \n", []string{"eth.type"}},
 		{`eth.src == 10.0.0.1`, []string{"eth.src"}},
+		// Subfields, and the fields and functions upstream's rows use.
+		{`ip6.dst[120..127] == 0xff && ip6.dst[116] == 1`, []string{"eth.type", "ip6.dst"}},
+		{`ip4.dst[24 .. 31] == {10, 11} && !ip4.src[0] && tcp.dst[0..7] < 80`, []string{"eth.type", "ip.proto", "ip4.dst", "ip4.src", "tcp.dst"}},
+		{`ip.proto[0..7] == 6 && tcp[0]`, []string{"eth.type", "ip.proto"}},
+		{`reg0[3] && xreg4 == 1 && xxreg1[0..31] > 2 && reg9 != 0`, []string{"reg0", "reg9", "xreg4", "xxreg1"}},
+		{`ct_mark.blocked == 0 && ct_label.label == 7 && ct_state[5]`, []string{"ct_label", "ct_mark", "ct_state"}},
+		{`ct.snat || ct.dnat`, []string{"ct.dnat", "ct.snat", "ct.trk"}},
+		{`arp.sha == 0a:58:00:00:00:01 && arp.tha == 00:00:00:00:00:00`, []string{"arp.sha", "arp.tha", "eth.type"}},
+		{`nd.sll == 0a:58:00:00:00:01 || nd.tll == 0a:58:00:00:00:02`, []string{"eth.type", "icmp6.code", "icmp6.type", "ip.proto", "ip.ttl", "nd.sll", "nd.tll"}},
+		{`is_chassis_resident("cr-rtos-node1") && !is_chassis_resident ( "p" )`, nil},
+		{`igmp || mldv1 || mldv2`, []string{"eth.dst", "eth.mcast", "eth.type", "icmp6.type", "ip.proto", "ip4.dst", "ip6.dst", "ip6.src"}},
 	}
 	for _, tc := range cases {
 		e, err := match.Parse(tc.expr)
@@ -120,10 +131,32 @@ func TestParseErrors(t *testing.T) {
 		// Names.
 		{`ip4 && foo == 1`, 8, `unknown field "foo"`},
 		{`ip4.dst == 1 && bogus`, 17, `unknown field "bogus"`},
-		{`is_chassis_resident("p1")`, 1, `function is_chassis_resident() is not supported`},
-		{`ip4.src[24..31] == 10`, 8, `subfields (ip4.src[...]) are not supported`},
+		{`reg10 == 0`, 1, `unknown field "reg10"`},
+		{`ct_label.blocked`, 1, `unknown field "ct_label.blocked"`},
 		{`$`, 1, `"$" must be followed by a name`},
 		{`inport == @1`, 11, `"@" must be followed by a name`},
+		// Functions.
+		{`chassis_resident("p1")`, 1, `unknown function chassis_resident() (OVN's only function is is_chassis_resident)`},
+		{`is_chassis_resident(p1)`, 21, `is_chassis_resident() takes one port name, in quotes`},
+		{`is_chassis_resident()`, 21, `is_chassis_resident() takes one port name, in quotes`},
+		{`is_chassis_resident("p1", "p2")`, 25, `expecting ")" to close is_chassis_resident( at column 1`},
+		{`is_chassis_resident("p1") == 1`, 27, `expecting "&&", "||" or end of input`},
+		{`!!is_chassis_resident("p1")`, 2, `expecting field name, constant or "("`},
+		// Subfields.
+		{`ip4.src[31..24] == 10`, 8, `invalid bit range 31 to 24: the lower bit comes first`},
+		{`ip4.src[32] == 1`, 8, `cannot select bits 32 to 32 of 32-bit field ip4.src`},
+		{`tcp[1]`, 4, `cannot select bits 1 to 1 of 1-bit predicate tcp`},
+		{`ip.proto[0..3] == 6`, 9, `cannot select a subfield of nominal field ip.proto`},
+		{`inport[0] == 1`, 7, `cannot select a subfield of string field inport`},
+		{`ip4.src[0x18..31] == 1`, 9, `expecting a bit number (a decimal integer)`},
+		{`ip4.src[24..] == 1`, 13, `expecting a bit number (a decimal integer)`},
+		{`ip4.src[24..31 == 1`, 16, `expecting "]" to close "[" at column 8`},
+		{`ip4.src[0..1]`, 1, `explicit "!= 0" is required to test multibit field ip4.src against 0`},
+		{`ip4.src[24..31] == 0x1ffffffff`, 20, `33-bit constant "0x1ffffffff" does not fit 32-bit field ip4.src`},
+		{`ct_mark.blocked == 2`, 20, `2-bit constant "2" does not fit 1-bit field ct_mark.blocked`},
+		{`ip4.src[24..31] < 0x10/0xf0`, 17, `only == and != may be used with masked constants`},
+		{`ip4.src. == 1`, 1, `unknown field "ip4.src."`},
+		{`ip4.src[24.31] == 1`, 9, `invalid IPv4 address "24.31"`},
 		// Constants.
 		{`ip4.src == 10.0.0.300`, 12, `invalid IPv4 address "10.0.0.300"`},
 		{`ip6.src == fe80:::1`, 12, `invalid IPv6 address "fe80:::1"`},
@@ -175,11 +208,9 @@ func TestParseErrors(t *testing.T) {
 		{`ip.ttl == 10.0.0.0/8`, 11, `IPv4 address "10.0.0.0/8" does not fit 8-bit field ip.ttl`},
 		{`ct.trk == 2`, 11, `2-bit constant "2" does not fit 1-bit field ct.trk`},
 		{`tcp == 2`, 8, `2-bit constant "2" does not fit 1-bit predicate tcp`},
-		{`eth.src == $as`, 12, `address set $as may only be compared with ip4.src, ip4.dst, ip6.src or ip6.dst`},
 		// Operators.
 		{`tcp.dst < {80}`, 9, `only == and != may be used with value sets`},
 		{`tcp.dst < 0x10/0xf0`, 9, `only == and != may be used with masked constants`},
-		{`ip4.src < $as`, 9, `only == and != may be used with address sets`},
 		{`ip.ttl < 5`, 8, `only == and != may be used with nominal field ip.ttl`},
 		{`eth.bcast < 1`, 11, `only == and != may be used with boolean predicate eth.bcast`},
 		{`ip.proto != 6`, 10, `nominal field ip.proto may only be tested for equality, taking enclosing "!" into account`},
@@ -198,6 +229,39 @@ func TestParseErrors(t *testing.T) {
 		}
 		if se.Input != tc.expr || se.Col != tc.col || se.Msg != tc.msg {
 			t.Errorf("Parse(%q):\n got column %d: %s (input %q)\nwant column %d: %s", tc.expr, se.Col, se.Msg, se.Input, tc.col, tc.msg)
+		}
+		// OVN rejects all of these too: none is merely unsupported here.
+		if errors.Is(err, match.ErrUnsupported) {
+			t.Errorf("Parse(%q) says OVN accepts it: %v", tc.expr, err)
+		}
+	}
+}
+
+// TestParseUnsupported lists what OVN accepts and Parse cannot evaluate: it fails with
+// ErrUnsupported, so a simulator can tell such a row from one OVN never applies.
+func TestParseUnsupported(t *testing.T) {
+	cases := []struct {
+		expr string
+		col  int
+		msg  string
+	}{
+		{`vlan.tci == 0`, 1, `vlan.tci is not supported: a simulated packet has no VLAN tag`},
+		{`ip4 && ip.dscp == 46`, 8, `ip.dscp is not supported: a simulated packet has no DSCP or ECN bits`},
+		{`flags.loopback`, 1, `flags.loopback is not supported: a simulated packet has no OVN internal flags`},
+		{`eth.src == $as`, 12, `address set $as is only supported compared with a whole ip4.src, ip4.dst, ip6.src or ip6.dst`},
+		{`ip4.src[0..7] == $as`, 18, `address set $as is only supported compared with a whole ip4.src, ip4.dst, ip6.src or ip6.dst`},
+		{`ip4.src < $as`, 9, `only == and != are supported with address sets`},
+		{strings.Repeat("(", match.MaxDepth+1) + "ip4" + strings.Repeat(")", match.MaxDepth+1), match.MaxDepth + 1, `parentheses nested more than 64 deep`},
+	}
+	for _, tc := range cases {
+		_, err := match.Parse(tc.expr)
+		var se *match.SyntaxError
+		if !errors.As(err, &se) || !errors.Is(err, match.ErrUnsupported) || !se.Unsupported {
+			t.Errorf("Parse(%q) = %v; want an unsupported *SyntaxError", tc.expr, err)
+			continue
+		}
+		if se.Col != tc.col || se.Msg != tc.msg {
+			t.Errorf("Parse(%q):\n got column %d: %s\nwant column %d: %s", tc.expr, se.Col, se.Msg, tc.col, tc.msg)
 		}
 	}
 }

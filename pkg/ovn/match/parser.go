@@ -6,7 +6,9 @@ import (
 )
 
 // MaxDepth is how deeply parentheses may nest. Parsing recurses once per level, and so
-// do negation and evaluation, so the limit bounds every stack the package uses.
+// do negation and evaluation, so the limit bounds every stack the package uses. OVN
+// allows 100 levels: an expression nested deeper than MaxDepth is reported as not
+// supported (ErrUnsupported).
 const MaxDepth = 64
 
 // parser is a recursive-descent parser for the grammar
@@ -14,10 +16,12 @@ const MaxDepth = 64
 //	expr    = unary { "&&" unary } | unary { "||" unary }
 //	unary   = "!" primary | primary        (the operand of "!" must be atomic)
 //	primary = "(" expr ")"                 (atomic)
-//	        | symbol                       (atomic: symbol != 0)
-//	        | symbol relop set
-//	        | set relop symbol [relop set] (constant first, or a range a < x < b)
+//	        | "is_chassis_resident" "(" string ")"  (atomic)
+//	        | field                        (atomic: field != 0, for a 1-bit field)
+//	        | field relop set
+//	        | set relop field [relop set]  (constant first, or a range a < x < b)
 //	        | "0" | "1"                    (atomic)
+//	field   = symbol [ "[" bit [ ".." bit ] "]" ]   (bits of a field, bit 0 the lowest)
 //	set     = constant | "{" constant { [","] constant } "}"
 //
 // It builds the compiled tree as it goes; prerequisites are attached afterwards by
@@ -108,7 +112,7 @@ func (p *parser) parsePrimary() (node, bool) {
 	switch p.tok.kind {
 	case tLParen:
 		if p.depth >= MaxDepth {
-			p.fail(p.tok.off, "parentheses nested more than %d deep", MaxDepth)
+			unsupportedf(p.src, p.tok.off, "parentheses nested more than %d deep", MaxDepth)
 		}
 		open := p.tok.off
 		p.depth++
@@ -121,6 +125,9 @@ func (p *parser) parsePrimary() (node, bool) {
 		p.advance()
 		return n, true
 	case tID:
+		if p.lx.peekIs('(') {
+			return p.parseFunction(), true
+		}
 		return p.parseSymbolFirst()
 	case tNumber, tString, tAddrSet, tPortGroup, tLCurly:
 		return p.parseConstantFirst()
@@ -129,46 +136,118 @@ func (p *parser) parsePrimary() (node, bool) {
 	return nil, false
 }
 
-// symbol returns the symbol the current token names and moves past it.
-func (p *parser) symbol() (*symbol, int) {
+// parseFunction parses is_chassis_resident("port"), OVN's only function.
+func (p *parser) parseFunction() node {
+	name := p.tok
+	if name.text != "is_chassis_resident" {
+		p.fail(name.off, "unknown function %s() (OVN's only function is is_chassis_resident)", name.text)
+	}
+	p.advance() // to "("
+	p.advance()
+	if p.tok.kind != tString {
+		p.fail(p.tok.off, "is_chassis_resident() takes one port name, in quotes")
+	}
+	n := &resident{port: p.tok.text}
+	p.advance()
+	if p.tok.kind != tRParen {
+		p.fail(p.tok.off, `expecting ")" to close is_chassis_resident( at column %d`, name.off+1)
+	}
+	p.advance()
+	return n
+}
+
+// ref is a field as an expression names it: a symbol, and the bits of its field that
+// the expression selects, ofs up to ofs+n, counting from the field's lowest bit. A
+// symbol named without a subfield selects all of its own bits.
+type ref struct {
+	sym    *symbol
+	off    int // where the symbol stands in the input
+	ofs, n int
+}
+
+// whole reports whether the reference selects every bit of the symbol.
+func (r ref) whole() bool { return r.ofs == r.sym.ofs && r.n == r.sym.width }
+
+// field parses the symbol at the current token, and its subfield if one follows.
+func (p *parser) field() ref {
 	t := p.tok
 	if t.kind != tID {
 		p.fail(t.off, "expecting field name")
 	}
-	if p.lx.peekIs('(') {
-		p.fail(t.off, "function %s() is not supported", t.text)
-	}
 	sym := symbols[t.text]
 	if sym == nil {
+		if what, ok := unmodelled[t.text]; ok {
+			unsupportedf(p.src, t.off, "%s is not supported: a simulated packet has no %s", t.text, what)
+		}
 		p.fail(t.off, "unknown field %q", t.text)
 	}
 	sym.build() // a no-op once the package is initialized
 	p.advance()
+	r := ref{sym: sym, off: t.off, ofs: sym.ofs, n: sym.width}
 	if p.tok.kind == tLSquare {
-		p.fail(p.tok.off, "subfields (%s[...]) are not supported", t.text)
+		lo, hi := p.bitRange(sym)
+		r.ofs, r.n = sym.ofs+lo, hi-lo+1
 	}
-	return sym, t.off
+	return r
+}
+
+// bitRange parses "[lo]" or "[lo..hi]" after sym, and checks it as OVN does.
+func (p *parser) bitRange(sym *symbol) (lo, hi int) {
+	open := p.tok.off
+	if sym.width == 0 {
+		p.fail(open, "cannot select a subfield of string field %s", sym.name)
+	}
+	p.advance()
+	lo = p.bitNumber()
+	hi = lo
+	if p.tok.kind == tEllipsis {
+		p.advance()
+		hi = p.bitNumber()
+	}
+	if p.tok.kind != tRSquare {
+		p.fail(p.tok.off, `expecting "]" to close "[" at column %d`, open+1)
+	}
+	p.advance()
+	switch {
+	case lo > hi:
+		p.fail(open, "invalid bit range %d to %d: the lower bit comes first", lo, hi)
+	case hi >= sym.width:
+		p.fail(open, "cannot select bits %d to %d of %d-bit %s %s", lo, hi, sym.width, sym.kind(), sym.name)
+	case sym.level == nominal && (lo != 0 || hi != sym.width-1):
+		p.fail(open, "cannot select a subfield of nominal %s %s", sym.kind(), sym.name)
+	}
+	return lo, hi
+}
+
+// bitNumber parses a bit's number: a plain decimal integer.
+func (p *parser) bitNumber() int {
+	t := p.tok
+	if t.kind != tNumber || t.num.format != fmtDecimal || t.num.masked {
+		p.fail(t.off, "expecting a bit number (a decimal integer)")
+	}
+	p.advance()
+	return int(min(t.num.val.lo, 1<<16)) // beyond any field's width either way
 }
 
 func (p *parser) parseSymbolFirst() (node, bool) {
-	sym, symOff := p.symbol()
+	f := p.field()
 	if p.tok.isRelop() {
 		r, rOff := relopOf(p.tok.kind), p.tok.off
 		p.advance()
-		return p.compare(sym, symOff, r, rOff, p.parseSet()), false
+		return p.compare(f, r, rOff, p.parseSet()), false
 	}
-	// A symbol alone tests it against 0, as OVN does: `ct.trk` is `ct.trk != 0`.
+	// A field alone tests it against 0, as OVN does: `ct.trk` is `ct.trk != 0`.
 	switch {
 	case p.tok.kind == tAssign:
 		p.fail(p.tok.off, `"=" is not a relational operator (did you mean "=="?)`)
-	case sym.width == 0:
-		p.fail(p.tok.off, "expecting relational operator after string field %s", sym.name)
-	case sym.width > 1 && !p.not:
-		p.fail(symOff, `explicit "!= 0" is required to test multibit field %s against 0`, sym.name)
+	case f.sym.width == 0:
+		p.fail(p.tok.off, "expecting relational operator after string field %s", f.sym.name)
+	case f.n > 1 && !p.not:
+		p.fail(f.off, `explicit "!= 0" is required to test multibit field %s against 0`, f.sym.name)
 	}
-	zero := number{format: fmtHex, text: "0", off: symOff}
-	vs := &valueSet{first: token{kind: tNumber, off: symOff, num: zero}, ints: []number{zero}}
-	return p.compare(sym, symOff, opNe, symOff, vs), true
+	zero := number{format: fmtHex, text: "0", off: f.off}
+	vs := &valueSet{first: token{kind: tNumber, off: f.off, num: zero}, ints: []number{zero}}
+	return p.compare(f, opNe, f.off, vs), true
 }
 
 func (p *parser) parseConstantFirst() (node, bool) {
@@ -181,9 +260,9 @@ func (p *parser) parseConstantFirst() (node, bool) {
 	}
 	r1, r1Off := relopOf(p.tok.kind), p.tok.off
 	p.advance()
-	sym, symOff := p.symbol()
+	f := p.field()
 	if !p.tok.isRelop() {
-		return p.compare(sym, symOff, r1.turn(), r1Off, left), false
+		return p.compare(f, r1.turn(), r1Off, left), false
 	}
 	// A range: a < x < b, or a > x > b, each operator possibly with "=".
 	r2, r2Off := relopOf(p.tok.kind), p.tok.off
@@ -195,8 +274,8 @@ func (p *parser) parseConstantFirst() (node, bool) {
 		p.fail(r2Off, `a range must read "a < field < b" or "a > field > b" (with "<=" or ">=" allowed for either operator)`)
 	}
 	return flatten(true, []node{
-		p.compare(sym, symOff, r1.turn(), r1Off, left),
-		p.compare(sym, symOff, r2, r2Off, right),
+		p.compare(f, r1.turn(), r1Off, left),
+		p.compare(f, r2, r2Off, right),
 	}), false
 }
 

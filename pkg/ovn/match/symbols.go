@@ -20,10 +20,12 @@ const (
 
 func (l level) String() string { return [...]string{"nominal", "boolean", "ordinal"}[l] }
 
-// symbol is a name an expression may use: a field of the packet or a predicate.
+// symbol is a name an expression may use: a field of the packet, a named range of a
+// field's bits (ct_mark.blocked is bit 0 of ct_mark), or a predicate.
 type symbol struct {
 	name   string
 	field  fieldID // 0 for a predicate
+	ofs    int     // the symbol's first bit in field: non-zero for some named subfields
 	width  int     // in bits: 0 for a string field, 1 for a predicate
 	level  level
 	isPred bool
@@ -44,7 +46,8 @@ func (s *symbol) kind() string {
 }
 
 // fieldDefs are the packet fields, with OVN's widths, levels and prerequisites. A field
-// is nominal in OVN when the OpenFlow field under it cannot be masked.
+// is nominal in OVN when the OpenFlow field under it cannot be masked. The registers
+// are added at initialization (see registerDefs).
 var fieldDefs = []struct {
 	name   string
 	id     fieldID
@@ -81,44 +84,114 @@ var fieldDefs = []struct {
 	{"ct.rel", fCTRel, 1, ordinal, "ct.trk"},
 	{"ct.rpl", fCTRpl, 1, ordinal, "ct.trk"},
 	{"ct.inv", fCTInv, 1, ordinal, "ct.trk"},
+	{"ct.snat", fCTSNAT, 1, ordinal, "ct.trk"},
+	{"ct.dnat", fCTDNAT, 1, ordinal, "ct.trk"},
+	{"ct_state", fCTState, 32, ordinal, ""},
+	{"ct_mark", fCTMark, 32, ordinal, ""},
+	{"ct_label", fCTLabel, 128, ordinal, ""},
 	{"arp.op", fArpOp, 16, nominal, "arp"},
 	{"arp.spa", fArpSPA, 32, ordinal, "arp"},
 	{"arp.tpa", fArpTPA, 32, ordinal, "arp"},
+	{"arp.sha", fArpSHA, 48, ordinal, "arp"},
+	{"arp.tha", fArpTHA, 48, ordinal, "arp"},
 	{"nd.target", fNDTarget, 128, ordinal, "nd"},
+	{"nd.sll", fNDSLL, 48, ordinal, "nd_ns"},
+	{"nd.tll", fNDTLL, 48, ordinal, "nd_na"},
 }
 
-// predicateDefs are OVN's predicates, written without subfields, which this package
-// does not parse: ip4.dst[28..31] == 0xe is ip4.dst == 224.0.0.0/4, and OVN's
-// eth.mcastv6 (eth.dst[32..47] == 0x3333) is the masked MAC below. A predicate's level
-// is nominal if its expansion tests a nominal symbol, boolean otherwise.
+// subfieldDefs are OVN's names for ranges of a field's bits, bits lo to hi. They take
+// the field's level and prerequisites.
+var subfieldDefs = []struct {
+	name, field string
+	lo, hi      int
+}{
+	{"ct_mark.blocked", "ct_mark", 0, 0},
+	{"ct_mark.natted", "ct_mark", 1, 1},
+	{"ct_mark.skip_snat", "ct_mark", 2, 2},
+	{"ct_mark.force_snat", "ct_mark", 3, 3},
+	{"ct_mark.obs_stage", "ct_mark", 4, 5},
+	{"ct_mark.allow_established", "ct_mark", 6, 6},
+	{"ct_mark.ecmp_reply_port", "ct_mark", 16, 31},
+	{"ct_mark.obs_collector_id", "ct_mark", 16, 23},
+	{"ct_label.obs_unused", "ct_label", 0, 95},
+	{"ct_label.ecmp_reply_eth", "ct_label", 32, 79},
+	{"ct_label.label", "ct_label", 96, 127},
+	{"ct_label.obs_point_id", "ct_label", 96, 127},
+}
+
+// predicateDefs are OVN's predicates, as OVN defines them. A predicate's level is
+// nominal if its expansion tests a nominal symbol, boolean otherwise.
 var predicateDefs = []struct{ name, expansion string }{
 	{"eth.bcast", "eth.dst == ff:ff:ff:ff:ff:ff"},
+	{"eth.mcastv6", "eth.dst[32..47] == 0x3333"},
 	{"ip4", "eth.type == 0x800"},
 	{"ip6", "eth.type == 0x86dd"},
 	{"ip", "ip4 || ip6"},
 	{"arp", "eth.type == 0x806"},
-	{"ip4.mcast", "eth.mcast && ip4.dst == 224.0.0.0/4"},
-	{"ip6.mcast", "eth.dst == 33:33:00:00:00:00/ff:ff:00:00:00:00 && ip6.dst == ff00::/8"},
+	{"ip4.src_mcast", "ip4.src[28..31] == 0xe"},
+	{"ip4.mcast", "eth.mcast && ip4.dst[28..31] == 0xe"},
+	{"ip6.mcast_rsvd", "ip6.dst[116..127] == 0xff0 && ip6.dst[0..111] == 0x0"},
+	{"ip6.mcast_all_nodes", "ip6.dst == ff01::1 || ip6.dst == ff02::1"},
+	{"ip6.mcast_all_rtrs", "ip6.dst == ff01::2 || ip6.dst == ff02::2 || ip6.dst == ff05::2"},
+	{"ip6.mcast_sol_node", "ip6.dst == ff02::1:ff00:0000/104"},
+	{"ip6.mcast_flood", "eth.mcastv6 && (ip6.mcast_rsvd || ip6.mcast_all_nodes || ip6.mcast_all_rtrs || ip6.mcast_sol_node)"},
+	{"ip6.mcast", "eth.mcastv6 && ip6.dst[120..127] == 0xff"},
 	{"tcp", "ip.proto == 6"},
 	{"udp", "ip.proto == 17"},
 	{"sctp", "ip.proto == 132"},
 	{"icmp4", "ip4 && ip.proto == 1"},
 	{"icmp6", "ip6 && ip.proto == 58"},
 	{"icmp", "icmp4 || icmp6"},
+	{"igmp", "ip4.mcast && ip.proto == 2"},
 	{"nd", "icmp6.type == {135, 136} && icmp6.code == 0 && ip.ttl == 255"},
 	{"nd_ns", "icmp6.type == 135 && icmp6.code == 0 && ip.ttl == 255"},
+	{"nd_ns_mcast", "ip6.mcast && icmp6.type == 135 && icmp6.code == 0 && ip.ttl == 255"},
 	{"nd_na", "icmp6.type == 136 && icmp6.code == 0 && ip.ttl == 255"},
+	{"nd_rs", "icmp6.type == 133 && icmp6.code == 0 && ip.ttl == 255"},
+	{"nd_ra", "icmp6.type == 134 && icmp6.code == 0 && ip.ttl == 255"},
+	{"mldv1", "eth.mcastv6 && ip6.src == fe80::/10 && icmp6.type == {130, 131, 132}"},
+	{"mldv2", "eth.mcastv6 && ip6.dst == ff02::16 && icmp6.type == 143"},
+}
+
+// unmodelledDefs are OVN's symbols (25.03) that a Packet has nothing for, by what they
+// read. An expression that uses one is valid in OVN, so Parse reports it as not
+// supported (ErrUnsupported) rather than as an unknown field.
+var unmodelledDefs = []struct {
+	what  string
+	names []string
+}{
+	{"VLAN tag", []string{"vlan.tci", "vlan.present", "vlan.pcp", "vlan.vid"}},
+	{"DSCP or ECN bits", []string{"ip.dscp", "ip.ecn"}},
+	{"IPv6 flow label", []string{"ip6.label"}},
+	{"fragment flags", []string{"ip.frag", "ip.is_frag", "ip.later_frag", "ip.first_frag"}},
+	{"TCP flags", []string{"tcp.flags"}},
+	{"RARP fields", []string{"rarp", "rarp.op", "rarp.spa", "rarp.sha", "rarp.tpa", "rarp.tha"}},
+	{"OVN internal flags", []string{"flags", "flags.loopback", "flags.force_snat_for_dnat", "flags.force_snat_for_lb",
+		"flags.skip_snat_for_lb", "flags.use_snat_zone", "flags.localnet", "flags.icmp_snat", "flags.tunnel_rx",
+		"flags.from_ctrl", "flags.unsnat_not_tracked", "flags.unsnat_new"}},
 }
 
 var (
 	symbols   = map[string]*symbol{}
 	fieldSyms [fieldCount]*symbol
+	// unmodelled maps each of unmodelledDefs' names to what it reads.
+	unmodelled = map[string]string{}
 )
 
 func init() {
 	for _, d := range fieldDefs {
-		s := &symbol{name: d.name, field: d.id, width: d.width, level: d.level, src: d.prereq}
-		symbols[d.name], fieldSyms[d.id] = s, s
+		addField(d.name, d.id, d.width, d.level, d.prereq)
+	}
+	// OVN gives matches ten 32-bit registers, also read in pairs (xreg) and fours
+	// (xxreg) as the wider registers they are halves and quarters of.
+	for i := range regCount {
+		addField(fmt.Sprintf("reg%d", i), fReg0+fieldID(i), 32, ordinal, "")
+	}
+	for i := range regCount / 2 {
+		addField(fmt.Sprintf("xreg%d", i), fXReg0+fieldID(i), 64, ordinal, "")
+	}
+	for i := range regCount / 4 {
+		addField(fmt.Sprintf("xxreg%d", i), fXXReg0+fieldID(i), 128, ordinal, "")
 	}
 	for _, d := range predicateDefs {
 		symbols[d.name] = &symbol{name: d.name, width: 1, isPred: true, src: d.expansion}
@@ -126,6 +199,21 @@ func init() {
 	for _, s := range symbols {
 		s.build()
 	}
+	for _, d := range subfieldDefs {
+		f := symbols[d.field]
+		symbols[d.name] = &symbol{name: d.name, field: f.field, ofs: d.lo, width: d.hi - d.lo + 1, level: f.level,
+			prereq: f.prereq, built: true}
+	}
+	for _, d := range unmodelledDefs {
+		for _, name := range d.names {
+			unmodelled[name] = d.what
+		}
+	}
+}
+
+func addField(name string, id fieldID, width int, l level, prereq string) {
+	s := &symbol{name: name, field: id, width: width, level: l, src: prereq}
+	symbols[name], fieldSyms[id] = s, s
 }
 
 // build compiles the symbol's prerequisite or expansion, building the symbols it uses

@@ -64,3 +64,14 @@ func prefixMask(plen, width int) u128 {
 	all, low := ones(width), ones(width-plen)
 	return u128{all.hi &^ low.hi, all.lo &^ low.lo}
 }
+
+// shl shifts a left by n bits (0 <= n < 128); bits shifted past bit 127 are lost.
+func (a u128) shl(n int) u128 {
+	switch {
+	case n == 0:
+		return a
+	case n >= 64:
+		return u128{a.lo << uint(n-64), 0}
+	}
+	return u128{a.hi<<uint(n) | a.lo>>uint(64-n), a.lo << uint(n)}
+}
