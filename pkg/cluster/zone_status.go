@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,6 +57,26 @@ func formatZoneStatus(m map[string]string) (string, error) {
 		return "{}", nil
 	}
 	return encodeJSON(m), nil // encoding/json sorts the keys
+}
+
+// WaitingNetworks returns, by network name, why Build left out networks that wait for an
+// annotation the leader writes (their errors are ErrNotReady), e.g. "waiting for
+// k8s.ovn.org/network-id". A zone reports them with that reason: the report names
+// every network, the ones it cannot build yet included.
+func WaitingNetworks(errs []error) map[string]string {
+	out := map[string]string{}
+	for _, err := range errs {
+		for _, e := range flatten(err) {
+			var oe *ObjectError
+			if !errors.As(e, &oe) || !errors.Is(e, ErrNotReady) || oe.Annotation == "" {
+				continue
+			}
+			if name := NetworkNameOf(oe.Object); name != "" {
+				out[name] = "waiting for " + oe.Annotation
+			}
+		}
+	}
+	return out
 }
 
 // ZoneReport is one node's ovnk.io/zone-status annotation, read once for every network

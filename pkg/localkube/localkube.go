@@ -325,13 +325,19 @@ func Ready(ctx context.Context, c kubernetes.Interface) error {
 	return fmt.Errorf("/readyz: failing checks %s", strings.Join(failed, ", "))
 }
 
-// InstallCRDs creates the k8s.ovn.org CRDs of pkg/manifests (those that exist already
-// are kept) and waits up to timeout for each to be established.
+// InstallCRDs creates the k8s.ovn.org CRDs of pkg/manifests and its shared ones (the
+// NetworkAttachmentDefinition's), keeping those that exist already, and waits up to
+// timeout for each to be established.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, timeout time.Duration) error {
 	crds, err := manifests.CRDs()
 	if err != nil {
 		return err
 	}
+	shared, err := manifests.SharedCRDs()
+	if err != nil {
+		return err
+	}
+	crds = append(crds, shared...)
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("apiextensions client: %w", err)

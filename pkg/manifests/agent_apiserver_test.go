@@ -230,6 +230,13 @@ func TestAgentRBAC(t *testing.T) {
 	for _, v := range []string{"get", "create", "update"} {
 		may = append(may, access{verb: v, group: "coordination.k8s.io", resource: "leases", namespace: "ovnk-system"})
 	}
+	// The networks' NetworkAttachmentDefinitions, in any namespace.
+	for _, v := range []string{"get", "list", "watch", "create", "patch", "update", "delete"} {
+		may = append(may, access{verb: v, group: "k8s.cni.cncf.io", resource: "network-attachment-definitions", namespace: "default"})
+	}
+	for _, r := range []string{"clusteruserdefinednetworks", "userdefinednetworks"} {
+		may = append(may, access{verb: "update", group: ovn, resource: r, subresource: "finalizers"})
+	}
 	mayNot := []access{
 		{verb: "delete", resource: "nodes"},
 		{verb: "create", resource: "nodes"},
@@ -245,6 +252,8 @@ func TestAgentRBAC(t *testing.T) {
 		{verb: "create", group: ovn, resource: "clusteruserdefinednetworks"},
 		{verb: "delete", group: ovn, resource: "egressips"},
 		{verb: "update", group: ovn, resource: "egressips", subresource: "status"},
+		{verb: "update", group: ovn, resource: "clusternetworkconnects", subresource: "finalizers"},
+		{verb: "deletecollection", group: "k8s.cni.cncf.io", resource: "network-attachment-definitions", namespace: "default"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "default"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "kube-system"},
 		{verb: "list", group: "coordination.k8s.io", resource: "leases", namespace: "ovnk-system"},

@@ -103,6 +103,10 @@ func TestAgentClusterRoleIsLeastPrivilege(t *testing.T) {
 		{APIGroups: []string{ovn}, Resources: []string{
 			"clusteruserdefinednetworks/status", "userdefinednetworks/status", "clusternetworkconnects/status", "routeadvertisements/status",
 		}, Verbs: []string{"patch", "update"}},
+		{APIGroups: []string{"k8s.cni.cncf.io"}, Resources: []string{"network-attachment-definitions"},
+			Verbs: []string{"get", "list", "watch", "create", "patch", "update", "delete"}},
+		{APIGroups: []string{ovn}, Resources: []string{"clusteruserdefinednetworks/finalizers", "userdefinednetworks/finalizers"},
+			Verbs: []string{"update"}},
 	}
 	if !reflect.DeepEqual(role.Rules, want) {
 		got, _ := yaml.Marshal(role.Rules)

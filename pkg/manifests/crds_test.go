@@ -85,6 +85,52 @@ func TestCRDNames(t *testing.T) {
 	}
 }
 
+// TestSharedCRDs pins the NetworkAttachmentDefinition CRD to the names and shape
+// Multus' own has, so that either may be installed first and the other's objects are
+// served the same: the group, kind, plural and short name clients use, one namespaced
+// version v1 without a status subresource, and spec.config a string that nothing
+// requires.
+func TestSharedCRDs(t *testing.T) {
+	crds, err := SharedCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crds) != 1 {
+		t.Fatalf("SharedCRDs() returned %d CRDs, want only the NetworkAttachmentDefinition's", len(crds))
+	}
+	crd := crds[0]
+	n := crd.Spec.Names
+	if crd.Name != "network-attachment-definitions.k8s.cni.cncf.io" || crd.Spec.Group != "k8s.cni.cncf.io" ||
+		n.Kind != "NetworkAttachmentDefinition" || n.ListKind != "NetworkAttachmentDefinitionList" ||
+		n.Plural != "network-attachment-definitions" || n.Singular != "network-attachment-definition" ||
+		!slices.Equal(n.ShortNames, []string{"net-attach-def"}) || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Errorf("CRD %s: group %s, names %+v, scope %s", crd.Name, crd.Spec.Group, n, crd.Spec.Scope)
+	}
+	if len(crd.Spec.Versions) != 1 {
+		t.Fatalf("%d versions, want only v1", len(crd.Spec.Versions))
+	}
+	v := crd.Spec.Versions[0]
+	if v.Name != "v1" || !v.Served || !v.Storage || v.Subresources != nil {
+		t.Errorf("version %s served=%t storage=%t subresources %+v, want v1 served and stored, no subresources", v.Name, v.Served, v.Storage, v.Subresources)
+	}
+	root := v.Schema.OpenAPIV3Schema
+	config, msg := schemaAt(root, "spec.config")
+	if msg != "" {
+		t.Fatalf("spec.config: %s", msg)
+	}
+	spec, _ := schemaAt(root, "spec")
+	if config.Type != "string" || len(root.Required) > 0 || len(spec.Required) > 0 {
+		t.Errorf("spec.config has type %q; required at the top %q, in spec %q; want a string and nothing required", config.Type, root.Required, spec.Required)
+	}
+	for _, c := range crds {
+		for _, own := range crdsByName(t) {
+			if own.Name == c.Name {
+				t.Errorf("CRD %s is both ovnk's own and shared", c.Name)
+			}
+		}
+	}
+}
+
 // TestValidationRules checks that each rule sits on the schema node it is meant for: a
 // rule on the wrong node either never runs (e.g. an immutability rule on an optional
 // field does not see the field being added) or reports the wrong path.

@@ -6,13 +6,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
 // The agent's permissions, least privilege for what it does; docs/install.md explains
-// each. No rule has a wildcard, and none grants delete, create (except events and
-// leases) or anything on secrets or configmaps: the agent reads its config from a
-// mounted file.
+// each. No rule has a wildcard, and none grants delete or create except on events,
+// leases and the NetworkAttachmentDefinitions the leader keeps for the networks, nor
+// anything on secrets or configmaps: the agent reads its config from a mounted file.
 
 // clusterRules are the agent's cluster-wide permissions. Each call returns new slices,
 // so a caller may change them.
@@ -54,6 +55,21 @@ func clusterRules() []rbacv1.PolicyRule {
 				"routeadvertisements/status",
 			},
 			Verbs: []string{"patch", "update"},
+		},
+		// The leader writes each network's NetworkAttachmentDefinitions, as upstream's
+		// cluster manager does, and deletes those of networks and namespaces gone.
+		{
+			APIGroups: []string{nadv1.GroupName},
+			Resources: []string{nadv1.Resource},
+			Verbs:     []string{"get", "list", "watch", "create", "patch", "update", "delete"},
+		},
+		// A NAD's owner reference blocks its network's deletion (blockOwnerDeletion), which
+		// API servers enforcing owner-reference permissions allow only to a writer that
+		// may update the owner's finalizers.
+		{
+			APIGroups: []string{ovnkv1.GroupName},
+			Resources: []string{"clusteruserdefinednetworks/finalizers", "userdefinednetworks/finalizers"},
+			Verbs:     []string{"update"},
 		},
 	}
 }

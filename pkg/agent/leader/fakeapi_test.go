@@ -3,6 +3,7 @@ package leader
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -28,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
@@ -41,10 +45,16 @@ import (
 // patch of an object that is gone, and a status subresource that ignores everything
 // but status (and the main resource that ignores status). What the fake leaves out
 // and the leader reads, fakeAPI adds as the API server does it: a uid and a
-// creationTimestamp on create (seniority between networks goes by age), and a
+// creationTimestamp on create (seniority between networks goes by age), a
 // metadata.generation that starts at 1 and grows when a custom resource's spec
 // changes (the leader's watches pass spec changes by generation, and its conditions
-// carry it). TestFakeAPIServer holds the fake to all of that.
+// carry it), a deletion that only marks an object with finalizers (and the write
+// removing its last finalizer that deletes it, as a deletion event), a delete
+// precondition on the uid, and the refusals of what the API server refuses: a new
+// finalizer on an object being deleted, an owner reference without apiVersion, kind,
+// name or uid, two controller references, and a NetworkAttachmentDefinition in a
+// namespace that does not exist or is being deleted. TestFakeAPIServer holds the fake
+// to all of that.
 
 // watchEvent is one change of an object, as a watch delivers it: old is nil for a
 // creation, cur nil for a deletion.
@@ -68,6 +78,9 @@ type fakeAPI struct {
 	patches []string
 	// afterWrite, when set, is called after every change the API server accepted.
 	afterWrite func()
+	// nadsAbsent says that the API server does not serve NetworkAttachmentDefinitions
+	// (no CRD), as discovery tells the leader.
+	nadsAbsent bool
 }
 
 // asNew clears what the API server sets on create from a fixture.
@@ -87,6 +100,9 @@ func leaderScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := ovnkv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := nadv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	return scheme
@@ -156,10 +172,56 @@ func (a *fakeAPI) current(ctx context.Context, obj client.Object) (client.Object
 // not read theirs).
 func hasGeneration(obj client.Object) bool {
 	switch obj.(type) {
-	case *ovnkv1.ClusterUserDefinedNetwork, *ovnkv1.UserDefinedNetwork, *ovnkv1.ClusterNetworkConnect, *ovnkv1.RouteAdvertisements:
+	case *ovnkv1.ClusterUserDefinedNetwork, *ovnkv1.UserDefinedNetwork, *ovnkv1.ClusterNetworkConnect, *ovnkv1.RouteAdvertisements,
+		*nadv1.NetworkAttachmentDefinition:
 		return true
 	}
 	return false
+}
+
+// checkMetadata refuses, as the API server does, a write that leaves an object (old
+// before it, nil for a creation) with these finalizers and owner references: a new
+// finalizer on an object being deleted, an owner reference without apiVersion, kind,
+// name or uid, or two controller references.
+func checkMetadata(old, obj client.Object, finalizers []string, owners []metav1.OwnerReference) error {
+	gr := schema.GroupResource{Resource: strings.ToLower(reflect.TypeOf(obj).Elem().Name())}
+	if old != nil && old.GetDeletionTimestamp() != nil {
+		for _, f := range finalizers {
+			if !slices.Contains(old.GetFinalizers(), f) {
+				return apierrors.NewForbidden(gr, obj.GetName(), fmt.Errorf("no new finalizers can be added if the object is being deleted, found new finalizers %q", f))
+			}
+		}
+	}
+	controllers := 0
+	for _, o := range owners {
+		if o.APIVersion == "" || o.Kind == "" || o.Name == "" || o.UID == "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s %s: metadata.ownerReferences: apiVersion, kind, name and uid must be set: %+v", gr.Resource, obj.GetName(), o))
+		}
+		if o.Controller != nil && *o.Controller {
+			controllers++
+		}
+	}
+	if controllers > 1 {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s %s: metadata.ownerReferences: only one reference can have Controller set to true", gr.Resource, obj.GetName()))
+	}
+	return nil
+}
+
+// checkNamespace refuses a NetworkAttachmentDefinition in a namespace that does not
+// exist (NotFound) or is being deleted (Forbidden), as the API server does.
+func (a *fakeAPI) checkNamespace(ctx context.Context, obj client.Object) error {
+	if _, ok := obj.(*nadv1.NetworkAttachmentDefinition); !ok {
+		return nil
+	}
+	ns := &corev1.Namespace{}
+	if err := a.raw.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, ns); err != nil {
+		return err
+	}
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return apierrors.NewForbidden(schema.GroupResource{Group: nadv1.GroupName, Resource: nadv1.Resource}, obj.GetName(),
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
+	}
+	return nil
 }
 
 // specOf returns obj's spec, or nil for a kind without one.
@@ -179,6 +241,12 @@ func (a *fakeAPI) countConflict(err error) error {
 }
 
 func (a *fakeAPI) create(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+	if err := checkMetadata(nil, obj, obj.GetFinalizers(), obj.GetOwnerReferences()); err != nil {
+		return err
+	}
+	if err := a.checkNamespace(ctx, obj); err != nil {
+		return err
+	}
 	a.now = a.now.Add(time.Second)
 	a.uids++
 	obj.SetUID(types.UID(fmt.Sprintf("uid-%d", a.uids)))
@@ -200,6 +268,9 @@ func (a *fakeAPI) update(ctx context.Context, c client.WithWatch, obj client.Obj
 	}
 	if old == nil {
 		return c.Update(ctx, obj, opts...) // NotFound
+	}
+	if err := checkMetadata(old, obj, obj.GetFinalizers(), obj.GetOwnerReferences()); err != nil {
+		return err
 	}
 	// The API server keeps what only it sets.
 	obj.SetUID(old.GetUID())
@@ -234,12 +305,56 @@ func (a *fakeAPI) patch(ctx context.Context, c client.WithWatch, obj client.Obje
 	if err != nil {
 		return err
 	}
-	if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+	if old != nil {
+		// A merge patch replaces lists whole: the patch's finalizers and owner
+		// references are the object's after it.
+		data, err := patch.Data(obj)
+		if err != nil {
+			return err
+		}
+		var m struct {
+			Metadata struct {
+				Finalizers      *[]string                `json:"finalizers"`
+				OwnerReferences *[]metav1.OwnerReference `json:"ownerReferences"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		finalizers, owners := old.GetFinalizers(), old.GetOwnerReferences()
+		if m.Metadata.Finalizers != nil {
+			finalizers = *m.Metadata.Finalizers
+		}
+		if m.Metadata.OwnerReferences != nil {
+			owners = *m.Metadata.OwnerReferences
+		}
+		if err := checkMetadata(old, obj, finalizers, owners); err != nil {
+			return err
+		}
+	}
+	err = c.Patch(ctx, obj, patch, opts...)
+	if apierrors.IsNotFound(err) && old != nil && old.GetDeletionTimestamp() != nil {
+		// The patch took the last finalizer off an object being deleted, which the
+		// API server then deletes (and answers with the object).
+		if now, err := a.current(ctx, obj); err == nil && now == nil {
+			a.record(old, nil)
+			return nil
+		}
+	}
+	if err != nil {
 		return a.countConflict(err)
 	}
-	if old != nil && !equality.Semantic.DeepEqual(specOf(old), specOf(obj)) {
-		// The leader patches metadata only; a spec patch would need the generation.
-		panic(fmt.Sprintf("fakeAPI: a patch changed the spec of %s, which the fake does not model", describe(obj)))
+	if old != nil && old.GetDeletionTimestamp() != nil {
+		if now, err := a.current(ctx, obj); err == nil && now == nil {
+			a.record(old, nil) // the patch took the last finalizer off: deleted
+			return nil
+		}
+	}
+	if old != nil && hasGeneration(obj) && !equality.Semantic.DeepEqual(specOf(old), specOf(obj)) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+		if err := a.raw.Update(ctx, obj); err != nil {
+			return err
+		}
 	}
 	a.record(old, obj)
 	return nil
@@ -250,10 +365,21 @@ func (a *fakeAPI) delete(ctx context.Context, c client.WithWatch, obj client.Obj
 	if err != nil {
 		return err
 	}
+	var do client.DeleteOptions
+	do.ApplyOptions(opts)
+	if p := do.Preconditions; old != nil && p != nil && p.UID != nil && *p.UID != old.GetUID() {
+		return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(a.kindOf(obj))}, obj.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, old.GetUID()))
+	}
 	if err := c.Delete(ctx, obj, opts...); err != nil {
 		return err
 	}
-	a.record(old, nil)
+	// An object with finalizers is only marked: its deletion waits for them.
+	now, err := a.current(ctx, obj)
+	if err != nil {
+		return err
+	}
+	a.record(old, now)
 	return nil
 }
 
@@ -297,13 +423,14 @@ func (a *fakeAPI) restore(ctx context.Context, obj client.Object) error {
 // registers them: only a change that passes starts a pass. (Creations and deletions
 // pass every one of them.) Keep in step with Setup.
 var watchPredicates = map[string]predicate.Predicate{
-	"Node":                      predicate.AnnotationChangedPredicate{},
-	"Namespace":                 predicate.LabelChangedPredicate{},
-	"Pod":                       podPredicate,
-	"ClusterUserDefinedNetwork": networkPredicate,
-	"UserDefinedNetwork":        networkPredicate,
-	"RouteAdvertisements":       predicate.Funcs{},
-	"ClusterNetworkConnect":     connectPredicate,
+	"Node":                        predicate.AnnotationChangedPredicate{},
+	"Namespace":                   predicate.LabelChangedPredicate{},
+	"Pod":                         podPredicate,
+	"ClusterUserDefinedNetwork":   networkPredicate,
+	"UserDefinedNetwork":          networkPredicate,
+	"RouteAdvertisements":         predicate.Funcs{},
+	"ClusterNetworkConnect":       connectPredicate,
+	"NetworkAttachmentDefinition": predicate.Funcs{},
 }
 
 // informerCache stands in for the manager's cache, from which the leader lists: per
@@ -410,7 +537,13 @@ func newTestLeader(t *testing.T, api *fakeAPI, events *eventLog) *testLeader {
 	}
 	l := &testLeader{cache: newInformerCache(api), events: events}
 	l.r = &reconciler{c: l.cache, planner: p,
-		writer: &writer{c: client.WithFieldOwner(api, FieldOwner), reader: api, recorder: l.events}}
+		writer: &writer{c: client.WithFieldOwner(api, FieldOwner), reader: api, recorder: l.events, log: logr.Discard()},
+		nads: &nadAPI{
+			served: func() (bool, error) { return !api.nadsAbsent, nil },
+			watch:  func() error { return nil }, // the informerCache delivers every kind
+			now:    func() time.Time { return api.now },
+			log:    logr.Discard(),
+		}}
 	for _, kind := range l.cache.pending() {
 		l.queued = l.cache.deliver(kind) || l.queued
 	}

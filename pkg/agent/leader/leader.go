@@ -16,10 +16,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,8 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	agentconfig "github.com/ovnk/ovnk/pkg/agent/config"
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -61,12 +65,24 @@ func SettingsOf(cfg *agentconfig.Config) Settings {
 
 // Setup registers the leader's controller with mgr. Like every controller-runtime
 // controller it runs only while mgr holds the leader election lease. mgr's scheme must
-// hold client-go's types and k8s.ovn.org/v1. It fails when s is invalid.
+// hold client-go's types and k8s.ovn.org/v1; Setup adds k8s.cni.cncf.io/v1 (the
+// NetworkAttachmentDefinitions) to it. It fails when s is invalid.
 func Setup(mgr ctrl.Manager, s Settings) error {
 	p, err := newPlanner(s)
 	if err != nil {
 		return err
 	}
+	// The manager is not started yet: its scheme may still learn a kind.
+	if !mgr.GetScheme().Recognizes(nadv1.SchemeGroupVersion.WithKind("NetworkAttachmentDefinition")) {
+		if err := nadv1.AddToScheme(mgr.GetScheme()); err != nil {
+			return fmt.Errorf("set up controller %s: %w", ControllerName, err)
+		}
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("set up controller %s: discovery client: %w", ControllerName, err)
+	}
+	log := mgr.GetLogger().WithName(ControllerName)
 	r := &reconciler{
 		c:       mgr.GetClient(),
 		planner: p,
@@ -74,12 +90,13 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 			c:        client.WithFieldOwner(mgr.GetClient(), FieldOwner),
 			reader:   mgr.GetAPIReader(),
 			recorder: mgr.GetEventRecorder(cmp.Or(s.EventRecorderName, FieldOwner)),
+			log:      log,
 		},
 	}
 	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{passRequest}
 	})
-	err = ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&corev1.Node{}, pass, builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, pass, builder.WithPredicates(predicate.LabelChangedPredicate{})).
@@ -90,9 +107,20 @@ func Setup(mgr ctrl.Manager, s Settings) error {
 		Watches(&ovnkv1.ClusterNetworkConnect{}, pass, builder.WithPredicates(connectPredicate)).
 		// The planner is used by one pass at a time, whatever the manager's default.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
-		Complete(r)
+		Build(r)
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
+	}
+	// NADs are watched once they are served: a watch of a kind the API server does
+	// not serve would keep the controller from starting. Every change of a NAD starts
+	// a pass: they have no status, and the leader's own writes are few.
+	r.nads = &nadAPI{
+		served: nadsServedBy(disc),
+		watch: func() error {
+			return c.Watch(source.Kind[client.Object](mgr.GetCache(), &nadv1.NetworkAttachmentDefinition{}, pass))
+		},
+		now: time.Now,
+		log: log,
 	}
 	return nil
 }
@@ -148,11 +176,18 @@ type reconciler struct {
 	c       client.Client // cached reads
 	planner *planner
 	writer  *writer
+	nads    *nadAPI
 }
 
-// Reconcile plans a pass over the cached objects and writes it.
+// Reconcile plans a pass over the cached objects and writes it. While NADs are not
+// served it comes back after nadRecheck to ask again.
 func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	s, err := r.snapshot(ctx)
+	var res reconcile.Result
+	served := r.nads.available()
+	if !served {
+		res.RequeueAfter = nadRecheck
+	}
+	s, err := r.snapshot(ctx, served)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -160,12 +195,12 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if ctx.Err() != nil {
 		return reconcile.Result{}, nil // shutting down, or the lease is lost: nothing to retry
 	}
-	return reconcile.Result{}, err
+	return res, err
 }
 
-// snapshot lists every object a pass reads from the cache, without copying them: the
-// planner never modifies what it reads.
-func (r *reconciler) snapshot(ctx context.Context) (*snapshot, error) {
+// snapshot lists every object a pass reads from the cache, without copying them (the
+// planner never modifies what it reads); NADs only when nads is true.
+func (r *reconciler) snapshot(ctx context.Context, nads bool) (*snapshot, error) {
 	var (
 		nodes      corev1.NodeList
 		namespaces corev1.NamespaceList
@@ -180,7 +215,15 @@ func (r *reconciler) snapshot(ctx context.Context) (*snapshot, error) {
 			return nil, fmt.Errorf("list %T from the cache: %w", l, err)
 		}
 	}
+	var nadList nadv1.NetworkAttachmentDefinitionList
+	if nads {
+		if err := r.c.List(ctx, &nadList, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("list %T from the cache: %w", &nadList, err)
+		}
+	}
 	return &snapshot{
+		nads:       sortedPtrs(nadList.Items),
+		nadsServed: nads,
 		nodes:      sortedPtrs(nodes.Items),
 		namespaces: namespaces.Items,
 		pods:       sortedPtrs(pods.Items),

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/test/testenv"
@@ -61,6 +62,9 @@ func newKubeEnv(t *testing.T) *kubeEnv {
 		t.Fatal(err)
 	}
 	if err := ovnkv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := nadv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(k.RESTConfig, client.Options{Scheme: scheme})

@@ -35,6 +35,9 @@ type netEntry struct {
 	problem *problem
 	// subnetProblem reports nodes without a subnet of the network; the others go on.
 	subnetProblem *problem
+	// nadProblem reports NADs of the network that another holds; the network goes on
+	// without them.
+	nadProblem *problem
 }
 
 // usable reports whether node subnets and pod addresses may be allocated on the network.
@@ -124,6 +127,15 @@ func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
 	// Connect routers' keys come from the same pool: reserve them before any key is
 	// allocated, so that a new leader gives none of them to a network.
 	p.reserveConnectKeys(s.cncs)
+	// Then the ids upstream left on NADs, of network objects that have none: the
+	// persisted values of ovnk's own objects come first.
+	if s.nadsServed {
+		for _, e := range nets.entries {
+			if _, has := e.obj.GetAnnotations()[cluster.AnnotationNetworkID]; !has && owners[e.name] == e && e.problem == nil {
+				p.adoptNADIDs(e, s.nads)
+			}
+		}
+	}
 	p.validate(nets.entries)
 	for _, e := range nets.entries {
 		if e.problem != nil {
@@ -243,7 +255,7 @@ func (p *planner) validate(entries []*netEntry) {
 	var ordered []*cluster.Network
 	byNetwork := map[*cluster.Network]*netEntry{}
 	for _, e := range seniority(entries, func(e *netEntry) bool { return e.hasID }) {
-		if e.net != nil {
+		if e.net != nil && e.problem == nil { // a refused network takes nothing from others
 			ordered = append(ordered, e.net)
 			byNetwork[e.net] = e
 		}

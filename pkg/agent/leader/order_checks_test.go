@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -106,12 +107,14 @@ func newInvariants(api *fakeAPI, newcomers ...string) *invariants {
 //     that away), and the newcomers never get an id;
 //   - no pod in a namespace that asks for a primary user-defined network gets the
 //     default network as its primary;
-//   - conditions never observe a generation the object has not reached.
+//   - conditions never observe a generation the object has not reached;
+//   - a NAD of a live network never shows an id its network object does not hold,
+//     and a NAD that is no network's never changes.
 func (inv *invariants) check(ctx context.Context) error {
 	for _, kind := range inv.state.pending() {
 		inv.state.deliver(kind)
 	}
-	s, err := (&reconciler{c: inv.state}).snapshot(ctx)
+	s, err := (&reconciler{c: inv.state}).snapshot(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -294,6 +297,26 @@ func (inv *invariants) check(ctx context.Context) error {
 		}
 	}
 
+	networksByUID := map[types.UID]client.Object{}
+	for _, obj := range slices.Concat(objectsOf(s.cudns), objectsOf(s.udns)) {
+		networksByUID[obj.GetUID()] = obj
+	}
+	for _, nad := range s.nads {
+		alive[nad.UID] = true
+		c := networkController(nad)
+		if c == nil {
+			hold(nad, nil, "content, not a network's", nad.ResourceVersion)
+			continue
+		}
+		network := networksByUID[c.UID]
+		if network == nil {
+			continue // its network is gone: the NAD goes at a later pass
+		}
+		if id, ok := nad.Annotations[cluster.AnnotationNetworkID]; ok && id != network.GetAnnotations()[cluster.AnnotationNetworkID] {
+			errorf("%s shows network id %s; its network %s holds %q", describe(nad), id, describe(network), network.GetAnnotations()[cluster.AnnotationNetworkID])
+		}
+	}
+
 	for key, h := range now {
 		if old, ok := inv.seen[key]; ok && old.value != h.value {
 			errorf("%s: %s changed from %s to %s", h.holderName, h.what, old.value, h.value)
@@ -409,6 +432,9 @@ func stateShape(s *snapshot) string {
 		}
 		line(p, parts)
 	}
+	for _, nad := range s.nads {
+		lines = append(lines, nadShape(nad, s))
+	}
 	for _, c := range s.cncs {
 		parts := present(c, cluster.AnnotationConnectRouterTunnelKey)
 		blocks, _, _ := cluster.ConnectSubnetsCodec.Lookup(connectRef(c), c.Annotations)
@@ -428,6 +454,36 @@ func stateShape(s *snapshot) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// nadShape prints a NAD: whose it is, and for a network's whether its ids are its
+// network's; its metadata and configuration, which follow from the network, whole.
+func nadShape(nad *nadv1.NetworkAttachmentDefinition, s *snapshot) string {
+	owner := "no network's"
+	ids := ""
+	if c := networkController(nad); c != nil {
+		owner = c.Kind + " " + c.Name + "'s"
+		for _, obj := range slices.Concat(objectsOf(s.cudns), objectsOf(s.udns)) {
+			if obj.GetUID() != c.UID {
+				continue
+			}
+			owner = describe(obj) + "'s"
+			a := obj.GetAnnotations()
+			ids = fmt.Sprintf(" network-id is its network's: %t; tunnel-keys %s",
+				nad.Annotations[cluster.AnnotationNetworkID] == a[cluster.AnnotationNetworkID], tunnelKeysShape(nad.Annotations[cluster.AnnotationTunnelKeys]))
+		}
+	}
+	return fmt.Sprintf("%s %s labels=%v finalizers=%v network-name=%q%s config=%s", describe(nad), owner, nad.Labels, nad.Finalizers,
+		nad.Annotations[cluster.AnnotationNetworkName], ids, nad.Spec.Config)
+}
+
+// tunnelKeysShape counts the keys of a tunnel-keys annotation.
+func tunnelKeysShape(value string) string {
+	keys, err := cluster.TunnelKeysCodec.Parse(cluster.ObjectRef{}, value)
+	if err != nil {
+		return fmt.Sprintf("%q", value)
+	}
+	return fmt.Sprintf("×%d", len(keys))
 }
 
 // conditionLines prints an object's conditions, the values in their messages

@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -69,7 +71,9 @@ var primaryRequired = map[string]string{cluster.LabelPrimaryUDN: ""}
 // deleted and created again under its name, a CUDN whose namespace selector grows, a
 // newcomer CUDN conflicting with an established one, pods created, deleted, created
 // again under their name and finished, a ClusterNetworkConnect whose networks join it
-// by labels, and zones reporting.
+// by labels, zones reporting, and the networks' NADs: a CUDN over two namespaces, one
+// of which holds a NAD of its name that is no network's, and which then leaves the
+// other.
 //
 // The changes are chosen so that the final state is a function of the final cluster
 // up to the values allocated (which are the lowest free at the time, so they follow the
@@ -88,12 +92,15 @@ func leaderScenario() (initial []client.Object, changes []clusterChange) {
 	initial = []client.Object{
 		asNew(node("n1")),
 		ns("blue", primaryRequired), ns("green", primaryRequired), ns("red", primaryRequired), ns("plain", nil),
+		&nadv1.NetworkAttachmentDefinition{ObjectMeta: metav1.ObjectMeta{Namespace: "plain", Name: "gold"},
+			Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","name":"gold","type":"bridge"}`}},
 	}
 	blue := labelled(cudn("blue", 0, l3(ovnkv1.NetworkRolePrimary, "10.100.0.0/16", 24), "blue"), colors)
 	green := cudn("green", 0, l2(ovnkv1.NetworkRolePrimary, "10.200.0.0/16"), "green")
 	// aqua wants namespace blue too: the newcomer must lose, though it sorts first.
 	aqua := labelled(cudn("aqua", 0, l3(ovnkv1.NetworkRolePrimary, "10.120.0.0/16", 24), "blue"), colors)
 	extra := udn("plain", "extra", 0, l2(ovnkv1.NetworkRoleSecondary, "10.50.0.0/24"))
+	gold := cudn("gold", 0, l2(ovnkv1.NetworkRoleSecondary, "10.210.0.0/24"), "plain", "red")
 	colorsCNC := cncFixture("colors", 0, byLabels(colors, colors), connectSubnet("192.168.0.0/16", 24), connectSubnet("fd00:10::/112", 120))
 	n1, n2, n3 := node("n1"), node("n2"), node("n3")
 	plainA, plainB := orderPod("plain", "a", "n1"), orderPod("plain", "b", "n2")
@@ -128,6 +135,10 @@ func leaderScenario() (initial []client.Object, changes []clusterChange) {
 		createChange("udn plain/extra again", extra, "udn plain/extra deleted"),
 		createChange("cudn aqua", aqua, "cudn blue"),
 		createChange("cnc colors", colorsCNC),
+		createChange("cudn gold", gold),
+		updateChange("cudn gold leaves red", gold, false, func(c *ovnkv1.ClusterUserDefinedNetwork) {
+			c.Spec.NamespaceSelector.MatchExpressions[0].Values = []string{"plain"}
+		}, "cudn gold"),
 
 		createChange("pod blue/a", orderPod("blue", "a", "n1")),
 		createChange("pod blue/b", orderPod("blue", "b", "n2")),
@@ -303,6 +314,11 @@ func freshLeader(ctx context.Context, t *testing.T, final *snapshot) (string, st
 	for _, ra := range final.ras {
 		objs = append(objs, ra)
 	}
+	for _, nad := range final.nads {
+		if networkController(nad) == nil { // the leader's NADs are its writes
+			objs = append(objs, nad)
+		}
+	}
 	for _, obj := range append(objs, final.objects()...) {
 		obj = obj.DeepCopyObject().(client.Object)
 		a := maps.Clone(obj.GetAnnotations())
@@ -363,5 +379,5 @@ func mustState(ctx context.Context, t *testing.T, api *fakeAPI) *snapshot {
 
 // listState lists every object the leader reads, from the API server itself.
 func listState(ctx context.Context, api *fakeAPI) (*snapshot, error) {
-	return (&reconciler{c: api.raw}).snapshot(ctx)
+	return (&reconciler{c: api.raw}).snapshot(ctx, true)
 }

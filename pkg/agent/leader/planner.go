@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ovnk/ovnk/pkg/alloc"
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -23,15 +24,20 @@ type snapshot struct {
 	udns       []*ovnkv1.UserDefinedNetwork
 	ras        []*ovnkv1.RouteAdvertisements
 	cncs       []*ovnkv1.ClusterNetworkConnect
+	// nads are the NetworkAttachmentDefinitions, sorted by namespace and name, when
+	// nadsServed: the API server serves them and the leader watches them.
+	nads       []*nadv1.NetworkAttachmentDefinition
+	nadsServed bool
 }
 
 // plan is what one pass decided to write, in the order it must be written: networks'
 // ids and keys before the node subnets of those networks, nodes' subnets before the
 // pod addresses in them (each of those only plans on what is already persisted, so a
-// value is written before anything uses it), connects' blocks and keys, and statuses
-// last.
+// value is written before anything uses it), connects' blocks and keys, the networks'
+// NADs (with ids already persisted), and statuses last.
 type plan struct {
 	annotations []annotationWrite
+	nads        []nadWrite
 	statuses    []statusWrite
 	// warnings are problems of single nodes and pods, reported as Warning events.
 	warnings []warning
@@ -90,6 +96,16 @@ const (
 	ReasonTunnelKeysExhausted = "TunnelKeysExhausted"
 	// ReasonSubnetsExhausted: some nodes get no subnet of the network.
 	ReasonSubnetsExhausted = "SubnetsExhausted"
+	// ReasonForeignNAD: a NetworkAttachmentDefinition the network would write exists
+	// and is not the network's (upstream reports it as a "foreign
+	// NetworkAttachmentDefinition"); the network goes on without it.
+	ReasonForeignNAD = "ForeignNetworkAttachmentDefinition"
+	// ReasonNetworkIDConflict: the ids upstream left on the network's
+	// NetworkAttachmentDefinitions are another network's.
+	ReasonNetworkIDConflict = "NetworkIDConflict"
+	// ReasonUnreadableNADIDs: the ids on the network's NetworkAttachmentDefinitions are
+	// malformed, or its NADs disagree.
+	ReasonUnreadableNADIDs = "UnreadableNetworkAttachmentDefinitionIDs"
 )
 
 // planner decides what the leader writes. It holds every allocator for as long as this
@@ -156,6 +172,7 @@ func (p *planner) plan(s *snapshot) *plan {
 	p.planNodes(s, nets, out)
 	p.planPods(s, nets, out)
 	p.planConnects(s, nets, out)
+	p.planNADs(s, nets, out)
 	p.planStatuses(s, nets, out)
 	return out
 }

@@ -47,7 +47,7 @@ func networkConditions(e *netEntry, s *snapshot) []metav1.Condition {
 	gen := e.obj.GetGeneration()
 	created := metav1.Condition{Type: ovnkv1.ConditionNetworkCreated, ObservedGeneration: gen,
 		Status: metav1.ConditionTrue, Reason: ReasonAllocated, Message: allocatedMessage(e)}
-	if pr := cmpProblem(e.problem, e.subnetProblem); pr != nil {
+	if pr := cmpProblem(e.problem, e.subnetProblem, e.nadProblem); pr != nil {
 		created.Status, created.Reason, created.Message = metav1.ConditionFalse, pr.reason, pr.message
 	}
 	ready := metav1.Condition{Type: cluster.ConditionNetworkReady, ObservedGeneration: gen, Status: metav1.ConditionFalse,

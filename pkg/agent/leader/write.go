@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +32,8 @@ type writer struct {
 	c        client.Client // writes with the field owner
 	reader   client.Reader // uncached reads after a conflict
 	recorder recorder.EventRecorder
+	// log tells of every refusal the events report.
+	log logr.Logger
 	// warned is the message of each warning reported in the last pass, by object and
 	// reason, so that a problem that persists is reported once.
 	warned map[string]string
@@ -53,6 +56,11 @@ func (w *writer) apply(ctx context.Context, pl *plan) error {
 			}
 		case a.owner != "":
 			written[a.owner] = obj
+		}
+	}
+	for _, nw := range pl.nads {
+		if err := w.writeNAD(ctx, nw); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, s := range pl.statuses {
@@ -217,6 +225,7 @@ func (w *writer) reportFailure(obj client.Object, before, after []metav1.Conditi
 		return
 	}
 	w.recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, action, "%s", now.Message)
+	w.log.Info("refused", "object", describe(obj), "condition", conditionType, "reason", now.Reason, "message", now.Message)
 }
 
 // warn emits a Warning event for each warning whose message differs from the last pass.

@@ -682,7 +682,8 @@ func connectsIncomplete(res *topology.Result) int {
 }
 
 // reportStatus publishes, on this node, which networks and ClusterNetworkConnects the
-// zone programmed and why the others are not: the leader aggregates every node's
+// zone programmed and why the others are not (those that wait for their network id
+// included): the leader aggregates every node's
 // report into their status. In the same write it sets or clears the node's
 // k8s.ovn.org/layer2-topology-version as the Layer2 step says: the zone is applied by
 // now, so other zones may rely on it.
@@ -696,7 +697,9 @@ func (c *Controller) reportStatus(ctx context.Context, z *reconciled) error {
 	if z.step.SetVersion && node.Annotations[cluster.AnnotationLayer2TopologyVersion] != cluster.Layer2TopologyVersionTransitRouter {
 		changes[cluster.AnnotationLayer2TopologyVersion] = cluster.Layer2TopologyVersionTransitRouter
 	}
-	report := map[string]string{}
+	// A network the zone cannot build yet is reported pending with what it waits for:
+	// left out, it would read as a zone that never looked at it.
+	report := cluster.WaitingNetworks(z.buildErrs)
 	for _, n := range st.Networks {
 		report[n.Name] = z.taken[n.Name]
 		if err := res.NotCompiled[n.Name]; err != nil {
