@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,8 +84,6 @@ func Build(in Inputs) (*State, []error) {
 	b := &builder{
 		networks:    map[string]*Network{},
 		unavailable: map[string]bool{},
-		udns:        map[string]bool{},
-		cudns:       map[string]bool{},
 	}
 	st := &State{Config: cloneConfig(in.Config)}
 
@@ -122,10 +119,8 @@ type builder struct {
 	networks map[string]*Network
 	// unavailable are networks left out with an error; pods on them are dropped quietly.
 	unavailable map[string]bool
-	// udns are the UserDefinedNetworks that exist, as "<namespace>/<name>".
-	udns map[string]bool
-	// cudns are the ClusterUserDefinedNetworks that exist, by object name.
-	cudns map[string]bool
+	// nads maps pods' NAD names to networks, by the objects that exist.
+	nads *NADNetworks
 }
 
 // sortedPtrs returns pointers to the elements of items, sorted by key.
@@ -361,38 +356,17 @@ func running(p *corev1.Pod) bool {
 	return false
 }
 
-func sortedContains(sorted []string, s string) bool {
-	_, found := slices.BinarySearch(sorted, s)
-	return found
-}
-
-// resolveNAD maps a NAD name of k8s.ovn.org/pod-networks to a network name: "default"
-// to the default network; "<ns>/<name>" to the UserDefinedNetwork <name> of <ns> if
-// there is one, else to the ClusterUserDefinedNetwork <name> if it serves <ns>. It
-// returns "" without an error for a network left out of the State with an error.
+// resolveNAD maps a NAD name of k8s.ovn.org/pod-networks to a network name, by
+// NADNetworks' rule. It returns "" without an error for a network left out of the State
+// with an error, whether or not it serves the NAD's namespace.
 func (b *builder) resolveNAD(nad string) (string, error) {
-	network := ""
-	if nad == DefaultNetworkName {
-		network = DefaultNetworkName
-	} else {
-		ns, name, ok := strings.Cut(nad, "/")
-		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-			return "", fmt.Errorf("NAD name %q is neither %q nor <namespace>/<name>", nad, DefaultNetworkName)
-		}
-		switch {
-		case b.udns[nad]:
-			network = UDNNetworkName(ns, name)
-		case b.cudns[name]:
-			network = CUDNNetworkName(name)
-			if n := b.networks[network]; n != nil && !sortedContains(n.Namespaces, ns) {
-				return "", fmt.Errorf("ClusterUserDefinedNetwork %q does not select namespace %q", name, ns)
-			}
-		default:
-			return "", fmt.Errorf("no UserDefinedNetwork %q in namespace %q and no ClusterUserDefinedNetwork %q", name, ns, name)
-		}
+	network, err := b.nads.Network(nad)
+	var notServed *NotServedError
+	if errors.As(err, &notServed) {
+		network = notServed.Network
 	}
 	if b.unavailable[network] {
 		return "", nil
 	}
-	return network, nil
+	return network, err
 }

@@ -134,18 +134,10 @@ type networkSource struct {
 
 // userDefinedNetworks adds the networks of the CUDNs and UDNs to b.
 func (b *builder) userDefinedNetworks(cudns []*ovnkv1.ClusterUserDefinedNetwork, udns []*ovnkv1.UserDefinedNetwork, namespaces []*corev1.Namespace) {
-	for _, c := range cudns {
-		if c != nil {
-			b.cudns[c.Name] = true
-		}
-	}
-	for _, u := range udns {
-		if u != nil {
-			b.udns[u.Namespace+"/"+u.Name] = true
-		}
-	}
+	srcs := networkSources(cudns, udns, namespaces)
+	b.nads = nadNetworksOf(srcs)
 	byName := map[string][]networkSource{}
-	for _, src := range networkSources(cudns, udns, namespaces) {
+	for _, src := range srcs {
 		byName[src.name] = append(byName[src.name], src)
 	}
 	var built []networkSource

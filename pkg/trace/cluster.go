@@ -18,8 +18,12 @@ type PodPort struct {
 	Pod, Node string
 	// Network names the network as users know it: "default", a
 	// ClusterUserDefinedNetwork's name or a UserDefinedNetwork's namespace/name — or,
-	// read from a pod's annotation, the network attachment "namespace/name".
+	// read from a pod's annotation without the network objects to tell which network
+	// it attaches to, the network attachment's "namespace/name" (NAD).
 	Network string
+	// NAD is the network attachment's name in the pod's annotation ("default",
+	// "namespace/name"), when the port was read from it.
+	NAD string
 	// Port is the logical switch port, as OVN-Kubernetes names it.
 	Port string
 	IPs  []netip.Addr
@@ -70,10 +74,12 @@ func ClusterOf(st *cluster.State, zones ZoneSource) *Cluster {
 
 // PodPortsOf reads a pod's ports from its k8s.ovn.org/pod-networks annotation, naming
 // each port as OVN-Kubernetes does: "<namespace>_<pod>" on the default network,
-// prefixed with the network attachment's name made an OVN prefix on any other. A pod
-// not scheduled, finished (its addresses are free for others) or not yet given
-// addresses has none; a malformed annotation is an error naming the pod.
-func PodPortsOf(p *corev1.Pod) ([]PodPort, error) {
+// prefixed with the network attachment's name made an OVN prefix on any other. Each
+// port's Network is network(NAD) of its attachment's name (cluster.NADNetworks'
+// UserName, or the name itself when the networks cannot be read). A pod not scheduled,
+// finished (its addresses are free for others) or not yet given addresses has none; a
+// malformed annotation is an error naming the pod.
+func PodPortsOf(p *corev1.Pod, network func(nad string) string) ([]PodPort, error) {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return nil, nil
 	}
@@ -84,7 +90,7 @@ func PodPortsOf(p *corev1.Pod) ([]PodPort, error) {
 	}
 	var ports []PodPort
 	for nad, iface := range nets {
-		pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, Network: nad,
+		pp := PodPort{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, Network: network(nad), NAD: nad,
 			Port: cluster.OVNPrefix(nad) + p.Namespace + "_" + p.Name, Primary: strings.EqualFold(iface.Role, "primary")}
 		for _, ip := range iface.IPs {
 			pp.IPs = append(pp.IPs, ip.Addr())
@@ -102,9 +108,12 @@ func sortPorts(ports []PodPort) {
 }
 
 // PodEndpoint finds the port of pod ("namespace/name") on network — matched against
-// the network's name, its OVN name, or the attachment's "namespace/name" — or, when
-// network is empty, on the pod's primary network. Errors name the pod and say what to
-// pass instead.
+// the network's name, its OVN name, the attachment's "namespace/name", or as a bare
+// name the last part of a "namespace/name" network (a UserDefinedNetwork of the pod's
+// namespace, or an attachment named after its ClusterUserDefinedNetwork) — or, when
+// network is empty, on the pod's primary network. At most one port matches: a pod's
+// attachments are all named "<its namespace>/<network object's name>". Errors name the
+// pod and say what to pass instead.
 func (c *Cluster) PodEndpoint(pod, network string) (PodPort, error) {
 	var mine []PodPort
 	for _, p := range c.ports {
@@ -115,21 +124,25 @@ func (c *Cluster) PodEndpoint(pod, network string) (PodPort, error) {
 	if len(mine) == 0 {
 		return PodPort{}, fmt.Errorf("pod %s has no addresses on any network (no k8s.ovn.org/pod-networks yet): is it scheduled and running?", pod)
 	}
-	network = cluster.UserNetworkName(network) // cluster_udn_blue is blue
 	var names []string
 	for _, p := range mine {
 		names = append(names, p.Network)
-		if network == "" && p.Primary {
-			return p, nil
+	}
+	if network == "" {
+		for _, p := range mine {
+			if p.Primary {
+				return p, nil
+			}
 		}
-		if network != "" && (p.Network == network || strings.HasSuffix(p.Network, "/"+network)) {
+		return PodPort{}, fmt.Errorf("pod %s has no primary network; pick one with --network (%s)", pod, strings.Join(names, ", "))
+	}
+	want := cluster.UserNetworkName(network) // cluster_udn_blue is blue
+	for _, p := range mine {
+		if p.Network == want || p.NAD == network || strings.HasSuffix(p.Network, "/"+want) {
 			return p, nil
 		}
 	}
-	if network != "" {
-		return PodPort{}, fmt.Errorf("pod %s is not on network %q; it is on %s", pod, network, strings.Join(names, ", "))
-	}
-	return PodPort{}, fmt.Errorf("pod %s has no primary network; pick one with --network (%s)", pod, strings.Join(names, ", "))
+	return PodPort{}, fmt.Errorf("pod %s is not on network %q; it is on %s", pod, network, strings.Join(names, ", "))
 }
 
 // PodOfIP finds the pod port that has ip, preferring a primary network's.

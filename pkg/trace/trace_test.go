@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/topology"
 	"github.com/ovnk/ovnk/pkg/topology/topologytest"
@@ -304,50 +305,78 @@ func TestMissingZoneStopsWithAReason(t *testing.T) {
 
 // TestPodPortsOfNamesPortsAsTheCompiler reads pods back from the annotation the leader
 // writes and checks that every port name it derives is a port of the pod's zone, on
-// each of its networks, with the pod's addresses.
+// each of its networks, with the pod's addresses, and that each port is on its network
+// as users name it (the CUDN blue's attachment blue/blue is blue) or, when the caller
+// cannot tell, as the attachment is named.
 func TestPodPortsOfNamesPortsAsTheCompiler(t *testing.T) {
 	st := topologytest.Layer3()
 	c := compiled(t, st)
 	nads := map[string]string{"default": "default", "cluster_udn_blue": "blue/blue"}
-	for _, p := range st.Pods {
-		ifaces := map[string]cluster.PodInterface{}
-		for network, iface := range p.Networks {
-			ifaces[nads[network]] = iface
-		}
-		value, err := cluster.PodNetworksCodec.Format(ifaces)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name,
-			Annotations: map[string]string{cluster.PodNetworksCodec.Key: value}}, Spec: corev1.PodSpec{NodeName: p.Node}}
-		ports, err := trace.PodPortsOf(pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ports) != len(p.Networks) {
-			t.Fatalf("pod %s/%s: %d ports, want %d", p.Namespace, p.Name, len(ports), len(p.Networks))
-		}
-		zone, err := c.Zones.Zone(context.Background(), p.Node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pp := range ports {
-			if lsp, _ := zone.SwitchPort(pp.Port); lsp == nil {
-				t.Errorf("pod %s: port %s (network %s) is not in %s's zone", pp.Pod, pp.Port, pp.Network, p.Node)
+	blue := &ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "blue"}}
+	blue.Spec.NamespaceSelector.MatchLabels = map[string]string{"team": "blue"}
+	networks := cluster.NewNADNetworks([]*ovnkv1.ClusterUserDefinedNetwork{blue}, nil,
+		[]corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "blue"}}}})
+	for _, tc := range []struct {
+		name    string
+		network func(nad string) string
+		// blue is what blue/web's port on blue is said to be on.
+		blue string
+	}{
+		{"networks read", networks.UserName, "blue"},
+		{"networks unknown", func(nad string) string { return nad }, "blue/blue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var read []trace.PodPort
+			for _, p := range st.Pods {
+				ifaces := map[string]cluster.PodInterface{}
+				for network, iface := range p.Networks {
+					ifaces[nads[network]] = iface
+				}
+				value, err := cluster.PodNetworksCodec.Format(ifaces)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name,
+					Annotations: map[string]string{cluster.PodNetworksCodec.Key: value}}, Spec: corev1.PodSpec{NodeName: p.Node}}
+				ports, err := trace.PodPortsOf(pod, tc.network)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ports) != len(p.Networks) {
+					t.Fatalf("pod %s/%s: %d ports, want %d", p.Namespace, p.Name, len(ports), len(p.Networks))
+				}
+				zone, err := c.Zones.Zone(context.Background(), p.Node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, pp := range ports {
+					if lsp, _ := zone.SwitchPort(pp.Port); lsp == nil {
+						t.Errorf("pod %s: port %s (network %s) is not in %s's zone", pp.Pod, pp.Port, pp.Network, p.Node)
+					}
+					if pp.Node != p.Node || len(pp.IPs) == 0 {
+						t.Errorf("port %+v", pp)
+					}
+					if want := map[string]string{"blue/blue": tc.blue, "default": "default"}[pp.NAD]; pp.Network != want {
+						t.Errorf("pod %s's port %s (attachment %s) is on network %q, want %q", pp.Pod, pp.Port, pp.NAD, pp.Network, want)
+					}
+				}
+				read = append(read, ports...)
+				pod.Status.Phase = corev1.PodSucceeded
+				if ports, err := trace.PodPortsOf(pod, tc.network); err != nil || len(ports) != 0 {
+					t.Errorf("a finished pod has ports %v (err %v): its addresses are free", ports, err)
+				}
 			}
-			if pp.Node != p.Node || len(pp.IPs) == 0 {
-				t.Errorf("port %+v", pp)
+			// A CUDN is found by its name, its OVN name and its attachment's name.
+			r := trace.NewCluster(c.Zones, c.Chassis, read)
+			for _, network := range []string{"blue", "cluster_udn_blue", "blue/blue"} {
+				if p, err := r.PodEndpoint("blue/web", network); err != nil || p.Port != "blue.blue_blue_web" {
+					t.Errorf("--network %s: %+v, %v", network, p, err)
+				}
 			}
-		}
-		pod.Status.Phase = corev1.PodSucceeded
-		if ports, err := trace.PodPortsOf(pod); err != nil || len(ports) != 0 {
-			t.Errorf("a finished pod has ports %v (err %v): its addresses are free", ports, err)
-		}
-	}
-	// A CUDN is found by its name and by its OVN name.
-	for _, network := range []string{"blue", "cluster_udn_blue"} {
-		if p, err := c.PodEndpoint("blue/web", network); err != nil || p.Port != "blue.blue_blue_web" {
-			t.Errorf("--network %s: %+v, %v", network, p, err)
-		}
+			_, err := r.PodEndpoint("blue/web", "red")
+			if want := `pod blue/web is not on network "red"; it is on ` + tc.blue + ", default"; err == nil || err.Error() != want {
+				t.Errorf("--network red: %v, want %s", err, want)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,18 @@ func (h *Harness) Run(args ...string) (stdout, stderr string, err error) {
 // runRoot runs a root command holding the commands under test, with args.
 func (h *Harness) runRoot(args []string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
-	f := NewFactory(h.Kubeconfig, Terminal{TTY: h.TTY, Width: h.Width}, nil, &out, &errOut)
+	root := h.root(Terminal{TTY: h.TTY, Width: h.Width}, &out, &errOut)
+	root.SetArgs(args)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = root.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// root is a root command holding the commands under test, writing to out and errOut
+// as term.
+func (h *Harness) root(term Terminal, out, errOut io.Writer) *cobra.Command {
+	f := NewFactory(h.Kubeconfig, term, nil, out, errOut)
 	f.Settings = &cmdutil.Settings{AgentNamespace: h.AgentNamespace}
 	root := &cobra.Command{
 		Use:           "kubectl-ovnk",
@@ -85,13 +97,9 @@ func (h *Harness) runRoot(args []string) (stdout, stderr string, err error) {
 	}
 	f.Kube.AddFlags(root.PersistentFlags())
 	root.AddCommand(h.commands(f, h.Now)...)
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = root.ExecuteContext(ctx)
-	return out.String(), errOut.String(), err
+	root.SetOut(out)
+	root.SetErr(errOut)
+	return root
 }
 
 // MustRun runs the command like Run and fails the test if it fails.

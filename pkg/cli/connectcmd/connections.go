@@ -3,10 +3,14 @@ package connectcmd
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -21,6 +25,7 @@ type connectionsOptions struct {
 	f      *cmdutil.Factory
 	cmd    *cobra.Command
 	output *cmdutil.Output
+	list   *cmdutil.ListFlags
 	now    func() time.Time
 	// args should be none: one connect is for describe.
 	args []string
@@ -39,12 +44,28 @@ connect router in its ovnk.io/zone-status annotation).
 
 STATUS is the reason of the first condition that is False (Accepted, then Ready),
 else Ready; Pending until the leader has written conditions.
-` + "`kubectl ovnk connections describe NAME`" + ` says what reaches what through one connect.`,
+` + "`kubectl ovnk connections describe NAME`" + ` says what reaches what through one connect.
+
+As with kubectl get: -l selects connects by their labels (the API server matches
+them); --sort-by orders the table or the List by a field of the
+ClusterNetworkConnects; -o custom-columns shows the fields you choose; -w, after the
+list, prints a connect again each time its object changes (a deleted one with
+STATUS Deleted), until Ctrl-C. Connects belong to no namespace: -n and -A change
+nothing.`,
 		Example: `  # Every connect
   kubectl ovnk connections
 
   # What one connect makes reachable, and how far it is programmed
   kubectl ovnk connections describe blue-green
+
+  # The connects labelled team=payments, the newest last
+  kubectl ovnk connections -l team=payments --sort-by .metadata.creationTimestamp
+
+  # Fields of your choice
+  kubectl ovnk connections -o custom-columns=NAME:.metadata.name,SUBNETS:.spec.connectSubnets[*].cidr
+
+  # Follow the connects as the leader and the nodes program them, until Ctrl-C
+  kubectl ovnk connections -w
 
   # For scripts: a List of the ClusterNetworkConnects, or their names
   kubectl ovnk connections -o json
@@ -54,6 +75,7 @@ else Ready; Pending until the leader has written conditions.
 	}
 	o.cmd = cmd
 	o.output = cmdutil.AddOutputFlag(cmd, "wide")
+	o.list = cmdutil.AddListFlags(cmd, "connects", false)
 	cmd.AddCommand(newDescribeCmd(f, now))
 	return cmd
 }
@@ -64,31 +86,140 @@ func (o *connectionsOptions) Complete(f *cmdutil.Factory, args []string) error {
 	return nil
 }
 
-// Validate checks that no connect is named, and -o, before anything is contacted.
+// Validate checks that no connect is named, and the flags, before anything is
+// contacted.
 func (o *connectionsOptions) Validate() error {
 	if len(o.args) > 0 {
 		return fmt.Errorf("%s takes no arguments (got %q): to see one connect, run kubectl ovnk connections describe %s", o.cmd.CommandPath(), o.args[0], o.args[0])
 	}
-	return o.output.Validate()
+	if err := o.output.Validate(); err != nil {
+		return err
+	}
+	return o.list.Validate()
 }
 
-// Run lists the connects.
+// Run lists the connects; with -w, then follows them.
 func (o *connectionsOptions) Run(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
+	look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 	defer cancel()
-	_, snap, err := openSnapshot(ctx, o.f)
+	s, snap, err := openSnapshot(look, o.f)
 	if err != nil {
 		return err
 	}
-	if !o.output.Human() {
-		return o.printObjects(snap.connects)
+	// The connects -l selects, and the version of their list for -w.
+	var list ovnkv1.ClusterNetworkConnectList
+	if err := s.Client.List(look, &list, o.list.ListOptions()...); err != nil {
+		return s.Failed(err, "list ClusterNetworkConnects")
 	}
-	if len(snap.connects) == 0 {
-		_, err := fmt.Fprintln(o.f.ErrOut, "No connections found: `kubectl ovnk connect A B` connects two networks.")
+	cncs, err := o.sorted(list.Items)
+	if err != nil {
 		return err
 	}
-	p := humanview.NewPalette(o.f, o.f.Out)
-	t := p.Table(
+	v := &connectionsView{o: o, p: humanview.NewPalette(o.f, o.f.Out)}
+	v.feed = cmdutil.NewTableFeed(o.f.Out, v.render)
+	if err := v.start(snap, cncs); err != nil || !o.list.Watch {
+		return err
+	}
+	watched := []cmdutil.Watched{{List: &ovnkv1.ClusterNetworkConnectList{}, ResourceVersion: list.ResourceVersion, Options: o.list.ListOptions()}}
+	return s.Watch(ctx, watched, func(t watch.EventType, obj client.Object) error {
+		if !o.output.Human() {
+			return o.output.PrintWatched(obj, o.f.Out)
+		}
+		look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
+		defer cancel()
+		snap, err := s.snapshot(look)
+		if err != nil {
+			return err
+		}
+		c := obj.(*ovnkv1.ClusterNetworkConnect)
+		deleted := t == watch.Deleted
+		return v.feed.Changed(c.Name, v.row(snap, c, deleted), deleted)
+	})
+}
+
+// sorted orders the connects by name, or by --sort-by.
+func (o *connectionsOptions) sorted(items []ovnkv1.ClusterNetworkConnect) ([]ovnkv1.ClusterNetworkConnect, error) {
+	slices.SortFunc(items, func(a, b ovnkv1.ClusterNetworkConnect) int { return strings.Compare(a.Name, b.Name) })
+	objs := make([]client.Object, len(items))
+	for i := range items {
+		objs[i] = &items[i]
+	}
+	if err := o.list.Sort(objs); err != nil {
+		return nil, err
+	}
+	out := make([]ovnkv1.ClusterNetworkConnect, len(objs))
+	for i, obj := range objs {
+		out[i] = *obj.(*ovnkv1.ClusterNetworkConnect)
+	}
+	return out, nil
+}
+
+// connectionsView prints what `connections` shows: the table, or the objects in -o's
+// format.
+type connectionsView struct {
+	o *connectionsOptions
+	p humanview.Palette
+	// feed prints the table, then its rows as -w sees connects change.
+	feed *cmdutil.TableFeed[[]humanview.Cell]
+}
+
+// start prints the list of connects.
+func (v *connectionsView) start(snap *snapshot, cncs []ovnkv1.ClusterNetworkConnect) error {
+	o := v.o
+	if !o.output.Human() {
+		objs := make([]client.Object, len(cncs))
+		for i := range cncs {
+			objs[i] = &cncs[i]
+		}
+		if o.list.Watch {
+			return o.output.PrintWatchList(objs, o.f.Out)
+		}
+		return o.output.PrintList(objs, o.f.Out)
+	}
+	if len(cncs) == 0 {
+		matching := ""
+		if o.list.Selector != "" {
+			matching = " with labels matching -l " + o.list.Selector
+		}
+		_, err := fmt.Fprintf(o.f.ErrOut, "No connections found%s: `kubectl ovnk connect A B` connects two networks.\n", matching)
+		return err
+	}
+	keys := make([]string, len(cncs))
+	rows := make([][]humanview.Cell, len(cncs))
+	for i := range cncs {
+		keys[i], rows[i] = cncs[i].Name, v.row(snap, &cncs[i], false)
+	}
+	return v.feed.Start(keys, rows)
+}
+
+// row is c's row of the table: deleted, its STATUS says so.
+func (v *connectionsView) row(snap *snapshot, c *ovnkv1.ClusterNetworkConnect, deleted bool) []humanview.Cell {
+	p := v.p
+	var subnets []string
+	for _, s := range c.Spec.ConnectSubnets {
+		subnets = append(subnets, string(s.CIDR))
+	}
+	status, h := statusOf(c)
+	statusStyle := healthStyle(p, h)
+	if deleted {
+		status, statusStyle = statusDeleted, p.Faint
+	}
+	rs := humanview.Readiness(cluster.ReadZoneReports(snap.nodes), cluster.ConnectZoneStatusKey(c.Name), "connect")
+	ready := humanview.CountReady(rs)
+	return []humanview.Cell{
+		humanview.Text(c.Name),
+		humanview.List(refs(snap.selected(c).connected), p.Faint),
+		humanview.List(subnets, p.Faint),
+		humanview.List(connectivityWordsOf(c), p.Faint),
+		humanview.Styled(status, statusStyle),
+		humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+		humanview.Text(humanview.Age(c.CreationTimestamp, v.o.now())),
+	}
+}
+
+// render draws rows as the table, fitted to the terminal.
+func (v *connectionsView) render(rows [][]humanview.Cell, w io.Writer) error {
+	t := v.p.Table(
 		humanview.Column{Header: "NAME", MinWidth: 10},
 		humanview.Column{Header: "NETWORKS", Stack: true, MinWidth: 10, Fold: foldList("/")},
 		// Wide enough for an IPv4 subnet on one line; an IPv6 one may wrap after a colon.
@@ -98,35 +229,10 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 		humanview.Column{Header: "NODES"},
 		humanview.Column{Header: "AGE", Optional: 1},
 	)
-	reports := cluster.ReadZoneReports(snap.nodes)
-	for i := range snap.connects {
-		c := &snap.connects[i]
-		var subnets []string
-		for _, s := range c.Spec.ConnectSubnets {
-			subnets = append(subnets, string(s.CIDR))
-		}
-		status, h := statusOf(c)
-		rs := humanview.Readiness(reports, cluster.ConnectZoneStatusKey(c.Name), "connect")
-		ready := humanview.CountReady(rs)
-		t.Add(
-			humanview.Text(c.Name),
-			humanview.List(refs(snap.selected(c).connected), p.Faint),
-			humanview.List(subnets, p.Faint),
-			humanview.List(connectivityWordsOf(c), p.Faint),
-			humanview.Styled(status, healthStyle(p, h)),
-			humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
-			humanview.Text(humanview.Age(c.CreationTimestamp, o.now())),
-		)
-	}
-	t.Wide = o.output.Format() == "wide"
-	return t.Render(o.f.Out, o.f.TableWidth())
+	t.Wide = v.o.output.Format() == "wide"
+	t.Rows = rows
+	return t.Render(w, v.o.f.TableWidth())
 }
 
-// printObjects prints the connects as a kubectl List.
-func (o *connectionsOptions) printObjects(cncs []ovnkv1.ClusterNetworkConnect) error {
-	objs := make([]client.Object, len(cncs))
-	for i := range cncs {
-		objs[i] = &cncs[i]
-	}
-	return o.output.PrintList(objs, o.f.Out)
-}
+// statusDeleted is the STATUS of a connect deleted while -w watches.
+const statusDeleted = "Deleted"

@@ -1,6 +1,7 @@
 package connectcmd
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -123,4 +124,13 @@ func TestGoldenViews(t *testing.T) {
 		{Name: "describe-yellow", Args: []string{"connections", "describe", "golden-green-golden-yellow"}},
 		{Name: "describe-hand", Args: []string{"connections", "describe", "golden-shared-services"}},
 	})
+	// Columns of the user's choosing, the same on an 80-column terminal (neither
+	// fitted nor coloured) as piped: the example of docs/connect-commands.md.
+	columns := []string{"connections", "--sort-by", ".metadata.creationTimestamp", "-o", "custom-columns=NAME:.metadata.name,SUBNETS:.spec.connectSubnets[*].cidr"}
+	for _, tty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("connections-custom-columns-tty-%t", tty), func(t *testing.T) {
+			h.T, h.Width, h.TTY = t, 80, tty
+			clitest.Golden(t, "connections-custom-columns", h.MustRun(columns...))
+		})
+	}
 }

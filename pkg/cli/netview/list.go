@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,4 +29,26 @@ func ListAll(ctx context.Context, c client.Reader) ([]ovnkv1.ClusterUserDefinedN
 		}
 	}
 	return cudns.Items, udns.Items, nil
+}
+
+// NetworkList is the networks of a list of each kind, with the versions of the two
+// lists, from which a watch of them follows on.
+type NetworkList struct {
+	Networks                []Network
+	CUDNVersion, UDNVersion string
+}
+
+// ListNetworks lists the ClusterUserDefinedNetworks and the UserDefinedNetworks of ns,
+// or of every namespace when ns is "", that opts select (e.g. by label), the
+// ClusterUserDefinedNetworks first, each kind in the server's order.
+func (s *Session) ListNetworks(ctx context.Context, ns string, opts ...client.ListOption) (NetworkList, error) {
+	var cudns ovnkv1.ClusterUserDefinedNetworkList
+	if err := s.Client.List(ctx, &cudns, opts...); err != nil {
+		return NetworkList{}, s.Failed(err, "list ClusterUserDefinedNetworks")
+	}
+	var udns ovnkv1.UserDefinedNetworkList
+	if err := s.Client.List(ctx, &udns, append(slices.Clip(opts), client.InNamespace(ns))...); err != nil {
+		return NetworkList{}, s.Failed(err, "list UserDefinedNetworks")
+	}
+	return NetworkList{Networks: FromLists(&cudns, &udns), CUDNVersion: cudns.ResourceVersion, UDNVersion: udns.ResourceVersion}, nil
 }

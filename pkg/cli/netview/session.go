@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
@@ -70,15 +69,8 @@ func IsResourceMissing(err error) bool {
 // of every namespace when ns is "", the ClusterUserDefinedNetworks first, each kind in
 // the server's order.
 func (s *Session) Networks(ctx context.Context, ns string) ([]Network, error) {
-	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	if err := s.Client.List(ctx, &cudns); err != nil {
-		return nil, s.Failed(err, "list ClusterUserDefinedNetworks")
-	}
-	var udns ovnkv1.UserDefinedNetworkList
-	if err := s.Client.List(ctx, &udns, client.InNamespace(ns)); err != nil {
-		return nil, s.Failed(err, "list UserDefinedNetworks")
-	}
-	return FromLists(&cudns, &udns), nil
+	l, err := s.ListNetworks(ctx, ns)
+	return l.Networks, err
 }
 
 // Nodes lists the nodes.

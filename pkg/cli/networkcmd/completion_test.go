@@ -18,6 +18,8 @@ func TestCompletion(t *testing.T) {
 		{Args: []string{"describe", "comp"}, Want: []string{"comp-cluster"}},
 		{Args: []string{"delete", ""}, Want: []string{"comp-cluster", ns + "/comp-udn"}},
 		{Args: []string{"describe", "-n", ns, ""}, Want: []string{"comp-cluster", "comp-udn"}},
+		{Args: []string{"get", ""}, Want: []string{"comp-cluster", ns + "/comp-udn"}},
+		{Args: []string{"list", "-o", "custom"}, Want: []string{"custom-columns", "custom-columns-file"}},
 		{Args: []string{"create", "x", "--topology", ""}, Want: []string{"layer3", "layer2"}},
 		{Args: []string{"create", "x", "--role", ""}, Want: []string{"primary", "secondary"}},
 		{Args: []string{"create", "x", "--transport", ""}, Want: []string{"geneve", "no-overlay"}},

@@ -1,6 +1,7 @@
 package networkcmd
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -153,6 +154,15 @@ func TestGoldenViews(t *testing.T) {
 		h.T, h.Width, h.TTY = t, 80, false
 		clitest.Golden(t, "list-wide", h.MustRun("list", "-o", "wide"))
 	})
+	// Columns of the user's choosing, the same on an 80-column terminal (neither
+	// fitted nor coloured) as piped.
+	columns := []string{"list", "--sort-by", ".metadata.name", "-o", "custom-columns=NAME:.metadata.name,NAMESPACE:.metadata.namespace,KIND:.kind,LABELS:.metadata.labels"}
+	for _, tty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("list-custom-columns-tty-%t", tty), func(t *testing.T) {
+			h.T, h.Width, h.TTY = t, 80, tty
+			clitest.Golden(t, "list-custom-columns", h.MustRun(columns...))
+		})
+	}
 }
 
 // TestListStatus: a network the leader refused shows the reason of its NetworkCreated

@@ -19,8 +19,9 @@ import (
 )
 
 // inventory is what a trace needs to know of the cluster besides the zones: its nodes
-// and every pod with its logical ports. Every pod, not only SRC and DST: an address on
-// the path may be any pod's, and a delivered packet is reported by its pod's name.
+// and every pod with its logical ports, each on its network as users name it. Every
+// pod, not only SRC and DST: an address on the path may be any pod's, and a delivered
+// packet is reported by its pod's name.
 type inventory struct {
 	nodes []string // sorted
 	// chassis maps a chassis name to its node (k8s.ovn.org/node-chassis-id).
@@ -32,20 +33,25 @@ type inventory struct {
 	pods    map[string]bool
 	badPods map[string]error
 	ports   []trace.PodPort
+	// warning says why ports' networks are named by their attachments, "" when they
+	// are not (networkNames.warning).
+	warning string
 
 	// namespaceExists asks the cluster whether a namespace exists, to explain a pod
 	// that is not found; nil when nobody can be asked.
 	namespaceExists func(ctx context.Context, ns string) (bool, error)
 }
 
-// loadInventory lists the nodes and the pods, at the same time.
+// loadInventory lists the nodes, the pods and the networks, at the same time.
 func loadInventory(ctx context.Context, conn *cmdutil.Connection) (*inventory, error) {
 	var nodes corev1.NodeList
 	var pods corev1.PodList
+	var names networkNames
 	var nodesErr, podsErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { nodesErr = conn.Client.List(ctx, &nodes) })
 	wg.Go(func() { podsErr = conn.Client.List(ctx, &pods) })
+	wg.Go(func() { names = readNetworkNames(ctx, conn.Client) })
 	wg.Wait()
 	if nodesErr != nil {
 		return nil, conn.Explain(fmt.Errorf("list nodes: %w", nodesErr))
@@ -53,7 +59,8 @@ func loadInventory(ctx context.Context, conn *cmdutil.Connection) (*inventory, e
 	if podsErr != nil {
 		return nil, conn.Explain(fmt.Errorf("list pods: %w", podsErr))
 	}
-	inv := newInventory(nodes.Items, pods.Items)
+	inv := newInventory(nodes.Items, pods.Items, names.userName)
+	inv.warning = names.warning(inv.ports)
 	inv.namespaceExists = func(ctx context.Context, ns string) (bool, error) {
 		err := conn.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 		if apierrors.IsNotFound(err) {
@@ -64,10 +71,11 @@ func loadInventory(ctx context.Context, conn *cmdutil.Connection) (*inventory, e
 	return inv, nil
 }
 
-// newInventory indexes nodes and pods. A node's malformed annotation costs only what it
-// would tell (its chassis, its address); a pod's malformed annotation is reported when
-// that pod is traced, and hides nothing else.
-func newInventory(nodes []corev1.Node, pods []corev1.Pod) *inventory {
+// newInventory indexes nodes and pods, naming the network of each pod attachment by
+// network. A node's malformed annotation costs only what it would tell (its chassis, its
+// address); a pod's malformed annotation is reported when that pod is traced, and hides
+// nothing else.
+func newInventory(nodes []corev1.Node, pods []corev1.Pod, network func(nad string) string) *inventory {
 	inv := &inventory{chassis: map[string]string{}, primary: map[string][]netip.Prefix{},
 		pods: map[string]bool{}, badPods: map[string]error{}}
 	for _, n := range nodes {
@@ -85,7 +93,7 @@ func newInventory(nodes []corev1.Node, pods []corev1.Pod) *inventory {
 		p := &pods[i]
 		key := p.Namespace + "/" + p.Name
 		inv.pods[key] = true
-		ports, err := trace.PodPortsOf(p)
+		ports, err := trace.PodPortsOf(p, network)
 		if err != nil {
 			inv.badPods[key] = err
 			continue

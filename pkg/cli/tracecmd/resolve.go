@@ -137,7 +137,8 @@ func (r *resolver) source(ctx context.Context, src endpoint, network string) (tr
 	if err := r.inv.checkPod(ctx, "SRC", src.pod); err != nil {
 		return trace.PodPort{}, err
 	}
-	// PodEndpoint knows a ClusterUserDefinedNetwork by its own name, not its OVN name.
+	// PodEndpoint knows a network by its user-facing name, its OVN name and the pod's
+	// attachment's name.
 	p, err := r.cluster.PodEndpoint(src.pod, network)
 	if err != nil {
 		return trace.PodPort{}, fmt.Errorf("SRC: %w", err)
@@ -219,7 +220,7 @@ func (r *resolver) managementPort(ctx context.Context, node, network string) (tr
 	for _, n := range networkCandidates(network, r.namespace) {
 		name := "k8s-" + cluster.OVNPrefix(n) + node
 		if lsp, _ := z.SwitchPort(name); lsp != nil {
-			return trace.PodPort{Node: node, Network: n, Port: name, IPs: trace.PortIPs(lsp)}, nil
+			return trace.PodPort{Node: node, Network: cluster.UserNetworkName(n), Port: name, IPs: trace.PortIPs(lsp)}, nil
 		}
 		tried = append(tried, name)
 	}

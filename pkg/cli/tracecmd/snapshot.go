@@ -47,6 +47,7 @@ type savedPort struct {
 	Pod     string       `json:"pod"`
 	Node    string       `json:"node"`
 	Network string       `json:"network"`
+	NAD     string       `json:"nad,omitempty"`
 	Port    string       `json:"port"`
 	IPs     []netip.Addr `json:"ips"`
 	Primary bool         `json:"primary,omitempty"`

@@ -3,6 +3,7 @@ package tracecmd
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -27,10 +28,11 @@ func newStyles(r *lipgloss.Renderer) styles {
 }
 
 // writeText prints the result as trace.WriteText words it, wrapped to width (a
-// wrapped line continues two columns further in than its text began) and styled by
-// what each line is. WriteText's layout says what a line is: a direction's heading and
-// its verdict start in the first column, a hop starts with its number, and the row
-// that decided a hop is indented below it, as is the final packet below the verdict.
+// wrapped line continues two columns further in than its text began; 0, for a pipe,
+// wraps nothing, so that grep sees each line whole) and styled by what each line is.
+// WriteText's layout says what a line is: a direction's heading and its verdict start
+// in the first column, a hop starts with its number, and the row that decided a hop is
+// indented below it, as is the final packet below the verdict.
 func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 	var plain strings.Builder
 	if err := trace.WriteText(&plain, res); err != nil {
@@ -72,7 +74,11 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 		default: // the row that decided the hop above
 			l = humanview.Line{{Style: st.row, Text: body}}
 		}
-		for i, wrapped := range strings.Split(l.Render(max(width-len(lead), minWrap)), "\n") {
+		room := math.MaxInt
+		if width > 0 {
+			room = max(width-len(lead), minWrap)
+		}
+		for i, wrapped := range strings.Split(l.Render(room), "\n") {
 			if i == 0 {
 				out.WriteString(lead)
 			} else {

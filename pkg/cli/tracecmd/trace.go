@@ -91,7 +91,7 @@ zone of SRC's or DST's node cannot be read.`,
 	fs.StringVar(&o.nb, "nb", "", "read every zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
 	fs.StringVar(&o.save, "save", "", "also write everything the trace read (zones, chassis, pods, request) to this file, for --from-file")
 	fs.StringVar(&o.fromFile, "from-file", "", "replay a trace written by --save, without a cluster")
-	_ = cmd.RegisterFlagCompletionFunc("network", livezone.CompleteNetwork(f))
+	_ = cmd.RegisterFlagCompletionFunc("network", f.CompleteNames(livezone.ListNetworkNames))
 	_ = cmd.RegisterFlagCompletionFunc("proto", cobra.FixedCompletions([]string{"tcp", "udp", "icmp"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -184,6 +184,9 @@ func (o *options) run(ctx context.Context, f *cmdutil.Factory, srcArg, dstArg st
 	if err != nil {
 		return err
 	}
+	if inv.warning != "" {
+		fmt.Fprintf(f.ErrOut, "Warning: %s\n", inv.warning)
+	}
 	zones := newZoneCache(livezone.For(f, o.nb))
 	r := newResolver(inv, zones, ns)
 	req, err := r.resolve(ctx, src, dst, pf)
@@ -232,5 +235,5 @@ func (o *options) print(f *cmdutil.Factory, res *trace.Result) error {
 	if !o.out.Human() {
 		return o.out.PrintData(res, f.Out)
 	}
-	return writeText(f.Out, res, newStyles(f.Renderer(f.Out)), f.Width())
+	return writeText(f.Out, res, newStyles(f.Renderer(f.Out)), f.TableWidth())
 }

@@ -65,6 +65,8 @@ func TestTraceResolvesSourceAndDestination(t *testing.T) {
 		{[]string{"blue/web", "kube-system/dns", "--network", "default"}, "blue_web", "10.244.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, ""},
 		{[]string{"blue/web", "kube-system/dns", "--network", "blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
 		{[]string{"blue/web", "kube-system/dns", "--network", "cluster_udn_blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
+		// The network attachment of blue/web's port on the CUDN blue, as its annotation names it.
+		{[]string{"blue/web", "kube-system/dns", "--network", "blue/blue"}, "blue.blue_blue_web", "10.10.0.5", "10.244.1.7", "icmp", 0, trace.Dropped, "kube-system/dns"},
 		{[]string{"blue/web", "kube-system/dns", "--network", "default", "-6"}, "blue_web", "fd00:10:244:1::5", "fd00:10:244:2::7", "icmp", 0, trace.Dropped, ""},
 		// web's default-network port is infrastructure-locked: the isolation ACLs drop
 		// what it sends and what default-network pods send it, across zones and on its
@@ -163,7 +165,7 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"10.9.9.9", "blue/web"}, nil, []string{"SRC 10.9.9.9 is no pod's address", "node/NAME"}},
 		{[]string{"blue/pending", "blue/web"}, nil, []string{"pod blue/pending has no addresses", "scheduled and running"}},
 		{[]string{"blue/web", "blue/pending"}, nil, []string{"DST", "pod blue/pending has no addresses"}},
-		{[]string{"blue/web", "kube-system/dns", "--network", "red"}, nil, []string{`pod blue/web is not on network "red"`, "blue/blue, default"}},
+		{[]string{"blue/web", "kube-system/dns", "--network", "red"}, nil, []string{`pod blue/web is not on network "red"; it is on blue, default`}},
 		{[]string{"node/node1", "blue/web", "--network", "red"}, nil, []string{"k8s-red_node1", `network "red"`, "topology --node node1"}},
 		{[]string{"10.244.1.7", "blue/web", "--network", "default"}, nil, []string{"--network", "10.244.1.7", "name the pod"}},
 		{[]string{"blue/web", "8.8.8.8", "-6"}, nil, []string{"-6", "8.8.8.8"}},
@@ -270,11 +272,14 @@ func TestTraceSaveAndReplay(t *testing.T) {
 	}
 }
 
-// TestTraceGolden pins the text at 80 and 200 columns, plain and coloured, and the
-// JSON; the coloured text is the plain text with colour, and every line fits.
+// TestTraceGolden pins the text on 80- and 200-column terminals, coloured, and piped
+// (the -80 and -200 files without colour: piped, lines are whole at any width), and
+// the JSON; the coloured text is the text with NO_COLOR with colour, and every line
+// fits the terminal.
 func TestTraceGolden(t *testing.T) {
 	layer3 := newTraceCluster(t, topologytest.Layer3())
 	okep := newTraceCluster(t, topologytest.OKEP5094())
+	green := newTraceCluster(t, crossNamespace())
 	for _, c := range []struct {
 		tc      *traceCluster
 		goldens []livezonetest.Golden
@@ -283,8 +288,11 @@ func TestTraceGolden(t *testing.T) {
 			{Name: "layer3-remote-pod", Args: []string{"default/client", "kube-system/dns"}},
 			{Name: "layer3-isolated", Args: []string{"kube-system/dns", "blue/web"}},
 			{Name: "layer3-other-network", Args: []string{"blue/web", "kube-system/dns"}},
+			// The verdict names the CUDN blue, where blue/web's annotation says blue/blue.
+			{Name: "layer3-to-cudn-pod", Args: []string{"kube-system/dns", "10.10.0.5", "--proto", "tcp", "--port", "80"}},
 		}},
 		{okep, []livezonetest.Golden{{Name: "layer2-remote-pod", Args: []string{"test12/vm-a", "test12/vm-b"}}}},
+		{green, []livezonetest.Golden{{Name: "layer2-cross-namespace", Args: []string{"green-a/pod-node1", "green-b/pod-node2", "--no-reply"}}}},
 	} {
 		livezonetest.GoldensWith(t, "", c.goldens, c.tc.run)
 	}
@@ -309,6 +317,9 @@ func TestTraceCompletes(t *testing.T) {
 		{[]string{"node/"}, []string{"node/node1", "node/node2"}, []string{"web"}},
 		{[]string{"kube-system/"}, []string{"kube-system/dns"}, []string{"node/node1"}},
 		{[]string{"blue/web", "kube-system/dns", ""}, nil, []string{"web", "node/node1"}},
+		// --network offers the networks as users name them, after SRC and DST too.
+		{[]string{"blue/web", "kube-system/dns", "--network", ""}, []string{"default", "blue"}, []string{"blue/blue", "cluster_udn_blue"}},
+		{[]string{"--network", "bl"}, []string{"blue"}, []string{"default"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			out, err := livezonetest.Run(t, tc.k, livezonetest.Plain, tc.env, append([]string{"__complete", "trace"}, c.args...)...)
