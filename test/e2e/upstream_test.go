@@ -186,8 +186,16 @@ func TestUpstreamShapedCluster(t *testing.T) {
 	for _, tr := range traces {
 		before[strings.Join(tr, " ")] = verdictOf(ec.traceJSON(ctx, tr...))
 	}
-	if v := before["up-l3/a up-l3/b"]; !strings.HasPrefix(v, string(trace.Delivered)+" ") {
-		t.Fatalf("with the agents, up-l3/a to up-l3/b: %s, want delivered", v)
+	for key, want := range map[string]string{
+		"up-l3/a up-l3/b": fmt.Sprintf("%s pod=%q zone=%q", trace.Delivered, "up-l3/b", n2),
+		"up-l2/a up-l2/b": fmt.Sprintf("%s pod=%q zone=%q", trace.Delivered, "up-l2/b", n2),
+	} {
+		if before[key] != want {
+			t.Fatalf("with the agents, trace %s: %s, want %s", key, before[key], want)
+		}
+	}
+	if v := before["up-l3/a up-l2/b"]; strings.HasPrefix(v, string(trace.Delivered)+" ") {
+		t.Fatalf("with the agents, trace up-l3/a up-l2/b: %s, want not delivered (the networks are not connected)", v)
 	}
 
 	start := time.Now()
