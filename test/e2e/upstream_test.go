@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -140,6 +141,45 @@ func (ec *e2eCluster) requireNADIDs(ctx context.Context, nads ...types.Namespace
 	}
 }
 
+// conditionAllocated is the condition upstream's cluster manager keeps on a network
+// object once every node got the network's allocations; ovnk's leader does not set it.
+const conditionAllocated = "NetworkAllocationSucceeded"
+
+// publishAllocated sets, on every network object, the NetworkAllocationSucceeded
+// condition as upstream's cluster manager does; NetworkCreated, which both set, must be
+// True already.
+func (ec *e2eCluster) publishAllocated(ctx context.Context) {
+	ec.t.Helper()
+	var udns ovnkv1.UserDefinedNetworkList
+	var cudns ovnkv1.ClusterUserDefinedNetworkList
+	if err := ec.c.List(ctx, &udns); err != nil {
+		ec.t.Fatal(err)
+	}
+	if err := ec.c.List(ctx, &cudns); err != nil {
+		ec.t.Fatal(err)
+	}
+	for i := range udns.Items {
+		ec.setAllocated(ctx, &udns.Items[i], &udns.Items[i].Status.Conditions)
+	}
+	for i := range cudns.Items {
+		ec.setAllocated(ctx, &cudns.Items[i], &cudns.Items[i].Status.Conditions)
+	}
+}
+
+func (ec *e2eCluster) setAllocated(ctx context.Context, obj ctrlclient.Object, conds *[]metav1.Condition) {
+	ec.t.Helper()
+	if !meta.IsStatusConditionTrue(*conds, ovnkv1.ConditionNetworkCreated) {
+		ec.t.Fatalf("%s has no NetworkCreated=True: %+v", obj.GetName(), *conds)
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: conditionAllocated, Status: metav1.ConditionTrue, Reason: conditionAllocated,
+		Message: "Network allocation succeeded for all synced nodes.",
+	})
+	if err := ec.c.Status().Update(ctx, obj); err != nil {
+		ec.t.Fatalf("set %s on %s: %v", conditionAllocated, obj.GetName(), err)
+	}
+}
+
 // verdictOf is what a trace's forward path ended with, for comparing two traces.
 func verdictOf(res *trace.Result) string {
 	v := res.Forward.Verdict
@@ -206,6 +246,7 @@ func TestUpstreamShapedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	ec.stripOvnk(ctx)
+	ec.publishAllocated(ctx)
 	t.Logf("the cluster looks upstream's after %s", time.Since(start).Round(time.Second))
 	// No settings at all: no file named, none where the plugin looks by default.
 	ec.pluginEnv = []string{"OVNK_PLUGIN_CONFIG=", "XDG_CONFIG_HOME=" + t.TempDir(), "HOME=" + t.TempDir()}
