@@ -58,7 +58,7 @@ const idleCommand = `trap 'exit 0' TERM; while :; do sleep 3600 & wait; done`
 
 // ServeZonesAsUpstream imports the OVN image (images.OVN) into every node's containerd,
 // creates the ovnkube-node DaemonSet in UpstreamNamespace, and returns once every node
-// runs its pod with the nb-ovsdb container running.
+// runs its pod, ready: every container running (they have no probes).
 func (s *Sandbox) ServeZonesAsUpstream(ctx context.Context) error {
 	if err := s.importOVNImage(ctx); err != nil {
 		return err
@@ -74,8 +74,8 @@ func (s *Sandbox) ServeZonesAsUpstream(ctx context.Context) error {
 	if _, err := client.AppsV1().DaemonSets(UpstreamNamespace).Create(ctx, upstreamDaemonSet(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create DaemonSet %s/%s: %w", UpstreamNamespace, UpstreamDaemonSet, err)
 	}
-	return poll.Until(ctx, upstreamTimeout, "an "+UpstreamDaemonSet+" pod serving the NB on every node", func(ctx context.Context) error {
-		return s.upstreamPodsRunning(ctx, client)
+	return poll.Until(ctx, upstreamTimeout, "a ready "+UpstreamDaemonSet+" pod on every node", func(ctx context.Context) error {
+		return s.upstreamPodsReady(ctx, client)
 	})
 }
 
@@ -144,29 +144,26 @@ func upstreamDaemonSet() *appsv1.DaemonSet {
 	}
 }
 
-// upstreamPodsRunning says which nodes lack an ovnkube-node pod whose nb-ovsdb container
-// runs.
-func (s *Sandbox) upstreamPodsRunning(ctx context.Context, client kubernetes.Interface) error {
+// upstreamPodsReady says which nodes lack a ready ovnkube-node pod.
+func (s *Sandbox) upstreamPodsReady(ctx context.Context, client kubernetes.Interface) error {
 	pods, err := client.CoreV1().Pods(UpstreamNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + UpstreamDaemonSet})
 	if err != nil {
 		return err
 	}
-	running := map[string]bool{}
-	for _, p := range pods.Items {
-		for _, st := range p.Status.ContainerStatuses {
-			if st.Name == upstreamNBContainer && st.State.Running != nil {
-				running[p.Spec.NodeName] = true
-			}
+	ready := map[string]bool{}
+	for i := range pods.Items {
+		if PodReady(&pods.Items[i]) {
+			ready[pods.Items[i].Spec.NodeName] = true
 		}
 	}
 	var missing []string
 	for _, n := range s.Nodes {
-		if !running[n.Name] {
+		if !ready[n.Name] {
 			missing = append(missing, n.Name)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("no running %s container on %s", upstreamNBContainer, strings.Join(missing, ", "))
+		return fmt.Errorf("no ready %s pod on %s", UpstreamDaemonSet, strings.Join(missing, ", "))
 	}
 	return nil
 }
