@@ -17,8 +17,11 @@ import (
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/sandbox"
 	"github.com/ovnk/ovnk/pkg/trace"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -304,10 +307,73 @@ func TestUpstreamShapedCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("status and upgrade-status", func(t *testing.T) {
-		for _, args := range [][]string{{"status"}, {"upgrade-status"}, {"version"}} {
-			r := ec.ovnk(ctx, nil, args...)
-			t.Logf("kubectl ovnk %s: %v\n%s%s", strings.Join(args, " "), r.err, r.stdout, r.stderr)
+	t.Run("version and status name the cluster kind and its nodes", func(t *testing.T) {
+		want := clusterkind.Cluster{Kind: clusterkind.Upstream, Namespace: sandbox.UpstreamNamespace, DaemonSet: sandbox.UpstreamDaemonSet, Interconnect: true}
+		var version struct {
+			Cluster *clusterkind.Cluster `json:"cluster"`
+		}
+		if err := json.Unmarshal([]byte(ec.must(ctx, "version", "-o", "json")), &version); err != nil {
+			t.Fatal(err)
+		}
+		if version.Cluster == nil || *version.Cluster != want {
+			t.Errorf("version says the cluster is %+v, want %+v", version.Cluster, want)
+		}
+		var status struct {
+			Cluster *clusterkind.Cluster `json:"cluster"`
+			Nodes   []struct {
+				Node  string `json:"node"`
+				Ready bool   `json:"ready"`
+				Pod   string `json:"pod"`
+			} `json:"nodes"`
+			Networks []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+			} `json:"networks"`
+		}
+		out := ec.must(ctx, "status", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &status); err != nil {
+			t.Fatalf("status -o json: %v\n%s", err, out)
+		}
+		if status.Cluster == nil || *status.Cluster != want {
+			t.Errorf("status says the cluster is %+v, want %+v", status.Cluster, want)
+		}
+		var nodes []string
+		for _, n := range status.Nodes {
+			nodes = append(nodes, n.Node)
+			if !n.Ready || !strings.HasPrefix(n.Pod, sandbox.UpstreamDaemonSet+"-") {
+				t.Errorf("status: node %+v, want ready with its %s pod", n, sandbox.UpstreamDaemonSet)
+			}
+		}
+		if !slices.Equal(nodes, sandbox.NodeNames()) {
+			t.Errorf("status names nodes %v, want %v", nodes, sandbox.NodeNames())
+		}
+		var ready []string
+		for _, n := range status.Networks {
+			if n.Status == "Ready" {
+				ready = append(ready, n.Name)
+			}
+		}
+		slices.Sort(ready)
+		if want := []string{"up-c3", "up-l2", "up-l3/blue"}; !slices.Equal(ready, want) {
+			t.Errorf("status: ready networks %v, want %v\n%s", ready, want, out)
+		}
+		if text := ec.must(ctx, "status"); !strings.Contains(text, "Cluster: "+want.String()) {
+			t.Errorf("status does not name the cluster:\n%s", text)
+		}
+	})
+
+	t.Run("upgrade-status finds the Layer2 network", func(t *testing.T) {
+		var report l2upgrade.Report
+		out := ec.must(ctx, "upgrade-status", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &report); err != nil {
+			t.Fatalf("upgrade-status -o json: %v\n%s", err, out)
+		}
+		i := slices.IndexFunc(report.Networks, func(n l2upgrade.NetworkReport) bool { return n.Network == "cluster_udn_up-l2" })
+		if i < 0 {
+			t.Fatalf("upgrade-status does not assess up-l2:\n%s", out)
+		}
+		if n := report.Networks[i]; len(n.Legacy) != 0 || len(n.TransitRouter) != len(ec.nodes) || !report.Complete {
+			t.Errorf("up-l2: %+v, complete %t; want on the transit router on every node, the upgrade complete", n, report.Complete)
 		}
 	})
 }
