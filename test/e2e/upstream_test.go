@@ -266,6 +266,12 @@ func TestUpstreamShapedCluster(t *testing.T) {
 				if r.err != nil {
 					return fmt.Errorf("%v: %s", r.err, r.stderr)
 				}
+				var view struct {
+					Routers []json.RawMessage `json:"routers"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || len(view.Routers) == 0 {
+					return fmt.Errorf("no routers yet (%v): %s", err, r.stdout)
+				}
 				return nil
 			})
 			if err != nil {
