@@ -39,6 +39,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/host/vswitch"
 	"github.com/ovnk/ovnk/pkg/l2upgrade"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovsdbconn"
 	"github.com/ovnk/ovnk/pkg/version"
 )
 
@@ -98,6 +99,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	defer nb.Close()
+	nbConnected := func() bool { return ovsdbconn.Connected(nb) }
 
 	le := cfg.LeaderElection
 	if name := cluster.HeartbeatLeaseName(cfg.NodeName); le.Enabled && name == le.LeaseName {
@@ -158,7 +160,7 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	if cfg.NodeDataplane {
 		ovsDown = func(ctx context.Context) error { return reachable(ctx, ovsDatabase, cfg.OVSEndpoint) }
 	}
-	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, healthMux(zc.Ready, nb.Connected, ovsDown))); err != nil {
+	if err := mgr.Add(httpEndpoints(cfg.HTTPAddress, healthMux(zc.Ready, nbConnected, ovsDown))); err != nil {
 		return err
 	}
 	if cfg.PprofAddress != "" {
@@ -198,8 +200,8 @@ func Run(ctx context.Context, cfg *config.Config) error {
 		Version:     version.String(),
 		Zone:        zc.LastReconcile,
 		Leader:      func() bool { return isClosed(mgr.Elected()) },
-		NBConnected: nb.Connected,
-		NBDown:      func(ctx context.Context) error { return nbDown(ctx, nb.Connected, cfg.NBEndpoints) },
+		NBConnected: nbConnected,
+		NBDown:      func(ctx context.Context) error { return nbDown(ctx, nbConnected, cfg.NBEndpoints) },
 		Layer2Phase: zc.Layer2Phase,
 		NodeProblem: zc.NodeProblem,
 	}

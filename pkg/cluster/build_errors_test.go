@@ -100,7 +100,7 @@ func TestBuildMixedGoodAndBad(t *testing.T) {
 		{udn("cluster", "udn_x"), "", false, `userdefinednetwork/cluster/udn_x: network name "cluster_udn_x" is also the name of clusteruserdefinednetwork/x; rename one of them`},
 		{udn("ns1", "badkeys"), AnnotationTunnelKeys, false, "userdefinednetwork/ns1/badkeys: annotation k8s.ovn.org/tunnel-keys: tunnel key 0 is outside 1-16777215"},
 		{udn("ns1", "badsubnet"), "", false, `userdefinednetwork/ns1/badsubnet: spec.layer3.subnets: "10.5.0.0/33" is not a CIDR`},
-		{udn("ns1", "hs"), "", false, "userdefinednetwork/ns1/hs: spec.layer3.subnets: host subnet /8 does not fit in 10.7.0.0/16: want a prefix length from 17 to 32"},
+		{udn("ns1", "hs"), "", false, "userdefinednetwork/ns1/hs: spec.layer3.subnets: host subnet /8 does not fit in 10.7.0.0/16: want a prefix length from 17 to 29"},
 		{node("n-bad"), AnnotationNodeSubnets, false, `node/n-bad: annotation k8s.ovn.org/node-subnets: network "default": "10.244.4.0/33" is not a CIDR`},
 		{node("n-nochassis"), AnnotationNodeChassisID, true, "node/n-nochassis: annotation k8s.ovn.org/node-chassis-id: not ready: not set yet (the node's agent sets it)"},
 		{node("n-noid"), AnnotationNodeID, true, "node/n-noid: annotation k8s.ovn.org/node-id: not ready: not set yet (the leader allocates it)"},

@@ -39,7 +39,7 @@ func UserNetworkName(ovnName string) string {
 	return ovnName
 }
 
-// ofFamilies returns the prefixes whose IP family one of subnets has; nil if none.
+// subnetCIDRs are the CIDRs of subnets.
 func subnetCIDRs(subnets []Subnet) []netip.Prefix {
 	out := make([]netip.Prefix, len(subnets))
 	for i, s := range subnets {
@@ -48,6 +48,7 @@ func subnetCIDRs(subnets []Subnet) []netip.Prefix {
 	return out
 }
 
+// ofFamilies returns the prefixes whose IP family one of subnets has; nil if none.
 func ofFamilies(prefixes []netip.Prefix, subnets []Subnet) []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range prefixes {
@@ -77,10 +78,38 @@ func checkSubnet(field, cidr string, hostSubnet int, layer3 bool) (Subnet, error
 		}
 	}
 	if s.HostSubnet <= p.Bits() || s.HostSubnet > p.Addr().BitLen() {
-		return Subnet{}, fmt.Errorf("%s: host subnet /%d does not fit in %s: want a prefix length from %d to %d",
-			field, s.HostSubnet, s.CIDR, p.Bits()+1, p.Addr().BitLen())
+		return Subnet{}, &HostSubnetError{Field: field, Subnet: s.CIDR, HostSubnet: s.HostSubnet}
 	}
 	return s, nil
+}
+
+// HostSubnetError says that a Layer3 subnet cannot be cut into its nodes' blocks: the
+// host subnet (each node's prefix length) is not longer than the subnet's, or longer
+// than an address.
+type HostSubnetError struct {
+	// Field names the subnet's spec field or setting.
+	Field      string
+	Subnet     netip.Prefix
+	HostSubnet int
+}
+
+// HostSubnets are the host subnet lengths that fit in the subnet and leave each node's
+// block an address for pods (CheckSubnets refuses the longer ones): from min to max,
+// none when max < min.
+func (e *HostSubnetError) HostSubnets() (min, max int) {
+	return e.Subnet.Bits() + 1, maxPodPrefix(e.Subnet.Addr().Is4())
+}
+
+// LongestSubnet is the longest prefix length a Layer3 subnet of the family may have:
+// one that holds a node's block with an address for pods.
+func (e *HostSubnetError) LongestSubnet() int { return maxPodPrefix(e.Subnet.Addr().Is4()) - 1 }
+
+func (e *HostSubnetError) Error() string {
+	fix := fmt.Sprintf("no host subnet inside it leaves an address for pods: want a subnet of at most /%d", e.LongestSubnet())
+	if min, max := e.HostSubnets(); min <= max {
+		fix = fmt.Sprintf("want a prefix length from %d to %d", min, max)
+	}
+	return fmt.Sprintf("%s: host subnet /%d does not fit in %s: %s", e.Field, e.HostSubnet, e.Subnet, fix)
 }
 
 // defaultNetwork builds the cluster default network: Layer3, Primary, id 0, serving

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -90,5 +91,29 @@ func TestCUDNNamespaces(t *testing.T) {
 				t.Fatalf("CUDNNamespaces = %v, %v; want %v (error %v)", got, err, tc.want, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestHostSubnetErrorSuggestsOnlyWorkingLengths checks that a host subnet that does not
+// fit is told the lengths that fit and leave pods an address (CheckSubnets refuses
+// longer ones), or, when none does, the longest subnet that holds one.
+func TestHostSubnetErrorSuggestsOnlyWorkingLengths(t *testing.T) {
+	for _, tc := range []struct {
+		cidr       string
+		hostSubnet int // 0: the family's default
+		want       string
+	}{
+		{"10.7.0.0/24", 0, "f: host subnet /24 does not fit in 10.7.0.0/24: want a prefix length from 25 to 29"},
+		{"10.7.0.0/28", 0, "f: host subnet /24 does not fit in 10.7.0.0/28: want a prefix length from 29 to 29"},
+		{"10.7.0.0/29", 0, "f: host subnet /24 does not fit in 10.7.0.0/29: no host subnet inside it leaves an address for pods: want a subnet of at most /28"},
+		{"10.7.0.0/16", 33, "f: host subnet /33 does not fit in 10.7.0.0/16: want a prefix length from 17 to 29"},
+		{"fd00:7::/120", 0, "f: host subnet /64 does not fit in fd00:7::/120: want a prefix length from 121 to 126"},
+		{"fd00:7::/127", 0, "f: host subnet /64 does not fit in fd00:7::/127: no host subnet inside it leaves an address for pods: want a subnet of at most /125"},
+	} {
+		_, err := checkSubnet("f", tc.cidr, tc.hostSubnet, true)
+		var hs *HostSubnetError
+		if !errors.As(err, &hs) || err.Error() != tc.want {
+			t.Errorf("%s with host subnet %d: %v, want a *HostSubnetError %q", tc.cidr, tc.hostSubnet, err, tc.want)
+		}
 	}
 }

@@ -86,6 +86,12 @@ func Connect(ctx context.Context, cfg Config, db Database) (client.Client, error
 	return c, nil
 }
 
+// Connected reports whether c is connected to its server now. libovsdb's own
+// Connected stays true from the loss of the server until a reconnect succeeds (it is
+// cleared only by Disconnect and Close), while the client drops the lost connection
+// at once: it then names no endpoint it is connected to.
+func Connected(c client.Client) bool { return c.Connected() && c.CurrentEndpoint() != "" }
+
 // cause is what is left of a connection error once the endpoint is named: libovsdb
 // names the endpoint again, and the dial error a third time, so of a dial error only
 // the operation and why remain. Other errors are returned as they are.

@@ -12,7 +12,7 @@ import (
 
 // nadRecheck is how often the leader asks again whether the API server serves
 // NetworkAttachmentDefinitions while it does not: their CRD may come any time (with
-// Multus, or kubectl ovnk install).
+// Multus, for one).
 const nadRecheck = time.Minute
 
 // nadAPI says whether passes read and write NetworkAttachmentDefinitions: once the API
@@ -51,7 +51,7 @@ func (a *nadAPI) available() bool {
 		return false
 	case !ok:
 		if !a.saidAbsent {
-			a.log.Info("NetworkAttachmentDefinitions are not served (no CRD network-attachment-definitions.k8s.cni.cncf.io): the networks get no NADs until they are; install the CRD with kubectl ovnk install, or Multus",
+			a.log.Info("NetworkAttachmentDefinitions are not served (no CRD network-attachment-definitions.k8s.cni.cncf.io): the networks get no NADs until they are; install Multus or that CRD",
 				"recheck", nadRecheck)
 			a.saidAbsent = true
 		}

@@ -54,9 +54,6 @@ type nadWrite struct {
 // nadKey names a NAD.
 type nadKey = types.NamespacedName
 
-// nadOwnerGroup is the API group of network objects, which NADs' owner references name.
-var nadOwnerGroup = ovnkv1.SchemeGroupVersion.Group
-
 // networkController returns the network object controlling nad: its controller
 // reference when that is a UserDefinedNetwork or ClusterUserDefinedNetwork; nil for a
 // NAD that is no network's.
@@ -65,7 +62,7 @@ func networkController(nad *nadv1.NetworkAttachmentDefinition) *metav1.OwnerRefe
 	if c == nil || (c.Kind != "UserDefinedNetwork" && c.Kind != "ClusterUserDefinedNetwork") {
 		return nil
 	}
-	if gv, err := schema.ParseGroupVersion(c.APIVersion); err != nil || gv.Group != nadOwnerGroup {
+	if gv, err := schema.ParseGroupVersion(c.APIVersion); err != nil || gv.Group != ovnkv1.GroupName {
 		return nil
 	}
 	return c
@@ -85,18 +82,16 @@ func (p *planner) adoptNADIDs(e *netEntry, nads []*nadv1.NetworkAttachmentDefini
 		e.problem = &problem{ReasonUnreadableNADIDs, err.Error() + "; fix or remove the annotation for the leader to use the NAD's ids or allocate new ones"}
 		return
 	}
-	fail := func(err error) {
+	// What an earlier pass allocated the network and never wrote gives way first.
+	p.releaseNetwork(e.name)
+	err = p.networkIDs.Reserve(e.name, ids.ID)
+	if err == nil && len(ids.TunnelKeys) > 0 {
+		if err = p.tunnelKeys.Reserve(e.name, ids.TunnelKeys); err != nil {
+			p.releaseNetwork(e.name)
+		}
+	}
+	if err != nil {
 		e.problem = &problem{ReasonNetworkIDConflict, fmt.Sprintf("the ids on NetworkAttachmentDefinition %s cannot be adopted: %v", ids.NAD, err)}
-	}
-	if !reserveOrRelease(func() error { return p.networkIDs.Reserve(e.name, ids.ID) }, func() { p.networkIDs.Release(e.name) }) {
-		fail(p.networkIDs.Reserve(e.name, ids.ID))
-		return
-	}
-	if len(ids.TunnelKeys) > 0 &&
-		!reserveOrRelease(func() error { return p.tunnelKeys.Reserve(e.name, ids.TunnelKeys) }, func() { p.tunnelKeys.Release(e.name) }) {
-		err := p.tunnelKeys.Reserve(e.name, ids.TunnelKeys)
-		p.releaseNetwork(e.name)
-		fail(err)
 		return
 	}
 	// The object's annotations do not show them yet: persisted stays false, and

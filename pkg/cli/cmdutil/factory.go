@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 )
 
@@ -39,13 +40,17 @@ type Factory struct {
 	TerminalWidth func(any) int
 }
 
-// Scheme holds the types the plugin reads and writes: Kubernetes' own and k8s.ovn.org's.
+// Scheme holds the types the plugin reads and writes: Kubernetes' own, k8s.ovn.org's,
+// and the NetworkAttachmentDefinitions where upstream OVN-Kubernetes keeps networks' ids.
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	if err := ovnkv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := nadv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

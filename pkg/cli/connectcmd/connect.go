@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -244,14 +245,7 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 	var done []string
 	var written []client.Object
 	for _, n := range p.label {
-		before := n.CUDN.DeepCopy()
-		if n.CUDN.Labels == nil {
-			n.CUDN.Labels = map[string]string{}
-		}
-		n.CUDN.Labels[NetworkNameLabel] = n.CUDN.Name
-		// Optimistic locking: a network relabelled meanwhile is checked again by a rerun.
-		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := s.Client.Patch(ctx, n.CUDN, patch, opts...); err != nil {
+		if err := labelNetwork(ctx, s.Client, n.CUDN, opts...); err != nil {
 			return s.Failed(err, fmt.Sprintf("label ClusterUserDefinedNetwork %s %s=%s", n.CUDN.Name, NetworkNameLabel, n.CUDN.Name))
 		}
 		done = append(done, fmt.Sprintf("clusteruserdefinednetwork.%s/%s labeled%s", ovnkv1.GroupName, n.CUDN.Name, suffix))
@@ -270,6 +264,34 @@ func (o *connectOptions) apply(ctx context.Context, s *session, p *plan) error {
 	done = append(done, fmt.Sprintf("clusternetworkconnect.%s/%s created%s", ovnkv1.GroupName, cnc.Name, suffix))
 	_, err := fmt.Fprintln(o.f.Out, strings.Join(done, "\n"))
 	return err
+}
+
+// labelNetwork sets NetworkNameLabel on cudn, as read by the plan, under an optimistic
+// lock. A conflict is mostly the leader's own writes to a network just created (its
+// id, its status): cudn is then read again and, unless its label now names another
+// network (otherNetworksName), labelled again. A label naming cudn already is left.
+func labelNetwork(ctx context.Context, c client.Client, cudn *ovnkv1.ClusterUserDefinedNetwork, opts ...client.PatchOption) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !first {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(cudn), cudn); err != nil {
+				return err
+			}
+			if err := otherNetworksName(cudn); err != nil {
+				return err
+			}
+			if cudn.Labels[NetworkNameLabel] == cudn.Name {
+				return nil
+			}
+		}
+		first = false
+		before := cudn.DeepCopy()
+		if cudn.Labels == nil {
+			cudn.Labels = map[string]string{}
+		}
+		cudn.Labels[NetworkNameLabel] = cudn.Name
+		return c.Patch(ctx, cudn, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), opts...)
+	})
 }
 
 // request reads the arguments and flags, refusing mistakes before the cluster is asked.

@@ -261,12 +261,11 @@ func labelsToAdd(snap *snapshot, nets []netview.Network) ([]netview.Network, err
 		if msgs := validation.IsValidLabelValue(name); len(msgs) > 0 {
 			return nil, fmt.Errorf("network %s cannot be selected by name: a label value holds its name only up to 63 characters; select it with a label of your own in a ClusterNetworkConnect written by hand", name)
 		}
-		switch v, ok := n.CUDN.Labels[NetworkNameLabel]; {
-		case !ok:
+		if err := otherNetworksName(n.CUDN); err != nil {
+			return nil, err
+		}
+		if _, ok := n.CUDN.Labels[NetworkNameLabel]; !ok {
 			out = append(out, n)
-		case v != name:
-			return nil, fmt.Errorf("network %s has label %s=%s, which names another network: connect selects networks by that label, so fix it with `kubectl label clusteruserdefinednetwork %s %s=%s --overwrite`",
-				name, NetworkNameLabel, v, name, NetworkNameLabel, name)
 		}
 	}
 	for _, n := range snap.networks {
@@ -279,6 +278,16 @@ func labelsToAdd(snap *snapshot, nets []netview.Network) ([]netview.Network, err
 		}
 	}
 	return out, nil
+}
+
+// otherNetworksName refuses a ClusterUserDefinedNetwork whose NetworkNameLabel names
+// another network: a connect selecting it by its own name would miss it.
+func otherNetworksName(cudn *ovnkv1.ClusterUserDefinedNetwork) error {
+	if v, ok := cudn.Labels[NetworkNameLabel]; ok && v != cudn.Name {
+		return fmt.Errorf("network %s has label %s=%s, which names another network: connect selects networks by that label, so fix it with `kubectl label clusteruserdefinednetwork %s %s=%s --overwrite`",
+			cudn.Name, NetworkNameLabel, v, cudn.Name, NetworkNameLabel, cudn.Name)
+	}
+	return nil
 }
 
 // maxNameLength keeps derived names DNS labels.

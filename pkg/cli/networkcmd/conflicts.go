@@ -125,7 +125,11 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	}
 	model := netview.NewModel(append(others, n), nsLabels)
 	mine, err := model.Network(n)
-	if err != nil {
+	var hostSubnet *cluster.HostSubnetError
+	switch {
+	case errors.As(err, &hostSubnet):
+		return hostSubnetRefusal(hostSubnet)
+	case err != nil:
 		return fmt.Errorf("%w: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)", err)
 	}
 	ordered, byName := seniority(model, others)
@@ -167,6 +171,21 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	default:
 		return err
 	}
+}
+
+// hostSubnetRefusal is e in the flags' words: a Layer3 --subnet that cannot hold its
+// nodes' blocks, and the host subnets or the subnets that would work.
+func hostSubnetRefusal(e *cluster.HostSubnetError) error {
+	if min, max := e.HostSubnets(); min <= max {
+		blocks := fmt.Sprintf("from /%d to /%d", min, max)
+		if min == max {
+			blocks = fmt.Sprintf("of /%d", min)
+		}
+		return fmt.Errorf("--subnet %s: cannot hold a node's block of /%d: give each node a block %s (--host-subnet), or use a larger --subnet",
+			e.Subnet, e.HostSubnet, blocks)
+	}
+	return fmt.Errorf("--subnet %s: cannot hold a node's block of /%d, nor any block with an address for pods: use a larger --subnet, of at most /%d",
+		e.Subnet, e.HostSubnet, e.LongestSubnet())
 }
 
 // seniority orders the valid networks of others as the leader weighs them in a

@@ -73,7 +73,12 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now())}
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
-	d.Nodes(humanview.Readiness(reports, n.OVNName(), "network"))
+	if sum := n.Summarize(reports); sum.FromConditions {
+		d.TextSection("Nodes", "", []string{"no node reports on its zone (no ovnk agent): the network is " +
+			sum.Status + " by the conditions above, which upstream's cluster manager sets"})
+	} else {
+		d.Nodes(sum.Nodes)
+	}
 	// The model of n alone selects as one of every network: selection looks at each
 	// network on its own.
 	d.connections(connectsByNetwork(netview.NewModel([]netview.Network{n}, nsLabels), cncs)[n.OVNName()])

@@ -44,7 +44,10 @@ UserDefinedNetwork, NAME for a ClusterUserDefinedNetwork. READY counts the nodes
 whose agent reports the network programmed in its zone (the ovnk.io/zone-status
 annotation of each Node). STATUS is Ready, Pending (some zones have not programmed
 it yet), or why the leader refused the network (the reason of its NetworkCreated
-condition, e.g. SubnetOverlap: network describe shows the message). CONNECTED names
+condition, e.g. SubnetOverlap: network describe shows the message). On a cluster
+run by upstream OVN-Kubernetes no node reports its zone: READY is "-" and STATUS
+comes from the conditions its cluster manager sets, Ready when NetworkCreated and
+NetworkAllocationSucceeded are True. CONNECTED names
 the ClusterNetworkConnects that select the network.
 
 On a terminal the table fits its width: cells of several values stack, and AGE,

@@ -142,9 +142,12 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 // row is n's row of the table: deleted, its STATUS says so.
 func (v *listView) row(n netview.Network, reports []cluster.ZoneReport, connects map[string][]ovnkv1.ClusterNetworkConnect, deleted bool) []humanview.Cell {
 	p := v.p
-	rs := humanview.Readiness(reports, n.OVNName(), "network")
-	ready := humanview.CountReady(rs)
-	status, _ := n.Status(rs)
+	sum := n.Summarize(reports)
+	ready, status := humanview.CountReady(sum.Nodes), sum.Status
+	readyCell := humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(sum.Nodes)), p.Ratio(ready, len(sum.Nodes)))
+	if sum.FromConditions {
+		readyCell = humanview.Text("-") // no per-node word without zone reports
+	}
 	statusStyle := p.Bad // the leader refused it
 	switch {
 	case deleted:
@@ -161,7 +164,7 @@ func (v *listView) row(n netview.Network, reports []cluster.ZoneReport, connects
 		humanview.Text(string(n.Role())),
 		humanview.List(n.Subnets(), p.Faint),
 		humanview.Text(string(n.Transport())),
-		humanview.Styled(strconv.Itoa(ready)+"/"+strconv.Itoa(len(rs)), p.Ratio(ready, len(rs))),
+		readyCell,
 		humanview.Styled(status, statusStyle),
 		humanview.List(names(connects[n.OVNName()]), p.Faint),
 		humanview.Text(humanview.Age(n.Object().GetCreationTimestamp(), v.o.now())),

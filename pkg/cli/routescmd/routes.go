@@ -50,8 +50,10 @@ wrapped or cut.
 
 NETWORK is "default", a ClusterUserDefinedNetwork's name, a UserDefinedNetwork as
 NAMESPACE/NAME (or NAME with -n), or an OVN network name such as cluster_udn_blue.
-The zone is read from the node's agent (ovnk-agent dump through pods/exec), or
-straight from an NB with --nb or the settings' nb-endpoints.`,
+The zone is read through the node's agent with pods/exec: ovnk's agent (ovnk-agent
+dump), or, on a cluster run by upstream OVN-Kubernetes, the node's ovnkube-node pod
+(its NB container), found with no configuration; or straight from an NB with --nb or
+the settings' nb-endpoints.`,
 		Example: `  # Every router of the default network on the first node
   kubectl ovnk routes default
 
@@ -70,7 +72,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 	o.out = cmdutil.AddDataOutputFlag(cmd, "wide")
 	cmd.Flag("output").Usage = "output format: wide (every column), json, yaml, jsonpath=…, go-template=… (default: tables)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
-	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
+	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of through the node's agent (ovnk's, or upstream's ovnkube-node pod)")
 	cmd.Flags().BoolVar(&o.policies, "policies", false, "also show each router's routing policies (lr-policy-list)")
 	cmd.Flags().BoolVar(&o.nat, "nat", false, "also show each router's NAT rules (lr-nat-list)")
 	_ = cmd.RegisterFlagCompletionFunc("node", f.CompleteNames(cmdutil.ListNodeNames))

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 )
 
@@ -47,9 +48,19 @@ const minReason = 16
 // render writes the report: the agents table, the networks table and a summary.
 func (v *view) render(w io.Writer, r Report) error {
 	var out bytes.Buffer
+	// Neither DaemonSet found says nothing the agents table does not: agents may run
+	// outside a DaemonSet, and their Leases speak for them.
+	if r.Cluster != nil && r.Cluster.Kind != clusterkind.None {
+		line := "Cluster: " + r.Cluster.String()
+		if v.width > 0 && len(line) > v.width {
+			line = strings.Join(humanview.Wrap("/")(line, v.width-2), "\n  ")
+		}
+		out.WriteString(line + "\n\n")
+	}
+	upstream := r.Cluster != nil && r.Cluster.Kind == clusterkind.Upstream
 	if len(r.Nodes) == 0 {
 		out.WriteString("No nodes in the cluster.\n")
-	} else if err := v.nodeTable(r.Nodes).Render(&out, v.width); err != nil {
+	} else if err := v.nodeTable(r.Nodes, upstream).Render(&out, v.width); err != nil {
 		return err
 	}
 	out.WriteString("\n")
@@ -70,8 +81,9 @@ func (v *view) render(w io.Writer, r Report) error {
 }
 
 // nodeTable is the agents: VERSION only with -o wide, so that the table fits 80
-// columns with room for the reason an agent is not ready and its last error.
-func (v *view) nodeTable(nodes []NodeStatus) *humanview.Table {
+// columns with room for the reason an agent is not ready and its last error. Upstream
+// agents (ovnkube-node pods) report no reconcile: RECONCILED stays empty.
+func (v *view) nodeTable(nodes []NodeStatus, upstream bool) *humanview.Table {
 	t := &humanview.Table{Header: v.bold, Wide: v.wide, Columns: []humanview.Column{
 		{Header: "NODE"}, {Header: "AGENT"}, {Header: "VERSION", Wide: true}, {Header: "LEADER"},
 		{Header: "RECONCILED"}, {Header: "REASON", MinWidth: minReason},
@@ -93,7 +105,7 @@ func (v *view) nodeTable(nodes []NodeStatus) *humanview.Table {
 		switch {
 		case n.LastReconcile != nil:
 			row[4] = humanview.Text(age(v.now, *n.LastReconcile) + " ago")
-		case n.Agent:
+		case n.Agent && !upstream:
 			row[4] = humanview.Styled("never", v.faint)
 		}
 		t.Add(row...)
@@ -130,7 +142,10 @@ func (v *view) networkTable(networks []NetworkStatus) *humanview.Table {
 			style = v.bad
 		}
 		ready := humanview.Styled(fmt.Sprintf("%d/%d", nw.ReadyNodes, nw.TotalNodes), v.good)
-		if len(nw.NotReady) > 0 || nw.TotalNodes == 0 {
+		switch {
+		case nw.FromConditions:
+			ready = humanview.Text("-") // no node reports on its zone
+		case len(nw.NotReady) > 0 || nw.TotalNodes == 0:
 			ready.Style = &v.bad
 		}
 		t.Add(humanview.Text(nw.Name), humanview.Text(nw.Network), humanview.Styled(nw.Status, style), ready, humanview.Text(oneLine(nw.Reason)))

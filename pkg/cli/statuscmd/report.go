@@ -10,11 +10,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
-	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/manifests"
@@ -26,6 +27,10 @@ type Report struct {
 	// Ready is true when every node's agent is ready and every network is ready on
 	// every node; a cluster without nodes is not ready.
 	Ready bool `json:"ready"`
+	// Cluster says which OVN-Kubernetes runs the cluster (clusterkind.Detect); nil
+	// when it could not be told. Under upstream OVN-Kubernetes a node's agent is its
+	// ovnkube-node pod.
+	Cluster *clusterkind.Cluster `json:"cluster,omitempty"`
 	// Nodes are the cluster's nodes, by name.
 	Nodes []NodeStatus `json:"nodes"`
 	// Networks are the user-defined networks (ClusterUserDefinedNetworks and
@@ -37,10 +42,13 @@ type Report struct {
 }
 
 // NodeStatus is one node's agent, as its heartbeat Lease (ovnk-agent-<node> in the
-// agent's namespace) and its agent pod tell.
+// agent's namespace) and its agent pod tell; on a cluster run by upstream
+// OVN-Kubernetes, as its ovnkube-node pod tells (Agent, Ready, NotReadyReason and Pod
+// alone are set).
 type NodeStatus struct {
 	Node string `json:"node"`
-	// Agent is false when the node has no heartbeat Lease: no agent ever ran there.
+	// Agent is false when the node has no heartbeat Lease: no agent ever ran there
+	// (upstream: no ovnkube-node pod).
 	Agent bool `json:"agent"`
 	// Ready: the heartbeat is fresh (renewed within its lease duration), the agent is
 	// connected to its NB, reaches its node's Open vSwitch database (if it does the
@@ -62,7 +70,8 @@ type NodeStatus struct {
 	LastError string `json:"lastError,omitempty"`
 	// Heartbeat is when the agent last renewed its Lease.
 	Heartbeat *time.Time `json:"heartbeat,omitempty"`
-	// Pod is the node's agent pod, when the agent runs as the DaemonSet.
+	// Pod is the node's agent pod, when the agent runs as the DaemonSet (upstream:
+	// its ovnkube-node pod).
 	Pod string `json:"pod,omitempty"`
 }
 
@@ -81,9 +90,14 @@ type NetworkStatus struct {
 	// Ready (netview.Network.Status).
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
-	// ReadyNodes of TotalNodes have programmed the network in their zone.
+	// ReadyNodes of TotalNodes have programmed the network in their zone; both 0 when
+	// FromConditions.
 	ReadyNodes int `json:"readyNodes"`
 	TotalNodes int `json:"totalNodes"`
+	// FromConditions says that no node reports on its zone (no ovnk agent) and Status
+	// comes from the conditions upstream's cluster manager sets on the network
+	// (netview.Network.Summarize).
+	FromConditions bool `json:"fromConditions,omitempty"`
 	// NotReady are the other nodes, by name, each with its reason.
 	NotReady []NodeReason `json:"notReady,omitempty"`
 }
@@ -115,6 +129,8 @@ func (r Report) Pending() []string {
 			out = append(out, fmt.Sprintf("network %s (%s)", nw.Name, nw.Status))
 		case len(nw.NotReady) > 0:
 			out = append(out, fmt.Sprintf("network %s on %s", nw.Name, nodeNames(nw.NotReady)))
+		case nw.FromConditions && nw.Status != netview.StatusReady:
+			out = append(out, fmt.Sprintf("network %s (%s)", nw.Name, nw.Reason))
 		}
 	}
 	return out
@@ -146,32 +162,46 @@ func nodeNames(rs []NodeReason) string {
 // inputs are the objects a Report is computed from.
 type inputs struct {
 	namespace string // the agent's
-	nodes     []corev1.Node
-	leases    []coordinationv1.Lease
-	pods      []corev1.Pod // the agent's
-	cudns     []ovnkv1.ClusterUserDefinedNetwork
-	udns      []ovnkv1.UserDefinedNetwork
+	// cluster is what runs the cluster; nil when unknown. Under upstream, pods are
+	// its ovnkube-node pods and there are no Leases.
+	cluster *clusterkind.Cluster
+	nodes   []corev1.Node
+	leases  []coordinationv1.Lease
+	pods    []corev1.Pod // the agent's
+	cudns   []ovnkv1.ClusterUserDefinedNetwork
+	udns    []ovnkv1.UserDefinedNetwork
 	// networksErr is why the networks could not be listed.
 	networksErr error
 }
 
 // gather lists the inputs: every Node, the Leases and agent pods in the agent's
-// namespace, every ClusterUserDefinedNetwork and UserDefinedNetwork. A cluster without
-// the network CRDs still has agents to show: that error is kept in the inputs.
-func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, error) {
-	in := &inputs{namespace: namespace}
+// namespace (under upstream OVN-Kubernetes, cl says, its ovnkube-node pods), every
+// ClusterUserDefinedNetwork and UserDefinedNetwork. A cluster without the network
+// CRDs still has agents to show: that error is kept in the inputs.
+func gather(ctx context.Context, c client.Reader, namespace string, cl *clusterkind.Cluster) (*inputs, error) {
+	in := &inputs{namespace: namespace, cluster: cl}
 	var nodes corev1.NodeList
 	if err := c.List(ctx, &nodes); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	var leases coordinationv1.LeaseList
-	if err := c.List(ctx, &leases, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list leases in namespace %s: %w", namespace, err)
-	}
 	var pods corev1.PodList
-	agentPods := client.MatchingLabels{manifests.LabelName: manifests.AgentName, manifests.LabelPartOf: "ovnk"}
-	if err := c.List(ctx, &pods, client.InNamespace(namespace), agentPods); err != nil {
-		return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
+	if cl != nil && cl.Kind == clusterkind.Upstream {
+		sel, err := metav1.LabelSelectorAsSelector(cl.PodSelector)
+		if err != nil {
+			return nil, fmt.Errorf("DaemonSet %s/%s's selector: %w", cl.Namespace, cl.DaemonSet, err)
+		}
+		if err := c.List(ctx, &pods, client.InNamespace(cl.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, fmt.Errorf("list %s pods in namespace %s: %w", cl.DaemonSet, cl.Namespace, err)
+		}
+	} else {
+		if err := c.List(ctx, &leases, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("list leases in namespace %s: %w", namespace, err)
+		}
+		agentPods := client.MatchingLabels{manifests.LabelName: manifests.AgentName, manifests.LabelPartOf: "ovnk"}
+		if err := c.List(ctx, &pods, client.InNamespace(namespace), agentPods); err != nil {
+			return nil, fmt.Errorf("list agent pods in namespace %s: %w", namespace, err)
+		}
 	}
 	cudns, udns, err := netview.ListAll(ctx, c)
 	switch {
@@ -198,8 +228,13 @@ func build(in *inputs, now time.Time) Report {
 	nodes := slices.Clone(in.nodes)
 	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 
-	r := Report{Nodes: []NodeStatus{}, Networks: []NetworkStatus{}}
+	r := Report{Nodes: []NodeStatus{}, Networks: []NetworkStatus{}, Cluster: in.cluster}
+	upstream := in.cluster != nil && in.cluster.Kind == clusterkind.Upstream
 	for _, n := range nodes {
+		if upstream {
+			r.Nodes = append(r.Nodes, upstreamNodeStatus(n.Name, pods[n.Name], in.cluster))
+			continue
+		}
 		r.Nodes = append(r.Nodes, nodeStatus(n.Name, leases[cluster.HeartbeatLeaseName(n.Name)], pods[n.Name], in.namespace, now))
 	}
 	if in.networksErr != nil {
@@ -268,6 +303,49 @@ func nodeStatus(node string, lease *coordinationv1.Lease, pods []*corev1.Pod, na
 	return s
 }
 
+// upstreamNodeStatus is a node's ovnkube-node pod of cl's DaemonSet: its agent under
+// upstream OVN-Kubernetes, ready when the pod is Ready.
+func upstreamNodeStatus(node string, pods []*corev1.Pod, cl *clusterkind.Cluster) NodeStatus {
+	s := NodeStatus{Node: node, Agent: len(pods) > 0}
+	if pod := readyPod(pods); pod != nil {
+		s.Pod, s.Ready = pod.Name, true
+		return s
+	}
+	if len(pods) == 0 {
+		s.NotReadyReason = fmt.Sprintf("no pod of DaemonSet %s/%s on the node", cl.Namespace, cl.DaemonSet)
+		return s
+	}
+	s.Pod = pods[0].Name
+	s.NotReadyReason = "pod " + pods[0].Name + " is not Ready" + whyNotReady(pods[0])
+	return s
+}
+
+// whyNotReady names the pod's containers that are not ready and why (waiting with a
+// reason, terminated, or not ready while running), as ": c1 CrashLoopBackOff, c2 not
+// ready"; "" when the status names none (the pod is pending, say).
+func whyNotReady(p *corev1.Pod) string {
+	var parts []string
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.Ready:
+			continue
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+			parts = append(parts, c.Name+" "+c.State.Waiting.Reason)
+		case c.State.Terminated != nil:
+			parts = append(parts, c.Name+" terminated ("+c.State.Terminated.Reason+")")
+		default:
+			parts = append(parts, c.Name+" not ready")
+		}
+	}
+	if len(parts) == 0 {
+		if p.Status.Phase != "" && p.Status.Phase != corev1.PodRunning {
+			return " (" + string(p.Status.Phase) + ")"
+		}
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
 // readyPod returns a Ready pod of pods, or nil. During a rolling update a node may have
 // two agent pods for a moment; one Ready pod is enough.
 func readyPod(pods []*corev1.Pod) *corev1.Pod {
@@ -283,15 +361,15 @@ func readyPod(pods []*corev1.Pod) *corev1.Pod {
 
 // networkStatus aggregates the nodes' zone reports on one network.
 func networkStatus(n netview.Network, reports []cluster.ZoneReport) NetworkStatus {
-	s := NetworkStatus{Network: n.OVNName(), Kind: n.Kind(), Name: n.Ref(), TotalNodes: len(reports)}
-	rs := humanview.Readiness(reports, n.OVNName(), "network")
-	for _, r := range rs {
+	sum := n.Summarize(reports)
+	s := NetworkStatus{Network: n.OVNName(), Kind: n.Kind(), Name: n.Ref(), TotalNodes: len(sum.Nodes), FromConditions: sum.FromConditions}
+	for _, r := range sum.Nodes {
 		if r.Ready {
 			s.ReadyNodes++
 		} else {
 			s.NotReady = append(s.NotReady, NodeReason{Node: r.Node, Reason: r.Reason})
 		}
 	}
-	s.Status, s.Reason = n.Status(rs)
+	s.Status, s.Reason = sum.Status, sum.Reason
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 )
 
 // Defaults of the flags and of the polling of --wait.
@@ -59,6 +60,13 @@ database, it reaches its node's Open vSwitch database (when it programs the node
 itself), it has reconciled its zone at least once, and its pod, if it runs as the
 DaemonSet, is Ready. A node without a heartbeat Lease has no agent.
 
+The first line says which OVN-Kubernetes runs the cluster (as version does) when
+its DaemonSet is found. On a
+cluster run by upstream OVN-Kubernetes a node's agent is its ovnkube-node pod,
+ready when the pod is Ready (else the containers that are not, and why); no node
+reports on its zone, so a network's status comes from the conditions upstream's
+cluster manager sets (NetworkCreated, NetworkAllocationSucceeded) and READY is "-".
+
 With --wait, look again every few seconds until every agent and every network on every
 node is ready, showing progress on standard error; at the timeout, exit non-zero
 naming what is still not ready.`,
@@ -103,8 +111,15 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	namespace := o.f.Settings.AgentNamespace
+	// Which OVN-Kubernetes runs the cluster does not change between looks.
+	var cl *clusterkind.Cluster
+	if got, err := clusterkind.Detect(ctx, conn.Clientset, namespace); err != nil {
+		fmt.Fprintf(o.f.ErrOut, "Warning: which OVN-Kubernetes runs the cluster is unknown, so ovnk's agents are looked for: %v\n", conn.Explain(err))
+	} else {
+		cl = &got
+	}
 	look := func(ctx context.Context) (Report, error) {
-		in, err := gather(ctx, conn.Client, namespace)
+		in, err := gather(ctx, conn.Client, namespace, cl)
 		if err != nil {
 			return Report{}, conn.Explain(err)
 		}

@@ -42,8 +42,10 @@ in the zone with its rtocr- link port and how many of its priority-9001 policies
 steer traffic to the connect router. A UserDefinedNetwork of a namespace named
 "connect" is then named NAME -n connect, or by its OVN name.
 
-The zone is read from the node's agent (ovnk-agent dump through pods/exec), or
-straight from an NB with --nb or the settings' nb-endpoints.`,
+The zone is read through the node's agent with pods/exec: ovnk's agent (ovnk-agent
+dump), or, on a cluster run by upstream OVN-Kubernetes, the node's ovnkube-node pod
+(its NB container), found with no configuration; or straight from an NB with --nb or
+the settings' nb-endpoints.`,
 		Example: `  # The default network on the first node
   kubectl ovnk topology
 
@@ -66,7 +68,7 @@ straight from an NB with --nb or the settings' nb-endpoints.`,
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: a tree)"
 	cmd.Flags().StringVar(&o.node, "node", "", "the node whose zone to show (default: the only node, else the first by name)")
 	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "NETWORK is a ClusterUserDefinedNetwork, when a UserDefinedNetwork has the same name")
-	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the node's agent")
+	cmd.Flags().StringVar(&o.nb, "nb", "", "read the zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of through the node's agent (ovnk's, or upstream's ovnkube-node pod)")
 	_ = cmd.RegisterFlagCompletionFunc("node", f.CompleteNames(cmdutil.ListNodeNames))
 	return cmd
 }

@@ -53,9 +53,10 @@ through the node's management port.
 DST is a pod (reached at its address on SRC's network when it has one, else on its
 primary network), node/NAME (its primary address), or any IP address.
 
-Only the zones the packet reaches are read, through each node's agent
-(ovnk-agent dump through pods/exec) or from the NB endpoints of --nb or the
-settings' nb-endpoints. --save writes everything the trace read to a file that
+Only the zones the packet reaches are read, through each node's agent with
+pods/exec (ovnk's agent, or on a cluster run by upstream OVN-Kubernetes the node's
+ovnkube-node pod, found with no configuration) or from the NB endpoints of --nb or
+the settings' nb-endpoints. --save writes everything the trace read to a file that
 --from-file replays anywhere, without a cluster.
 
 The exit status is 0 whenever the trace ran, whatever its verdict. It is 1, with one
@@ -88,7 +89,7 @@ zone of SRC's or DST's node cannot be read.`,
 	fs.StringVar(&o.network, "network", "", "the source's network, when it has several: default, a ClusterUserDefinedNetwork's name, NAMESPACE/NAME of a UserDefinedNetwork, or an OVN network name (default: the pod's primary network)")
 	fs.BoolVarP(&o.ipv6, "ipv6", "6", false, "trace IPv6 (default: IPv4 when both ends have it)")
 	fs.BoolVar(&o.noReply, "no-reply", false, "trace only the forward direction, not the reply")
-	fs.StringVar(&o.nb, "nb", "", "read every zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of the nodes' agents")
+	fs.StringVar(&o.nb, "nb", "", "read every zone from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of through the nodes' agents (ovnk's, or upstream's ovnkube-node pods)")
 	fs.StringVar(&o.save, "save", "", "also write everything the trace read (zones, chassis, pods, request) to this file, for --from-file")
 	fs.StringVar(&o.fromFile, "from-file", "", "replay a trace written by --save, without a cluster")
 	_ = cmd.RegisterFlagCompletionFunc("network", f.CompleteNames(livezone.ListNetworkNames))

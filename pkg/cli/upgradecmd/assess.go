@@ -38,6 +38,9 @@ type inputs struct {
 	leaseErr error
 	// namespace is the agent namespace, where the Leases are.
 	namespace string
+	// idProblems say why networks' ids could not be read from their NADs, or the NADs
+	// not listed, one line each.
+	idProblems []string
 }
 
 // assess gathers the inputs from the API server, reads every node's zone through src
@@ -86,12 +89,26 @@ func gather(ctx context.Context, c client.Reader, namespace string) (*inputs, er
 	if err != nil {
 		return nil, err
 	}
-	in.cluster = cluster.Inputs{Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items}
-	for i := range cudns {
-		in.cluster.CUDNs = append(in.cluster.CUDNs, &cudns[i])
+	// Upstream OVN-Kubernetes keeps the networks' ids on their NADs: a network is
+	// assessed with those when its object has none.
+	nads, warning, err := netview.ListNADs(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	for i := range udns {
-		in.cluster.UDNs = append(in.cluster.UDNs, &udns[i])
+	if warning != "" {
+		in.idProblems = append(in.idProblems, warning)
+	}
+	in.cluster = cluster.Inputs{Nodes: nodes.Items, Namespaces: namespaces.Items, Pods: pods.Items}
+	for _, n := range netview.FromLists(&ovnkv1.ClusterUserDefinedNetworkList{Items: cudns}, &ovnkv1.UserDefinedNetworkList{Items: udns}) {
+		n, err := n.WithIDs(nads)
+		if err != nil {
+			in.idProblems = append(in.idProblems, oneLine(err.Error()))
+		}
+		if n.Cluster() {
+			in.cluster.CUDNs = append(in.cluster.CUDNs, n.CUDN)
+		} else {
+			in.cluster.UDNs = append(in.cluster.UDNs, n.UDN)
+		}
 	}
 	// Without the Leases (no agent namespace, no access) the agents' phases are
 	// unknown; nodes are then judged by their annotations, pods and zones.
@@ -213,6 +230,7 @@ func warnings(in *inputs, buildErrs []error) []string {
 		}
 		out = append(out, what+": "+strings.Join(problems[ref], "; "))
 	}
+	out = append(out, in.idProblems...)
 	if in.leaseErr != nil {
 		out = append(out, fmt.Sprintf("the agents' phases are unknown: cannot list the heartbeat Leases in namespace %s (set --agent-namespace to the agent's namespace): %s",
 			in.namespace, oneLine(in.leaseErr.Error())))

@@ -82,11 +82,14 @@ overlapped its subnets and others were chosen. Then how many nodes are upgraded,
 what to do next, most pressing first. The upgrade is complete when every node is
 upgraded and no zone holds an upgrade port.
 
-The nodes, pods and networks come from the API server; each node's zone is read live
-from its agent (ovnk-agent dump through pods/exec, 8 nodes at a time), or straight
-from each node's NB listed under the settings' nb-endpoints (or, on a one-node
-cluster, --nb); each agent's phase comes from its heartbeat Lease in the agent
-namespace. Only running pods block a node: a pending one holds no connection yet. A zone that cannot be read is reported, and
+The nodes, pods and networks come from the API server; a network's id comes from
+its object, or, on a cluster run by upstream OVN-Kubernetes, from its
+NetworkAttachmentDefinitions. Each node's zone is read live through its agent with
+pods/exec, 8 nodes at a time (ovnk's agent, or upstream's ovnkube-node pod, found
+with no configuration), or straight from each node's NB listed under the settings'
+nb-endpoints (or, on a one-node cluster, --nb); each ovnk agent's phase comes from
+its heartbeat Lease in the agent namespace (upstream has none: its nodes are judged
+by their annotation, pods and zone). Only running pods block a node: a pending one holds no connection yet. A zone that cannot be read is reported, and
 the node is judged by its annotation and pods alone.
 
 With --watch, look again every few seconds until the upgrade is complete, redrawing
@@ -113,7 +116,7 @@ stops watching.`,
 	o.flags = cmd.Flags()
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "look again every few seconds until the upgrade is complete")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultTimeout, "with --watch, how long to wait for the upgrade to complete before giving up")
-	cmd.Flags().StringVar(&o.NB, "nb", "", "read the zone of a one-node cluster from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of its agent; for more nodes, list each node's NB under nb-endpoints in the settings file")
+	cmd.Flags().StringVar(&o.NB, "nb", "", "read the zone of a one-node cluster from this NB endpoint (unix:PATH, tcp:HOST:PORT, ssl:HOST:PORT) instead of through its agent; for more nodes, list each node's NB under nb-endpoints in the settings file")
 	o.Output = cmdutil.AddDataOutputFlag(cmd)
 	cmd.Flag("output").Usage = "output format: json, yaml, jsonpath=…, go-template=… (default: tables)"
 	return cmd

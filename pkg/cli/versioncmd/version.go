@@ -1,5 +1,6 @@
 // Package versioncmd implements `kubectl ovnk version`: the plugin's version, the API
-// server's, and which k8s.ovn.org resources the cluster serves.
+// server's, which OVN-Kubernetes runs the cluster, and which k8s.ovn.org resources the
+// cluster serves.
 package versioncmd
 
 import (
@@ -19,6 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/humanview"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 	"github.com/ovnk/ovnk/pkg/version"
 )
 
@@ -29,6 +32,9 @@ const ovnGroup = "k8s.ovn.org"
 type Info struct {
 	Client string `json:"clientVersion"`
 	Server string `json:"serverVersion,omitempty"`
+	// Cluster says which OVN-Kubernetes runs the cluster: ovnk's agent, upstream's
+	// ovnkube-node, or neither. Nil with --client, or when it could not be told.
+	Cluster *clusterkind.Cluster `json:"cluster,omitempty"`
 	// Resources lists the k8s.ovn.org resources the server serves, as "name.version";
 	// a resource whose CRD is being deleted is left out.
 	Resources []string `json:"ovnResources,omitempty"`
@@ -42,6 +48,11 @@ type Options struct {
 	// Discovery is a client of the cluster's discovery; a cached one is invalidated
 	// first, so that CRDs deleted since it was cached are not reported.
 	Discovery func() (discovery.DiscoveryInterface, error)
+	// Detect tells which OVN-Kubernetes runs the cluster (clusterkind.Detect).
+	Detect func(context.Context) (clusterkind.Cluster, error)
+	// Width is the terminal's width, to which the text's long lines are folded; 0,
+	// piped, folds none.
+	Width int
 	genericiooptions.IOStreams
 }
 
@@ -50,9 +61,18 @@ func New(f *cmdutil.Factory) *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the plugin's version, the API server's, and the OVN-Kubernetes resources it serves",
-		Long: `Print the plugin's version, the API server's, and the k8s.ovn.org resources the
-cluster serves. The resources are asked of the API server afresh, not taken from
+		Short: "Print the plugin's version, the API server's, the cluster's kind and the OVN-Kubernetes resources it serves",
+		Long: `Print the plugin's version, the API server's, which OVN-Kubernetes runs the
+cluster, and the k8s.ovn.org resources the cluster serves.
+
+The cluster is ovnk's when the agent's DaemonSet is in the agent namespace
+(--agent-namespace), upstream OVN-Kubernetes' when an ovnkube-node DaemonSet is in
+any namespace (or a distribution of it, such as OpenShift's); the line says which
+DaemonSet, and whether each node is a zone of its own (interconnect) or one NB
+serves them all. On an upstream cluster the read commands work with no
+configuration: see docs/upstream-clusters.md.
+
+The resources are asked of the API server afresh, not taken from
 kubectl's discovery cache, so CRDs deleted since do not show; a resource whose CRD is
 being deleted is left out too.`,
 		Example: `  # Everything, as text
@@ -75,7 +95,19 @@ being deleted is left out too.`,
 // cluster kubectl's flags name; version has no arguments.
 func (o *Options) Complete(f *cmdutil.Factory, _ []string) error {
 	o.IOStreams = f.IOStreams
+	o.Width = f.TableWidth()
 	o.Discovery = func() (discovery.DiscoveryInterface, error) { return f.Kube.ToDiscoveryClient() }
+	o.Detect = func(ctx context.Context) (clusterkind.Cluster, error) {
+		conn, err := f.Connect()
+		if err != nil {
+			return clusterkind.Cluster{}, err
+		}
+		cl, err := clusterkind.Detect(ctx, conn.Clientset, f.Settings.AgentNamespace)
+		if err != nil {
+			return cl, conn.Explain(err)
+		}
+		return cl, nil
+	}
 	return nil
 }
 
@@ -88,15 +120,22 @@ func (o *Options) Validate() error {
 	return fmt.Errorf("unknown output format %q for version: use -o json or -o yaml", o.Output)
 }
 
-// Run gathers the versions and prints them.
-func (o *Options) Run(context.Context) error {
+// Run gathers the versions and prints them. A cluster whose kind cannot be told (the
+// user may read neither DaemonSet) still gets its versions, and a warning.
+func (o *Options) Run(ctx context.Context) error {
 	info := Info{Client: version.String()}
 	if !o.ClientOnly {
 		if err := o.fillServer(&info); err != nil {
 			return err
 		}
+		cl, err := o.Detect(ctx)
+		if err != nil {
+			fmt.Fprintf(o.ErrOut, "Warning: which OVN-Kubernetes runs the cluster is unknown: %v\n", err)
+		} else {
+			info.Cluster = &cl
+		}
 	}
-	return printInfo(o.Out, o.Output, info)
+	return printInfo(o.Out, o.Output, info, o.Width)
 }
 
 func (o *Options) fillServer(info *Info) error {
@@ -141,7 +180,9 @@ func (o *Options) fillServer(info *Info) error {
 	return nil
 }
 
-func printInfo(w io.Writer, format string, info Info) error {
+// printInfo writes info in format; the text's lines longer than width (when not 0) are
+// folded between words, their continuations indented.
+func printInfo(w io.Writer, format string, info Info, width int) error {
 	switch format {
 	case "json":
 		data, err := json.MarshalIndent(info, "", "  ")
@@ -160,12 +201,19 @@ func printInfo(w io.Writer, format string, info Info) error {
 	}
 	var errs []error
 	line := func(format string, args ...any) {
-		_, err := fmt.Fprintf(w, format+"\n", args...)
+		text := fmt.Sprintf(format, args...)
+		if width > 0 && len(text) > width {
+			text = strings.Join(humanview.Wrap("/")(text, width-2), "\n  ")
+		}
+		_, err := fmt.Fprintln(w, text)
 		errs = append(errs, err)
 	}
 	line("Client Version: %s", info.Client)
 	if info.Server != "" {
 		line("Server Version: %s", info.Server)
+		if info.Cluster != nil {
+			line("Cluster: %s", info.Cluster)
+		}
 		if len(info.Resources) == 0 {
 			line("OVN-Kubernetes resources: none served (the OVN-Kubernetes CRDs are not installed)")
 		} else {

@@ -44,7 +44,7 @@ func TestClientOnlyNeverContactsTheServer(t *testing.T) {
 func TestTextListsResources(t *testing.T) {
 	var out bytes.Buffer
 	info := Info{Client: "v1", Server: "v1.37.1", Resources: []string{"egressips.v1", "userdefinednetworks.v1"}}
-	if err := printInfo(&out, "", info); err != nil {
+	if err := printInfo(&out, "", info, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := "Client Version: v1\nServer Version: v1.37.1\nOVN-Kubernetes resources: 2 served\n  egressips.v1\n  userdefinednetworks.v1\n"
@@ -52,7 +52,7 @@ func TestTextListsResources(t *testing.T) {
 		t.Errorf("text output:\n%s\nwant:\n%s", out.String(), want)
 	}
 	out.Reset()
-	if err := printInfo(&out, "", Info{Client: "v1", Server: "v1.37.1"}); err != nil {
+	if err := printInfo(&out, "", Info{Client: "v1", Server: "v1.37.1"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "none served (the OVN-Kubernetes CRDs are not installed)") {
