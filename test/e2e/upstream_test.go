@@ -300,9 +300,21 @@ func TestUpstreamShapedCluster(t *testing.T) {
 				t.Errorf("network list names %v, not %s", names, want)
 			}
 		}
+		// No node reports on its zone: READY is "-" and STATUS comes from upstream's
+		// conditions, Ready.
+		table := ec.must(ctx, "network", "list", "-A")
+		for _, net := range []string{"up-l3/blue", "up-l2", "up-c3"} {
+			i := slices.IndexFunc(strings.Split(table, "\n"), func(line string) bool {
+				f := strings.Fields(line)
+				return len(f) > 0 && f[0] == net && slices.Contains(f, "-") && slices.Contains(f, "Ready")
+			})
+			if i < 0 {
+				t.Errorf("network list has no row for %s, READY - and Ready:\n%s", net, table)
+			}
+		}
 		for _, net := range []string{"up-l3/blue", "up-l2"} {
-			if out := ec.must(ctx, "network", "describe", net); !strings.Contains(out, "Name:") || !strings.Contains(out, strings.TrimPrefix(net, "up-l3/")) {
-				t.Errorf("network describe %s:\n%s", net, out)
+			if out := ec.must(ctx, "network", "describe", net); !strings.Contains(out, "Name:") || !strings.Contains(out, strings.TrimPrefix(net, "up-l3/")) || !strings.Contains(out, "Ready") {
+				t.Errorf("network describe %s does not name it Ready:\n%s", net, out)
 			}
 		}
 		conns := ec.must(ctx, "connections")
