@@ -70,6 +70,9 @@ type e2eCluster struct {
 	// cfg is the agents' configuration (but the node name), read from the config file
 	// the sandbox installed them with.
 	cfg *config.Config
+	// pluginEnv overrides the plugin's environment in every run, before the caller's:
+	// e.g. no settings file, on a cluster without the agent.
+	pluginEnv []string
 }
 
 // newCluster starts a sandbox for the test; agentArgs are agent settings beyond the

@@ -47,7 +47,7 @@ type pluginRun struct {
 func (ec *e2eCluster) ovnk(ctx context.Context, env []string, args ...string) pluginRun {
 	ec.t.Helper()
 	cmd := exec.CommandContext(ctx, ec.kubectl, append([]string{"ovnk"}, args...)...)
-	cmd.Env = append(append(append(os.Environ(), sandboxtest.KubectlEnv(ec.t, ec.s)...), "NO_COLOR="), env...)
+	cmd.Env = slices.Concat(os.Environ(), sandboxtest.KubectlEnv(ec.t, ec.s), []string{"NO_COLOR="}, ec.pluginEnv, env)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
