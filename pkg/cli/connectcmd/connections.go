@@ -115,7 +115,7 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &connectionsView{o: o, p: humanview.NewPalette(o.f, o.f.Out)}
+	v := &connectionsView{o: o, p: humanview.NewPalette(o.f, o.f.Out), snap: snap}
 	v.feed = cmdutil.NewTableFeed(o.f.Out, v.render)
 	if err := v.start(snap, cncs); err != nil || !o.list.Watch {
 		return err
@@ -127,13 +127,16 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 		}
 		look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 		defer cancel()
-		snap, err := s.snapshot(look)
-		if err != nil {
-			return err
-		}
 		c := obj.(*ovnkv1.ClusterNetworkConnect)
+		if snap, err := s.snapshot(look); err != nil {
+			// Only the watch failing ends -w, as with kubectl get -w: a failed look
+			// beside it is said, and the row shows what was read before.
+			fmt.Fprintf(o.f.ErrOut, "Warning: %v; %s's row shows the networks and nodes read before\n", err, c.Name)
+		} else {
+			v.snap = snap
+		}
 		deleted := t == watch.Deleted
-		return v.feed.Changed(c.Name, v.row(snap, c, deleted), deleted)
+		return v.feed.Changed(c.Name, v.row(v.snap, c, deleted), deleted)
 	})
 }
 
@@ -161,6 +164,9 @@ type connectionsView struct {
 	p humanview.Palette
 	// feed prints the table, then its rows as -w sees connects change.
 	feed *cmdutil.TableFeed[[]humanview.Cell]
+	// snap is the cluster as last read, which a row falls back on when reading it
+	// again fails while watching.
+	snap *snapshot
 }
 
 // start prints the list of connects.

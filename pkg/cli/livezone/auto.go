@@ -16,17 +16,31 @@ import (
 type autoSource struct {
 	f *cmdutil.Factory
 
-	once sync.Once
-	src  Source
-	err  error
+	// mu guards src, which is kept once found: a failed look (one node's deadline
+	// passing, the API server busy) is not kept, so the next read looks again.
+	mu  sync.Mutex
+	src Source
 }
 
 func (a *autoSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
-	a.once.Do(func() { a.src, a.err = a.pick(ctx) })
-	if a.err != nil {
-		return nil, a.err
+	src, err := a.source(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return a.src.Dump(ctx, node)
+	return src.Dump(ctx, node)
+}
+
+func (a *autoSource) source(ctx context.Context) (Source, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.src == nil {
+		src, err := a.pick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.src = src
+	}
+	return a.src, nil
 }
 
 func (a *autoSource) pick(ctx context.Context) (Source, error) {

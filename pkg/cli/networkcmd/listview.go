@@ -27,6 +27,9 @@ type listView struct {
 	p humanview.Palette
 	// feed prints the table, then its rows as -w sees networks change.
 	feed *cmdutil.TableFeed[[]humanview.Cell]
+	// around is what was last read beside the networks, which a row falls back on
+	// when reading it again fails while watching.
+	around surroundings
 }
 
 func newListView(o *listOptions, s *session) *listView {
@@ -66,6 +69,7 @@ func (v *listView) start(ctx context.Context, l *listing) error {
 	if err != nil {
 		return err
 	}
+	v.around = around
 	connects := connectsByNetwork(netview.NewModel(l.nets, around.nsLabels), around.cncs)
 	keys := make([]string, len(l.nets))
 	rows := make([][]humanview.Cell, len(l.nets))
@@ -127,10 +131,15 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 		}
 		look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 		defer cancel()
-		around, err := v.surroundings(look, l)
-		if err != nil {
-			return err
+		if around, err := v.surroundings(look, l); err != nil {
+			// Only the watch failing ends -w, as with kubectl get -w: a failed look
+			// beside it (an API server restarting, a throttled list) is said, and
+			// the row shows what was read before.
+			fmt.Fprintf(v.o.f.ErrOut, "Warning: %v; %s's row shows the zones and connects read before\n", err, n.Ref())
+		} else {
+			v.around = around
 		}
+		around := v.around
 		// The model of n alone selects as one of every network: selection looks at
 		// each network on its own.
 		connects := connectsByNetwork(netview.NewModel([]netview.Network{n}, around.nsLabels), around.cncs)
