@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -290,4 +291,19 @@ func NADNetworkIDs(owner types.UID, nads []*nadv1.NetworkAttachmentDefinition) (
 		}
 	}
 	return first, len(found) > 0, nil
+}
+
+// NetworkController returns the network object controlling nad: its controller
+// reference when that is a UserDefinedNetwork or ClusterUserDefinedNetwork of
+// k8s.ovn.org, as on the NADs the leader (or upstream's cluster manager) writes; nil for
+// a NAD that is no network's.
+func NetworkController(nad *nadv1.NetworkAttachmentDefinition) *metav1.OwnerReference {
+	c := metav1.GetControllerOfNoCopy(nad)
+	if c == nil || (c.Kind != "UserDefinedNetwork" && c.Kind != "ClusterUserDefinedNetwork") {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(c.APIVersion); err != nil || gv.Group != ovnkv1.GroupName {
+		return nil
+	}
+	return c
 }

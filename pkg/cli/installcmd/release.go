@@ -11,12 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -45,7 +43,7 @@ func releaseNADs(ctx context.Context, c client.Client) ([]types.NamespacedName, 
 	var released []types.NamespacedName
 	for i := range list.Items {
 		nad := &list.Items[i]
-		if networkController(nad) == nil || !slices.Contains(nad.Finalizers, cluster.FinalizerUserDefinedNetwork) {
+		if cluster.NetworkController(nad) == nil || !slices.Contains(nad.Finalizers, cluster.FinalizerUserDefinedNetwork) {
 			continue
 		}
 		ok, err := removeFinalizer(ctx, c, nad)
@@ -57,20 +55,6 @@ func releaseNADs(ctx context.Context, c client.Client) ([]types.NamespacedName, 
 		}
 	}
 	return released, nil
-}
-
-// networkController returns nad's controller reference when it is a UserDefinedNetwork
-// or ClusterUserDefinedNetwork of k8s.ovn.org, the NADs the leader writes; nil for any
-// other NAD.
-func networkController(nad *nadv1.NetworkAttachmentDefinition) *metav1.OwnerReference {
-	c := metav1.GetControllerOfNoCopy(nad)
-	if c == nil || (c.Kind != "UserDefinedNetwork" && c.Kind != "ClusterUserDefinedNetwork") {
-		return nil
-	}
-	if gv, err := schema.ParseGroupVersion(c.APIVersion); err != nil || gv.Group != ovnkv1.GroupName {
-		return nil
-	}
-	return c
 }
 
 // removeFinalizer removes the leader's finalizer from nad by a JSON patch that first
