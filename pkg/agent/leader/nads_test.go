@@ -441,6 +441,27 @@ func TestLeaderAdoptsIDsFromNADs(t *testing.T) {
 	}
 }
 
+// TestLeaderAdoptsNoIDsWhileDeleted: a network object being deleted adopts no ids from
+// the NADs upstream left, which go with it.
+func TestLeaderAdoptsNoIDsWhileDeleted(t *testing.T) {
+	ctx := context.Background()
+	green := asNew(cudn("green", 0, l2(ovnkv1.NetworkRoleSecondary, "10.40.0.0/24"), "green"))
+	green.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	api, l, _ := nadCluster(ctx, t, []string{"green"}, green)
+	mustCreate(ctx, t, api, upstreamNAD(green, "ClusterUserDefinedNetwork", "green",
+		map[string]string{cluster.AnnotationNetworkID: "7", cluster.AnnotationTunnelKeys: "[]"}))
+	if err := api.Delete(ctx, emptyLike(green)); err != nil {
+		t.Fatal(err)
+	}
+	mustSettle(ctx, t, l)
+	if id := getObj(ctx, t, api, green).Annotations[cluster.AnnotationNetworkID]; id == "7" {
+		t.Errorf("green, being deleted, adopted its NAD's network id %s", id)
+	}
+	if left := nads(ctx, t, api); len(left) != 0 {
+		t.Errorf("NADs left of a network being deleted:\n%s", nadLines(left))
+	}
+}
+
 // TestLeaderWithoutNADCRD: without NetworkAttachmentDefinitions served the networks are
 // created all the same and nothing touches NADs; once the CRD comes, the next look
 // (at most nadRecheck later) starts writing them.
