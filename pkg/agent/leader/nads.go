@@ -22,8 +22,8 @@ import (
 // accepted and gave its ids, the NADs upstream's cluster manager would
 // (cluster.NetworkNAD): tools that read NADs (Multus, and those reading the ids there)
 // see on an ovnk cluster what they see on an upstream one. It deletes the NADs its
-// networks no longer want (the network is gone, or a ClusterUserDefinedNetwork no
-// longer serves the namespace), and never touches a NAD that is not a network's: a
+// networks no longer want (the network is gone or being deleted, or a
+// ClusterUserDefinedNetwork no longer serves the namespace), and never touches a NAD that is not a network's: a
 // network whose NAD name such a NAD holds is reported (ReasonForeignNAD) and goes on
 // without it. A network object without ids adopts those upstream left on its NADs
 // (cluster.ReadNetworkIDs) unless another network holds them.
@@ -116,7 +116,7 @@ func nadNamespaces(e *netEntry) []string {
 }
 
 // claimNADs returns the NADs the networks want, by name: those of every network whose
-// spec is valid and that was not refused. A UserDefinedNetwork's NAD name is its own; a
+// spec is valid, that was not refused and whose object is not being deleted. A UserDefinedNetwork's NAD name is its own; a
 // ClusterUserDefinedNetwork serving the namespace with its name too goes without a NAD
 // there (the message is noted in taken), as a pod's "<namespace>/<name>" means the
 // UserDefinedNetwork.
@@ -124,7 +124,7 @@ func claimNADs(nets *networks, taken map[*netEntry][]string) map[nadKey]nadClaim
 	claims := map[nadKey]nadClaim{}
 	for _, udnFirst := range []bool{true, false} {
 		for _, e := range nets.entries {
-			if e.net == nil || e.problem != nil || (e.cudn == nil) != udnFirst {
+			if e.net == nil || e.problem != nil || e.deleting() || (e.cudn == nil) != udnFirst {
 				continue
 			}
 			for _, ns := range nadNamespaces(e) {
@@ -144,7 +144,7 @@ func claimNADs(nets *networks, taken map[*netEntry][]string) map[nadKey]nadClaim
 // each network the NADs another holds (nadProblem). A network gets its NADs once its ids
 // are persisted, so that each is written once, with them; until then its NADs are left
 // as they are, and so are those of a network whose spec cannot be read or that was
-// refused. NADs are not created in namespaces being deleted, which refuse them.
+// refused. A network whose object is being deleted has its NADs released. NADs are not created in namespaces being deleted, which refuse them.
 func (p *planner) planNADs(s *snapshot, nets *networks, out *plan) {
 	if !s.nadsServed {
 		return
@@ -191,9 +191,12 @@ func (p *planner) planNADs(s *snapshot, nets *networks, out *plan) {
 			if w, ok := nadChanges(nad, want); ok {
 				out.nads = append(out.nads, w)
 			}
-		case owner == nil || (owner.net != nil && owner.problem == nil && !wants(owner, key)):
-			// Its network is gone, or serves the namespace no more, or another network
-			// has the name there: it goes, and the one wanted comes once it is gone.
+		case owner == nil || owner.deleting() || (owner.net != nil && owner.problem == nil && !wants(owner, key)):
+			// Its network is gone or being deleted, or serves the namespace no more, or
+			// another network has the name there: it goes, and the one wanted comes once
+			// it is gone. A network being deleted wants none, whatever its spec: were
+			// its NAD written again, a foreground deletion's garbage collector would
+			// delete it again, and the object would wait on it for ever.
 			if w, ok := releaseNAD(nad); ok {
 				out.nads = append(out.nads, w)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -209,6 +210,66 @@ green/green controller=ClusterUserDefinedNetwork/green blockOwnerDeletion=true l
 	}
 }
 
+// TestLeaderLetsNADsGoWithTheirNetwork: a network being deleted in the foreground (as
+// kubectl delete --cascade=foreground and Argo CD do) wants no NADs. The garbage
+// collector deletes the NADs, which block their owner's deletion: the leader lets each
+// go and writes none again, else the collector would delete it again, for ever, and
+// the network object would never go. Its NADs the collector has not reached are let
+// go too.
+func TestLeaderLetsNADsGoWithTheirNetwork(t *testing.T) {
+	ctx := context.Background()
+	green := asNew(cudn("green", 0, l2(ovnkv1.NetworkRolePrimary, "10.40.0.0/16"), "green", "teal"))
+	api, l, _ := nadCluster(ctx, t, []string{"green", "teal"}, green)
+	mustSettle(ctx, t, l)
+	if n := len(nads(ctx, t, api)); n != 2 {
+		t.Fatalf("%d NADs, want 2", n)
+	}
+
+	// What the API server does on a foreground deletion: the foregroundDeletion
+	// finalizer, then the deletionTimestamp; the object stays while it is there.
+	green = getObj(ctx, t, api, green)
+	green.Finalizers = append(green.Finalizers, metav1.FinalizerDeleteDependents)
+	if err := api.Update(ctx, green); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Delete(ctx, emptyLike(green)); err != nil {
+		t.Fatal(err)
+	}
+	if green = getObj(ctx, t, api, green); green.DeletionTimestamp == nil {
+		t.Fatal("the foreground deletion did not mark the network object")
+	}
+	// The garbage collector deletes a blocking dependent.
+	if err := api.Delete(ctx, emptyLike(nads(ctx, t, api)["green/green"])); err != nil {
+		t.Fatal(err)
+	}
+	seen := len(api.events["NetworkAttachmentDefinition"])
+	mustSettle(ctx, t, l)
+	for _, ev := range api.events["NetworkAttachmentDefinition"][seen:] {
+		if ev.old == nil {
+			t.Errorf("the leader created %s for a network being deleted", describe(ev.cur))
+		}
+	}
+	if left := nads(ctx, t, api); len(left) != 0 {
+		t.Errorf("NADs left of a network being deleted:\n%s", nadLines(left))
+	}
+
+	// The collector, its dependents gone, lets the object go; no NAD is left to write.
+	green = getObj(ctx, t, api, green)
+	before := green.DeepCopy()
+	green.Finalizers = slices.DeleteFunc(green.Finalizers, func(f string) bool { return f == metav1.FinalizerDeleteDependents })
+	if err := api.Patch(ctx, green, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Get(ctx, client.ObjectKeyFromObject(green), green); !apierrors.IsNotFound(err) {
+		t.Fatalf("the network object, its last finalizer off, is still there (%v): %+v", err, green.ObjectMeta)
+	}
+	seen = len(api.events["NetworkAttachmentDefinition"])
+	mustSettle(ctx, t, l)
+	if n := len(api.events["NetworkAttachmentDefinition"]) - seen; n != 0 {
+		t.Errorf("%d NAD changes after the network is gone:\n%s", n, nadLines(nads(ctx, t, api)))
+	}
+}
+
 // TestLeaderQuietAfterNADs: once the NADs are written, neither the leader nor a new
 // one writes anything more.
 func TestLeaderQuietAfterNADs(t *testing.T) {
@@ -377,6 +438,27 @@ func TestLeaderAdoptsIDsFromNADs(t *testing.T) {
 	}
 	if got := getObj(ctx, t, api, holder).Annotations[cluster.AnnotationNetworkID]; got != "3" {
 		t.Errorf("the holder of id 3 has id %s", got)
+	}
+}
+
+// TestLeaderAdoptsNoIDsWhileDeleted: a network object being deleted adopts no ids from
+// the NADs upstream left, which go with it.
+func TestLeaderAdoptsNoIDsWhileDeleted(t *testing.T) {
+	ctx := context.Background()
+	green := asNew(cudn("green", 0, l2(ovnkv1.NetworkRoleSecondary, "10.40.0.0/24"), "green"))
+	green.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	api, l, _ := nadCluster(ctx, t, []string{"green"}, green)
+	mustCreate(ctx, t, api, upstreamNAD(green, "ClusterUserDefinedNetwork", "green",
+		map[string]string{cluster.AnnotationNetworkID: "7", cluster.AnnotationTunnelKeys: "[]"}))
+	if err := api.Delete(ctx, emptyLike(green)); err != nil {
+		t.Fatal(err)
+	}
+	mustSettle(ctx, t, l)
+	if id := getObj(ctx, t, api, green).Annotations[cluster.AnnotationNetworkID]; id == "7" {
+		t.Errorf("green, being deleted, adopted its NAD's network id %s", id)
+	}
+	if left := nads(ctx, t, api); len(left) != 0 {
+		t.Errorf("NADs left of a network being deleted:\n%s", nadLines(left))
 	}
 }
 

@@ -40,6 +40,11 @@ type netEntry struct {
 	nadProblem *problem
 }
 
+// deleting reports whether the network's object is being deleted (it has a
+// deletionTimestamp, and finalizers or foreground deletion hold it): it then wants no
+// NADs, so that the garbage collector can delete them and the object can go.
+func (e *netEntry) deleting() bool { return e.obj.GetDeletionTimestamp() != nil }
+
 // usable reports whether node subnets and pod addresses may be allocated on the network.
 func (e *netEntry) usable() bool { return e.net != nil && e.problem == nil && e.persisted }
 
@@ -131,7 +136,8 @@ func (p *planner) planNetworks(s *snapshot, out *plan) *networks {
 	// persisted values of ovnk's own objects come first.
 	if s.nadsServed {
 		for _, e := range nets.entries {
-			if _, has := e.obj.GetAnnotations()[cluster.AnnotationNetworkID]; !has && owners[e.name] == e && e.problem == nil {
+			// An object being deleted adopts nothing: its NADs are going.
+			if _, has := e.obj.GetAnnotations()[cluster.AnnotationNetworkID]; !has && owners[e.name] == e && e.problem == nil && !e.deleting() {
 				p.adoptNADIDs(e, s.nads)
 			}
 		}
