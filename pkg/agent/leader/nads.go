@@ -8,13 +8,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
-	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
@@ -53,20 +50,6 @@ type nadWrite struct {
 
 // nadKey names a NAD.
 type nadKey = types.NamespacedName
-
-// networkController returns the network object controlling nad: its controller
-// reference when that is a UserDefinedNetwork or ClusterUserDefinedNetwork; nil for a
-// NAD that is no network's.
-func networkController(nad *nadv1.NetworkAttachmentDefinition) *metav1.OwnerReference {
-	c := metav1.GetControllerOfNoCopy(nad)
-	if c == nil || (c.Kind != "UserDefinedNetwork" && c.Kind != "ClusterUserDefinedNetwork") {
-		return nil
-	}
-	if gv, err := schema.ParseGroupVersion(c.APIVersion); err != nil || gv.Group != ovnkv1.GroupName {
-		return nil
-	}
-	return c
-}
 
 // adoptNADIDs gives a network object without a network id the ids upstream annotated on
 // its NADs, if another network does not hold them; they are written onto the object
@@ -162,7 +145,7 @@ func (p *planner) planNADs(s *snapshot, nets *networks, out *plan) {
 		key := client.ObjectKeyFromObject(nad)
 		exists[key] = true
 		claim, claimed := claims[key]
-		c := networkController(nad)
+		c := cluster.NetworkController(nad)
 		var owner *netEntry
 		if c != nil {
 			owner = byUID[c.UID]

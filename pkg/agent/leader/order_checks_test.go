@@ -303,7 +303,7 @@ func (inv *invariants) check(ctx context.Context) error {
 	}
 	for _, nad := range s.nads {
 		alive[nad.UID] = true
-		c := networkController(nad)
+		c := cluster.NetworkController(nad)
 		if c == nil {
 			hold(nad, nil, "content, not a network's", nad.ResourceVersion)
 			continue
@@ -461,7 +461,7 @@ func stateShape(s *snapshot) string {
 func nadShape(nad *nadv1.NetworkAttachmentDefinition, s *snapshot) string {
 	owner := "no network's"
 	ids := ""
-	if c := networkController(nad); c != nil {
+	if c := cluster.NetworkController(nad); c != nil {
 		owner = c.Kind + " " + c.Name + "'s"
 		for _, obj := range slices.Concat(objectsOf(s.cudns), objectsOf(s.udns)) {
 			if obj.GetUID() != c.UID {

@@ -315,7 +315,7 @@ func freshLeader(ctx context.Context, t *testing.T, final *snapshot) (string, st
 		objs = append(objs, ra)
 	}
 	for _, nad := range final.nads {
-		if networkController(nad) == nil { // the leader's NADs are its writes
+		if cluster.NetworkController(nad) == nil { // the leader's NADs are its writes
 			objs = append(objs, nad)
 		}
 	}
