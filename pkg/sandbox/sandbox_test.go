@@ -148,8 +148,20 @@ func TestSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := manifests.CRDs(); len(crds.Items) != len(want) {
-		t.Errorf("%d CRDs installed, want %d", len(crds.Items), len(want))
+	// ovnk's own CRDs and the shared ones (the NAD's), which install creates when absent.
+	ours, _ := manifests.CRDs()
+	shared, _ := manifests.SharedCRDs()
+	var want, got []string
+	for _, crd := range append(ours, shared...) {
+		want = append(want, crd.Name)
+	}
+	for _, crd := range crds.Items {
+		got = append(got, crd.Name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("CRDs installed: %v, want %v", got, want)
 	}
 
 	// kubectl ovnk, given the printed environment, reads the zones through the agent
