@@ -302,31 +302,48 @@ func notReady(ref ObjectRef, annotation, who string) error {
 }
 
 func (b *builder) pod(p *corev1.Pod) *Pod {
+	pod, errs := readPod(p, b.resolveNAD)
+	b.errs = append(b.errs, errs...)
+	return pod
+}
+
+// Pod reads p by m's rule, as Build does: its interface on each network it is attached
+// to, by network name. It is nil for a pod not on a node yet, finished, without
+// k8s.ovn.org/pod-networks, or on no network m knows; errs name the entries that could
+// not be read, among them an entry of a ClusterUserDefinedNetwork that does not serve
+// the pod's namespace.
+func (m *NADNetworks) Pod(p *corev1.Pod) (pod *Pod, errs []error) {
+	return readPod(p, m.attached)
+}
+
+// readPod reads p, mapping each NAD name of its k8s.ovn.org/pod-networks to a network
+// name with resolve; "" without an error leaves the entry out.
+func readPod(p *corev1.Pod, resolve func(nad string) (string, error)) (*Pod, []error) {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return nil
+		return nil, nil
 	}
 	value, ok := p.Annotations[AnnotationPodNetworks]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	ref := ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 	ifaces, err := PodNetworksCodec.Parse(ref, value)
 	if err != nil {
-		b.errs = append(b.errs, err)
-		return nil
+		return nil, []error{err}
 	}
 	pod := &Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, UID: string(p.UID), Running: running(p), Networks: map[string]PodInterface{}}
 	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
 		pod.DaemonSet = c.Name
 	}
+	var errs []error
 	nadOf := map[string]string{}
 	for _, nad := range slices.Sorted(maps.Keys(ifaces)) {
-		network, err := b.resolveNAD(nad)
+		network, err := resolve(nad)
 		if err == nil && nadOf[network] != "" {
 			err = fmt.Errorf("entries %q and %q are both on network %q", nadOf[network], nad, network)
 		}
 		if err != nil {
-			b.errs = append(b.errs, &ObjectError{Object: ref, Annotation: AnnotationPodNetworks, Err: fmt.Errorf("entry %q: %w", nad, err)})
+			errs = append(errs, &ObjectError{Object: ref, Annotation: AnnotationPodNetworks, Err: fmt.Errorf("entry %q: %w", nad, err)})
 			continue
 		}
 		if network == "" {
@@ -336,9 +353,9 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 		pod.Networks[network] = ifaces[nad]
 	}
 	if len(pod.Networks) == 0 {
-		return nil
+		return nil, errs
 	}
-	return pod
+	return pod, errs
 }
 
 // running reports whether a pod's phase is Running or any of its containers runs.
@@ -360,11 +377,7 @@ func running(p *corev1.Pod) bool {
 // NADNetworks' rule. It returns "" without an error for a network left out of the State
 // with an error, whether or not it serves the NAD's namespace.
 func (b *builder) resolveNAD(nad string) (string, error) {
-	network, err := b.nads.Network(nad)
-	var notServed *NotServedError
-	if errors.As(err, &notServed) {
-		network = notServed.Network
-	}
+	network, err := b.nads.attached(nad)
 	if b.unavailable[network] {
 		return "", nil
 	}

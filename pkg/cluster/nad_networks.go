@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,4 +96,15 @@ func (m *NADNetworks) UserName(nad string) string {
 		return nad
 	}
 	return UserNetworkName(network)
+}
+
+// attached is Network, except that a NAD name of a ClusterUserDefinedNetwork that does
+// not serve its namespace still names the network, beside the *NotServedError.
+func (m *NADNetworks) attached(nad string) (string, error) {
+	network, err := m.Network(nad)
+	var notServed *NotServedError
+	if errors.As(err, &notServed) {
+		network = notServed.Network
+	}
+	return network, err
 }

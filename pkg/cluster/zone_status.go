@@ -88,6 +88,21 @@ type ZoneReport struct {
 	Reported bool
 	// Err says why the annotation could not be read.
 	Err error
+	// FromZone says the report was not written by an agent but read from the node's
+	// zone itself (a cluster whose nodes write no reports); Err then says why the
+	// zone could not be read.
+	FromZone bool
+}
+
+// AnyReported reports whether any of reports holds a report, readable or not: a
+// cluster with none has no ovnk agents writing them.
+func AnyReported(reports []ZoneReport) bool {
+	for _, z := range reports {
+		if z.Reported || z.Err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadZoneReports reads every node's report, sorted by node name.
@@ -122,6 +137,8 @@ func (z ZoneReport) Readiness(key, what string) NodeReadiness {
 	r := NodeReadiness{Node: z.Node}
 	why, named := z.Report[key]
 	switch {
+	case z.Err != nil && z.FromZone:
+		r.Reason = "its zone could not be read: " + z.Err.Error()
 	case z.Err != nil:
 		r.Reason = fmt.Sprintf("its %s annotation is unreadable", AnnotationZoneStatus)
 	case !z.Reported:

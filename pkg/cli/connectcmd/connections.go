@@ -115,6 +115,9 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.output.Human() {
+		snap = s.withReports(look, snap)
+	}
 	v := &connectionsView{o: o, p: humanview.NewPalette(o.f, o.f.Out), snap: snap}
 	v.feed = cmdutil.NewTableFeed(o.f.Out, v.render)
 	if err := v.start(snap, cncs); err != nil || !o.list.Watch {
@@ -133,7 +136,7 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 			// beside it is said, and the row shows what was read before.
 			fmt.Fprintf(o.f.ErrOut, "Warning: %v; %s's row shows the networks and nodes read before\n", err, c.Name)
 		} else {
-			v.snap = snap
+			v.snap = s.withReports(look, snap)
 		}
 		deleted := t == watch.Deleted
 		return v.feed.Changed(c.Name, v.row(v.snap, c, deleted), deleted)
@@ -210,7 +213,7 @@ func (v *connectionsView) row(snap *snapshot, c *ovnkv1.ClusterNetworkConnect, d
 	if deleted {
 		status, statusStyle = statusDeleted, p.Faint
 	}
-	rs := humanview.Readiness(cluster.ReadZoneReports(snap.nodes), cluster.ConnectZoneStatusKey(c.Name), "connect")
+	rs := humanview.Readiness(snap.reports, cluster.ConnectZoneStatusKey(c.Name), "connect")
 	ready := humanview.CountReady(rs)
 	return []humanview.Cell{
 		humanview.Text(c.Name),

@@ -74,6 +74,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	if cnc == nil {
 		return fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects", name)
 	}
+	snap = s.withReports(ctx, snap)
 	events, err := humanview.RecentEvents(ctx, s.Clientset, "", cnc.UID)
 	if err != nil {
 		return s.Failed(err, "list events about connect "+cnc.Name)
@@ -326,5 +327,5 @@ func (d *describer) nodes(snap *snapshot, cnc *ovnkv1.ClusterNetworkConnect) {
 		d.TextSection("Nodes", d.Palette.Bad.Render(fmt.Sprintf("0/%d ready", len(snap.nodes))), []string{"no node programs the connect: " + refusedText})
 		return
 	}
-	d.Nodes(humanview.Readiness(cluster.ReadZoneReports(snap.nodes), cluster.ConnectZoneStatusKey(cnc.Name), "connect"))
+	d.Nodes(humanview.Readiness(snap.reports, cluster.ConnectZoneStatusKey(cnc.Name), "connect"), humanview.FromZones(snap.reports))
 }

@@ -10,11 +10,14 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
+	"github.com/ovnk/ovnk/pkg/cli/zonereport"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // session is one command's connection to the API server.
 type session struct {
 	*netview.Session
+	zones *zonereport.Reader
 }
 
 // snapshot is what the commands read of the cluster: every network, namespace, node
@@ -27,6 +30,10 @@ type snapshot struct {
 	model    *netview.Model
 	nodes    []corev1.Node // sorted by name
 	connects []ovnkv1.ClusterNetworkConnect
+	// reports are the nodes' zone reports, read only by the views that show them
+	// (withReports): on a cluster run by upstream OVN-Kubernetes they are read from
+	// every node's zone.
+	reports []cluster.ZoneReport
 }
 
 // openSnapshot connects to the cluster f names and reads its snapshot, within ctx.
@@ -35,7 +42,7 @@ func openSnapshot(ctx context.Context, f *cmdutil.Factory) (*session, *snapshot,
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &session{conn}
+	s := &session{Session: conn, zones: zonereport.NewReader(f)}
 	snap, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -74,4 +81,10 @@ func (snap *snapshot) connect(name string) *ovnkv1.ClusterNetworkConnect {
 		}
 	}
 	return nil
+}
+
+// withReports reads the nodes' zone reports into snap, and returns it.
+func (s *session) withReports(ctx context.Context, snap *snapshot) *snapshot {
+	snap.reports = s.zones.Read(ctx, snap.nodes, snap.connects)
+	return snap
 }

@@ -172,8 +172,9 @@ func (w *Description) Conditions(conds []metav1.Condition) {
 }
 
 // Nodes writes whether each node is ready, and why not, under a count of the ready
-// ones.
-func (w *Description) Nodes(rs []cluster.NodeReadiness) {
+// ones. fromZones says the readiness was read from the zones themselves, not reported
+// by agents, which the count says.
+func (w *Description) Nodes(rs []cluster.NodeReadiness, fromZones bool) {
 	p := w.Palette
 	t := p.Table(Column{Header: "NODE", MinWidth: 10}, Column{Header: "READY"}, Column{Header: "REASON", MinWidth: 20})
 	for _, r := range rs {
@@ -184,7 +185,11 @@ func (w *Description) Nodes(rs []cluster.NodeReadiness) {
 		}
 	}
 	ready := CountReady(rs)
-	w.Section("Nodes", p.Ratio(ready, len(rs)).Render(fmt.Sprintf("%d/%d ready", ready, len(rs))), t)
+	note := p.Ratio(ready, len(rs)).Render(fmt.Sprintf("%d/%d ready", ready, len(rs)))
+	if fromZones {
+		note += " (read from each node's zone: no agent reports on it)"
+	}
+	w.Section("Nodes", note, t)
 }
 
 // Flush writes the description to out, or returns the first error met writing it.

@@ -20,21 +20,22 @@ type Summary struct {
 	// Status and Reason are as Network.Status says, or, without zone reports, as the
 	// conditions say (ConditionStatus).
 	Status, Reason string
-	// Nodes are each node's readiness from its ovnk agent's zone report. Nil when no
-	// node has a report and upstream's cluster manager keeps the network's conditions
-	// (a cluster run by upstream OVN-Kubernetes): Status then comes from those, which
-	// say nothing per node.
+	// Nodes are each node's readiness from its zone report: its ovnk agent's, or on a
+	// cluster run by upstream OVN-Kubernetes one read from its zone
+	// (zonereport.Read). Nil when no node has a report and upstream's cluster manager
+	// keeps the network's conditions (the zones could not be read): Status then comes
+	// from those, which say nothing per node.
 	Nodes []cluster.NodeReadiness
 	// FromConditions says that Status comes from the conditions.
 	FromConditions bool
 }
 
-// Summarize is n's state given every node's zone report. Our agents' reports decide
-// whenever a node has one. When none has and n carries upstream's
-// NetworkAllocationSucceeded condition, the conditions decide instead: "no zone report
-// yet" on every node would be wrong on a cluster whose nodes never write one.
+// Summarize is n's state given every node's zone report. The reports decide whenever a
+// node has one. When none has and n carries upstream's NetworkAllocationSucceeded
+// condition, the conditions decide instead: "no zone report yet" on every node would be
+// wrong on a cluster whose nodes never write one.
 func (n Network) Summarize(reports []cluster.ZoneReport) Summary {
-	if !agentReports(reports) && meta.FindStatusCondition(n.Conditions(), ConditionNetworkAllocationSucceeded) != nil {
+	if !cluster.AnyReported(reports) && meta.FindStatusCondition(n.Conditions(), ConditionNetworkAllocationSucceeded) != nil {
 		status, reason := n.ConditionStatus()
 		return Summary{Status: status, Reason: reason, FromConditions: true}
 	}
@@ -44,16 +45,6 @@ func (n Network) Summarize(reports []cluster.ZoneReport) Summary {
 	}
 	status, reason := n.Status(rs)
 	return Summary{Status: status, Reason: reason, Nodes: rs}
-}
-
-// agentReports reports whether a node's agent wrote a zone report, readable or not.
-func agentReports(reports []cluster.ZoneReport) bool {
-	for _, z := range reports {
-		if z.Reported || z.Err != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // ConditionStatus is n's state from the conditions upstream OVN-Kubernetes' cluster

@@ -77,7 +77,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 		d.TextSection("Nodes", "", []string{"no node reports on its zone (no ovnk agent): the network is " +
 			sum.Status + " by the conditions above, which upstream's cluster manager sets"})
 	} else {
-		d.Nodes(sum.Nodes)
+		d.Nodes(sum.Nodes, humanview.FromZones(reports))
 	}
 	// The model of n alone selects as one of every network: selection looks at each
 	// network on its own.

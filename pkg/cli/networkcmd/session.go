@@ -8,12 +8,14 @@ import (
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
+	"github.com/ovnk/ovnk/pkg/cli/zonereport"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // session is one command's connection to the API server.
 type session struct {
 	*netview.Session
+	reports *zonereport.Reader
 }
 
 func connect(f *cmdutil.Factory) (*session, error) {
@@ -21,7 +23,7 @@ func connect(f *cmdutil.Factory) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{s}, nil
+	return &session{Session: s, reports: zonereport.NewReader(f)}, nil
 }
 
 // networks lists the ClusterUserDefinedNetworks and the UserDefinedNetworks of ns, or
@@ -39,7 +41,8 @@ func (s *session) networks(ctx context.Context, ns string) ([]netview.Network, e
 func sortNetworks(nets []netview.Network) { netview.SortNetworks(nets) }
 
 // reportsAndConnects reads what the views show of every network beside the network
-// itself: the nodes' zone reports, and the connects that may select it.
+// itself: the nodes' zone reports (zonereport.Read: the agents', or on a cluster run by
+// upstream OVN-Kubernetes read from the zones), and the connects that may select it.
 func (s *session) reportsAndConnects(ctx context.Context) ([]cluster.ZoneReport, []ovnkv1.ClusterNetworkConnect, error) {
 	nodes, err := s.Nodes(ctx)
 	if err != nil {
@@ -49,7 +52,7 @@ func (s *session) reportsAndConnects(ctx context.Context) ([]cluster.ZoneReport,
 	if err != nil {
 		return nil, nil, err
 	}
-	return cluster.ReadZoneReports(nodes), cncs, nil
+	return s.reports.Read(ctx, nodes, cncs), cncs, nil
 }
 
 // namespace gets a namespace, with a one-line error when it does not exist.

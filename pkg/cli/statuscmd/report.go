@@ -172,6 +172,8 @@ type inputs struct {
 	udns    []ovnkv1.UserDefinedNetwork
 	// networksErr is why the networks could not be listed.
 	networksErr error
+	// reports are the nodes' zone reports (zonereport.Read).
+	reports []cluster.ZoneReport
 }
 
 // gather lists the inputs: every Node, the Leases and agent pods in the agent's
@@ -240,12 +242,11 @@ func build(in *inputs, now time.Time) Report {
 	if in.networksErr != nil {
 		r.NetworksError = in.networksErr.Error()
 	}
-	reports := cluster.ReadZoneReports(nodes)
 	for i := range in.cudns {
-		r.Networks = append(r.Networks, networkStatus(netview.Network{CUDN: &in.cudns[i]}, reports))
+		r.Networks = append(r.Networks, networkStatus(netview.Network{CUDN: &in.cudns[i]}, in.reports))
 	}
 	for i := range in.udns {
-		r.Networks = append(r.Networks, networkStatus(netview.Network{UDN: &in.udns[i]}, reports))
+		r.Networks = append(r.Networks, networkStatus(netview.Network{UDN: &in.udns[i]}, in.reports))
 	}
 	slices.SortFunc(r.Networks, func(a, b NetworkStatus) int { return strings.Compare(a.Name, b.Name) })
 	r.Ready = len(r.Pending()) == 0

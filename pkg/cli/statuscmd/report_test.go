@@ -140,6 +140,7 @@ func TestNetworkReadiness(t *testing.T) {
 		cudns:  []ovnkv1.ClusterUserDefinedNetwork{{ObjectMeta: metav1.ObjectMeta{Name: "blue"}}},
 		udns:   []ovnkv1.UserDefinedNetwork{{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "red"}}},
 	}
+	in.reports = cluster.ReadZoneReports(in.nodes)
 	r := build(in, now)
 	if len(r.Networks) != 2 {
 		t.Fatalf("networks %+v, want blue and red", r.Networks)
@@ -208,6 +209,7 @@ func TestRefusedNetwork(t *testing.T) {
 	refused := ovnkv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "green"}}
 	refused.Status.Conditions = []metav1.Condition{{Type: ovnkv1.ConditionNetworkCreated, Status: metav1.ConditionFalse, Reason: "SubnetOverlap", Message: "overlaps blue"}}
 	in := &inputs{namespace: "ovnk-system", nodes: []corev1.Node{node("a", `{}`)}, cudns: []ovnkv1.ClusterUserDefinedNetwork{refused}}
+	in.reports = cluster.ReadZoneReports(in.nodes)
 	nw := build(in, now).Networks[0]
 	if nw.Name != "green" || nw.Status != "SubnetOverlap" || nw.Reason != "overlaps blue" {
 		t.Errorf("refused network: %+v", nw)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
+	"github.com/ovnk/ovnk/pkg/cli/zonereport"
 )
 
 // Defaults of the flags and of the polling of --wait.
@@ -118,11 +119,13 @@ func (o *Options) Run(ctx context.Context) error {
 	} else {
 		cl = &got
 	}
+	zones := zonereport.NewReader(o.f)
 	look := func(ctx context.Context) (Report, error) {
 		in, err := gather(ctx, conn.Client, namespace, cl)
 		if err != nil {
 			return Report{}, conn.Explain(err)
 		}
+		in.reports = zones.Read(ctx, in.nodes, nil)
 		return build(in, o.Now()), nil
 	}
 	if !o.Wait {

@@ -1,0 +1,196 @@
+// Package zonereport tells, for every node, which networks and connects its zone has
+// programmed: as ovnk's agent on the node reports it (the node's ovnk.io/zone-status),
+// or, on a cluster run by upstream OVN-Kubernetes, whose nodes write no such report, as
+// the zone itself shows it.
+package zonereport
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
+	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/livezone"
+	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/topology"
+)
+
+// concurrentReads bounds how many zones are read at once: each read is an exec in a
+// pod on the node, which the API server and the kubelets serve.
+const concurrentReads = 8
+
+// Read returns every node's zone report, sorted by node name, and warnings for the
+// user. The agents' reports are used whenever a node has one. On a cluster run by
+// upstream OVN-Kubernetes whose nodes have none, each node's zone is read instead
+// (topology.NotProgrammed judges it), for every network and every connect of cncs; a
+// node whose zone cannot be read says why in its report. When no zone can be read, or
+// what the zones should hold cannot be listed, the nodes are left without reports (the
+// networks' conditions decide then) and a warning says why.
+func Read(ctx context.Context, f *cmdutil.Factory, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) ([]cluster.ZoneReport, []string) {
+	reports := cluster.ReadZoneReports(nodes)
+	if len(nodes) == 0 || cluster.AnyReported(reports) {
+		return reports, nil
+	}
+	conn, err := f.Connect()
+	if err != nil {
+		return reports, nil
+	}
+	// Which cluster it is decides only whether zones are read: a failed look leaves
+	// the reports as they are, as on a cluster of neither kind.
+	if cl, err := clusterkind.Detect(ctx, conn.Clientset, f.Settings.AgentNamespace); err != nil || cl.Kind != clusterkind.Upstream {
+		return reports, nil
+	}
+	want, warnings, err := expected(ctx, conn.Client, cncs)
+	if err != nil {
+		return reports, append(warnings, fmt.Sprintf("cannot tell what the nodes' zones should hold, so readiness comes from the networks' conditions: %v", err))
+	}
+	derived := readZones(ctx, f, livezone.For(f, ""), nodes, want)
+	if i := slices.IndexFunc(derived, func(z cluster.ZoneReport) bool { return z.Err == nil }); i < 0 {
+		return reports, append(warnings, fmt.Sprintf("cannot read the nodes' zones, so readiness comes from the networks' conditions: %v", derived[0].Err))
+	}
+	return derived, warnings
+}
+
+// Reader reads the zone reports of one command, and says each warning once on the
+// command's standard error however often it reads (a watch reads on every change).
+type Reader struct {
+	f      *cmdutil.Factory
+	warned map[string]bool
+}
+
+// NewReader is the reader of f's command.
+func NewReader(f *cmdutil.Factory) *Reader { return &Reader{f: f, warned: map[string]bool{}} }
+
+// Read is Read's reports, its warnings said.
+func (r *Reader) Read(ctx context.Context, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) []cluster.ZoneReport {
+	reports, warnings := Read(ctx, r.f, nodes, cncs)
+	for _, w := range warnings {
+		if !r.warned[w] {
+			r.warned[w] = true
+			fmt.Fprintf(r.f.ErrOut, "Warning: %s\n", w)
+		}
+	}
+	return reports
+}
+
+// expectation is what the zones should hold.
+type expectation struct {
+	networks []*cluster.Network
+	// pods are the pods on a network, by node then network name.
+	pods     map[string]map[string][]*cluster.Pod
+	connects []string
+}
+
+// expected reads the networks as the leader reads their specs, and the pods attached
+// to them. A user who may not list pods gets the zones judged without them, and a
+// warning saying so.
+func expected(ctx context.Context, c client.Reader, cncs []ovnkv1.ClusterNetworkConnect) (expectation, []string, error) {
+	var want expectation
+	cudns, udns, err := netview.ListAll(ctx, c)
+	if err != nil {
+		return want, nil, err
+	}
+	var namespaces corev1.NamespaceList
+	if err := c.List(ctx, &namespaces); err != nil {
+		return want, nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	cudnPtrs, udnPtrs := ptrs(cudns), ptrs(udns)
+	// A refused network is left out: no zone programs it, and its NetworkCreated
+	// condition says why.
+	want.networks, _ = cluster.SpecNetworks(cluster.Inputs{Namespaces: namespaces.Items, CUDNs: cudnPtrs, UDNs: udnPtrs})
+	for _, cnc := range cncs {
+		want.connects = append(want.connects, cnc.Name)
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods); err != nil {
+		return want, []string{fmt.Sprintf("cannot list pods, so the nodes' zones are judged without checking that the pods are wired (ask for list on pods): %v", err)}, nil
+	}
+	nads := cluster.NewNADNetworks(cudnPtrs, udnPtrs, namespaces.Items)
+	want.pods = map[string]map[string][]*cluster.Pod{}
+	for i := range pods.Items {
+		// A pod whose annotation cannot be read is left out: it is the pod's
+		// problem, not the zone's.
+		p, _ := nads.Pod(&pods.Items[i])
+		if p == nil {
+			continue
+		}
+		if want.pods[p.Node] == nil {
+			want.pods[p.Node] = map[string][]*cluster.Pod{}
+		}
+		for network := range p.Networks {
+			want.pods[p.Node][network] = append(want.pods[p.Node][network], p)
+		}
+	}
+	return want, nil, nil
+}
+
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}
+
+// readZones reads every node's zone, concurrentReads at a time, and judges it; on a
+// terminal a progress line counts the zones read.
+func readZones(ctx context.Context, f *cmdutil.Factory, src livezone.Source, nodes []corev1.Node, want expectation) []cluster.ZoneReport {
+	out := make([]cluster.ZoneReport, len(nodes))
+	progress := f.ProgressLine()
+	defer progress.Finish()
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, concurrentReads)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = judge(ctx, src, nodes[i].Name, want)
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if progress.Terminal() {
+				progress.Show(fmt.Sprintf("Reading the nodes' zones: %d/%d", done, len(nodes)))
+			}
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(out, func(a, b cluster.ZoneReport) int { return strings.Compare(a.Node, b.Node) })
+	return out
+}
+
+// judge reads node's zone and reports on every network and connect wanted.
+func judge(ctx context.Context, src livezone.Source, node string, want expectation) cluster.ZoneReport {
+	z := cluster.ZoneReport{Node: node, FromZone: true}
+	d, err := src.Dump(ctx, node)
+	if err != nil {
+		z.Err = err
+		return z
+	}
+	set, err := d.Rows()
+	if err != nil {
+		z.Err = fmt.Errorf("read node %s's zone: %w", node, err)
+		return z
+	}
+	idx := rows.NewIndex(set)
+	z.Reported = true
+	z.Report = make(map[string]string, len(want.networks)+len(want.connects))
+	for _, n := range want.networks {
+		z.Report[n.Name] = topology.NotProgrammed(idx, n, node, want.pods[node][n.Name])
+	}
+	for _, cnc := range want.connects {
+		z.Report[cluster.ConnectZoneStatusKey(cnc)] = topology.ConnectNotProgrammed(idx, cnc)
+	}
+	return z
+}

@@ -1,0 +1,78 @@
+package topology
+
+import (
+	"fmt"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+)
+
+// NotProgrammed says why the zone whose rows idx indexes has not programmed network n
+// for node, "" when it has. It is how a zone's state is judged where no agent reports
+// on it (a cluster run by upstream OVN-Kubernetes): the switch the node's pods attach
+// to must be there; for a Layer3 network, and a primary Layer2 one, so must the router
+// that switch routes through; and each of pods (the node's running pods on n) must have
+// its port on that switch. The names are the ones this package gives the rows, which
+// are upstream's.
+func NotProgrammed(idx *rows.Index, n *cluster.Network, node string, pods []*cluster.Pod) string {
+	names := namesOf(n)
+	var sw string
+	var routers []string
+	switch {
+	case n.Topology == cluster.Layer2 && n.Role == cluster.Primary:
+		// A node on the legacy topology routes through its gateway router, one
+		// upgraded through the transit router (OKEP-5094).
+		sw, routers = names.Layer2Switch(), []string{names.TransitRouter(), names.GatewayRouter(node)}
+	case n.Topology == cluster.Layer2:
+		sw = names.Layer2Switch()
+	default:
+		sw, routers = names.NodeSwitch(node), []string{names.ClusterRouter()}
+	}
+	if idx.Switch(sw) == nil {
+		return fmt.Sprintf("its zone has no switch %s", sw)
+	}
+	if len(routers) > 0 && !anyRouter(idx, routers) {
+		if len(routers) == 1 {
+			return fmt.Sprintf("its zone has no router %s", routers[0])
+		}
+		return fmt.Sprintf("its zone has neither router %s nor %s", routers[0], routers[1])
+	}
+	ports := map[string]bool{}
+	for _, key := range idx.Switch(sw).Ports {
+		if lsp := idx.SwitchPorts[key]; lsp != nil {
+			ports[lsp.Name] = true
+		}
+	}
+	var missing []string
+	for _, p := range pods {
+		if !ports[PodPortName(n, p)] {
+			missing = append(missing, p.Namespace+"/"+p.Name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("pod %s has no port on switch %s", missing[0], sw)
+	default:
+		return fmt.Sprintf("%d pods have no port on switch %s, %s among them", len(missing), sw, missing[0])
+	}
+}
+
+// ConnectNotProgrammed says why the zone has not programmed the ClusterNetworkConnect
+// cnc, "" when it has: its connect router must be there.
+func ConnectNotProgrammed(idx *rows.Index, cnc string) string {
+	if name := ConnectRouterName(cnc); idx.Router(name) == nil {
+		return "its zone has no router " + name
+	}
+	return ""
+}
+
+func anyRouter(idx *rows.Index, names []string) bool {
+	for _, name := range names {
+		if idx.Router(name) != nil {
+			return true
+		}
+	}
+	return false
+}
