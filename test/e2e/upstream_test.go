@@ -300,21 +300,15 @@ func TestUpstreamShapedCluster(t *testing.T) {
 				t.Errorf("network list names %v, not %s", names, want)
 			}
 		}
-		// No node reports on its zone: READY is "-" and STATUS comes from upstream's
-		// conditions, Ready.
-		table := ec.must(ctx, "network", "list", "-A")
+		// No node reports on its zone: each node's zone is read instead.
+		lines := strings.Split(ec.must(ctx, "network", "list", "-A"), "\n")
 		for _, net := range []string{"up-l3/blue", "up-l2", "up-c3"} {
-			i := slices.IndexFunc(strings.Split(table, "\n"), func(line string) bool {
-				f := strings.Fields(line)
-				return len(f) > 0 && f[0] == net && slices.Contains(f, "-") && slices.Contains(f, "Ready")
-			})
-			if i < 0 {
-				t.Errorf("network list has no row for %s, READY - and Ready:\n%s", net, table)
-			}
+			requireRow(t, "network list", lines, net, "3/3", "Ready")
 		}
 		for _, net := range []string{"up-l3/blue", "up-l2"} {
-			if out := ec.must(ctx, "network", "describe", net); !strings.Contains(out, "Name:") || !strings.Contains(out, strings.TrimPrefix(net, "up-l3/")) || !strings.Contains(out, "Ready") {
-				t.Errorf("network describe %s does not name it Ready:\n%s", net, out)
+			out := ec.must(ctx, "network", "describe", net)
+			if !strings.Contains(out, "Name:") || !strings.Contains(out, strings.TrimPrefix(net, "up-l3/")) || !strings.Contains(out, "3/3 ready (read from each node's zone") {
+				t.Errorf("network describe %s does not name it ready on 3/3 nodes, read from their zones:\n%s", net, out)
 			}
 		}
 		conns := ec.must(ctx, "connections")
@@ -323,6 +317,7 @@ func TestUpstreamShapedCluster(t *testing.T) {
 				t.Errorf("connections lacks %q:\n%s", want, conns)
 			}
 		}
+		requireRow(t, "connections", strings.Split(conns, "\n"), "up-conn", "3/3")
 	})
 
 	t.Run("version and status name the cluster kind and its nodes", func(t *testing.T) {
@@ -393,5 +388,47 @@ func TestUpstreamShapedCluster(t *testing.T) {
 		if n := report.Networks[i]; len(n.Legacy) != 0 || len(n.TransitRouter) != len(ec.nodes) || !report.Complete {
 			t.Errorf("up-l2: %+v, complete %t; want on the transit router on every node, the upgrade complete", n, report.Complete)
 		}
+	})
+
+	t.Run("a zone missing a pod's port or the connect router is not ready", func(t *testing.T) {
+		// Upstream's agent is not there to put them back: the zones stay as broken.
+		n2, n3 := ec.nodes[1], ec.nodes[2]
+		l2Switch, podPort := "cluster_udn_up.l2_ovn_layer2_switch", "up.l2.up.l2_up-l2_b"
+		if _, err := n2.nb.NBCtl(ctx, "lsp-del", podPort); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n3.nb.NBCtl(ctx, "lr-del", "connect_router_up-conn"); err != nil {
+			t.Fatal(err)
+		}
+		// The relays in nb-ovsdb follow the nodes' NBs.
+		err := testenv.Eventually(ctx, 60*time.Second, "the relays serve the broken zones", func(ctx context.Context) error {
+			out := ec.must(ctx, "connections")
+			if !rowHas(out, "up-conn", "2/3") {
+				return fmt.Errorf("connections does not count 2/3 yet:\n%s", out)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(ec.must(ctx, "network", "list", "-A"), "\n")
+		requireRow(t, "network list", lines, "up-l2", "2/3", "Pending")
+		requireRow(t, "network list", lines, "up-l3/blue", "3/3", "Ready")
+		requireRow(t, "network list", lines, "up-c3", "3/3", "Ready")
+		wantWhy := fmt.Sprintf("pod up-l2/b has no port on switch %s", l2Switch)
+		if out := ec.must(ctx, "network", "describe", "up-l2"); !strings.Contains(out, n2.name) || !strings.Contains(strings.Join(strings.Fields(out), " "), wantWhy) {
+			t.Errorf("network describe up-l2 does not say %s: %s:\n%s", n2.name, wantWhy, out)
+		}
+		if out := ec.must(ctx, "connections", "describe", "up-conn"); !strings.Contains(strings.Join(strings.Fields(out), " "), "its zone has no router connect_router_up-conn") {
+			t.Errorf("connections describe up-conn does not say why %s is not ready:\n%s", n3.name, out)
+		}
+	})
+}
+
+// rowHas reports whether table has a row of name (its first field) with each of cells.
+func rowHas(table, name string, cells ...string) bool {
+	return slices.ContainsFunc(strings.Split(table, "\n"), func(line string) bool {
+		f := strings.Fields(line)
+		return len(f) > 0 && f[0] == name && !slices.ContainsFunc(cells, func(c string) bool { return !slices.Contains(f, c) })
 	})
 }

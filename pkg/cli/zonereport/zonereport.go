@@ -36,6 +36,31 @@ const concurrentReads = 8
 // what the zones should hold cannot be listed, the nodes are left without reports (the
 // networks' conditions decide then) and a warning says why.
 func Read(ctx context.Context, f *cmdutil.Factory, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) ([]cluster.ZoneReport, []string) {
+	return read(ctx, f, liveZones{livezone.For(f, "")}, nodes, cncs)
+}
+
+// zones reads a node's zone.
+type zones interface {
+	Rows(ctx context.Context, node string) (*rows.Set, error)
+}
+
+// liveZones reads zones where livezone.For finds them.
+type liveZones struct{ src livezone.Source }
+
+func (z liveZones) Rows(ctx context.Context, node string) (*rows.Set, error) {
+	d, err := z.src.Dump(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	set, err := d.Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read node %s's zone: %w", node, err)
+	}
+	return set, nil
+}
+
+// read is Read, with the zones read from src.
+func read(ctx context.Context, f *cmdutil.Factory, src zones, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) ([]cluster.ZoneReport, []string) {
 	reports := cluster.ReadZoneReports(nodes)
 	if len(nodes) == 0 || cluster.AnyReported(reports) {
 		return reports, nil
@@ -53,7 +78,7 @@ func Read(ctx context.Context, f *cmdutil.Factory, nodes []corev1.Node, cncs []o
 	if err != nil {
 		return reports, append(warnings, fmt.Sprintf("cannot tell what the nodes' zones should hold, so readiness comes from the networks' conditions: %v", err))
 	}
-	derived := readZones(ctx, f, livezone.For(f, ""), nodes, want)
+	derived := readZones(ctx, f, src, nodes, want)
 	if i := slices.IndexFunc(derived, func(z cluster.ZoneReport) bool { return z.Err == nil }); i < 0 {
 		return reports, append(warnings, fmt.Sprintf("cannot read the nodes' zones, so readiness comes from the networks' conditions: %v", derived[0].Err))
 	}
@@ -143,7 +168,7 @@ func ptrs[T any](items []T) []*T {
 
 // readZones reads every node's zone, concurrentReads at a time, and judges it; on a
 // terminal a progress line counts the zones read.
-func readZones(ctx context.Context, f *cmdutil.Factory, src livezone.Source, nodes []corev1.Node, want expectation) []cluster.ZoneReport {
+func readZones(ctx context.Context, f *cmdutil.Factory, src zones, nodes []corev1.Node, want expectation) []cluster.ZoneReport {
 	out := make([]cluster.ZoneReport, len(nodes))
 	progress := f.ProgressLine()
 	defer progress.Finish()
@@ -171,16 +196,11 @@ func readZones(ctx context.Context, f *cmdutil.Factory, src livezone.Source, nod
 }
 
 // judge reads node's zone and reports on every network and connect wanted.
-func judge(ctx context.Context, src livezone.Source, node string, want expectation) cluster.ZoneReport {
+func judge(ctx context.Context, src zones, node string, want expectation) cluster.ZoneReport {
 	z := cluster.ZoneReport{Node: node, FromZone: true}
-	d, err := src.Dump(ctx, node)
+	set, err := src.Rows(ctx, node)
 	if err != nil {
 		z.Err = err
-		return z
-	}
-	set, err := d.Rows()
-	if err != nil {
-		z.Err = fmt.Errorf("read node %s's zone: %w", node, err)
 		return z
 	}
 	idx := rows.NewIndex(set)

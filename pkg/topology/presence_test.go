@@ -1,0 +1,133 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ovnk/ovnk/pkg/cluster"
+	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
+	"github.com/ovnk/ovnk/pkg/ovn/rows"
+	"github.com/ovnk/ovnk/pkg/topology/topologytest"
+)
+
+// podsOn are st's pods on node attached to network.
+func podsOn(st *cluster.State, node, network string) []*cluster.Pod {
+	var out []*cluster.Pod
+	for _, p := range st.Pods {
+		if _, ok := p.Networks[network]; ok && p.Node == node {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// compiled is node's zone as Compile builds it from st.
+func compiled(t *testing.T, st *cluster.State, node string) *rows.Set {
+	t.Helper()
+	res, err := Compile(st, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Rows
+}
+
+// TestCompiledZonesAreProgrammed checks NotProgrammed against the compiler: every zone
+// it builds holds every network, with each of the node's pods wired, and every connect.
+func TestCompiledZonesAreProgrammed(t *testing.T) {
+	for name, st := range map[string]*cluster.State{"layer3": topologytest.Layer3(), "okep5094": topologytest.OKEP5094(), "okep5224": topologytest.OKEP5224(), "mixed": topologytest.MixedConnect()} {
+		wired := 0
+		for _, node := range st.Nodes {
+			idx := rows.NewIndex(compiled(t, st, node.Name))
+			for _, n := range st.Networks {
+				pods := podsOn(st, node.Name, n.Name)
+				wired += len(pods)
+				if why := NotProgrammed(idx, n, node.Name, pods); why != "" {
+					t.Errorf("%s: node %s, network %s: %s", name, node.Name, n.Name, why)
+				}
+			}
+			for _, c := range st.Connects {
+				if why := ConnectNotProgrammed(idx, c.Name); why != "" {
+					t.Errorf("%s: node %s, connect %s: %s", name, node.Name, c.Name, why)
+				}
+			}
+		}
+		if wired == 0 {
+			t.Errorf("%s: no pod was checked", name)
+		}
+	}
+}
+
+// without is list less the items drop picks.
+func without[T any](list []T, drop func(T) bool) []T {
+	return slices.DeleteFunc(slices.Clone(list), drop)
+}
+
+func TestNotProgrammedSaysWhatIsMissing(t *testing.T) {
+	st := topologytest.OKEP5094()
+	node := st.Nodes[0].Name
+	n := st.Networks[0]
+	pods := podsOn(st, node, n.Name)
+	if len(pods) == 0 {
+		t.Fatalf("the fixture has no pod of %s on %s", n.Name, node)
+	}
+	nm := namesOf(n)
+	for _, tc := range []struct {
+		name      string
+		breakZone func(s *rows.Set)
+		want      string
+	}{
+		{"switch", func(s *rows.Set) {
+			s.Switches = without(s.Switches, func(ls *nbdb.LogicalSwitch) bool { return ls.Name == nm.Layer2Switch() })
+		}, "its zone has no switch " + nm.Layer2Switch()},
+		{"routers", func(s *rows.Set) {
+			s.Routers = without(s.Routers, func(lr *nbdb.LogicalRouter) bool {
+				return lr.Name == nm.TransitRouter() || lr.Name == nm.GatewayRouter(node)
+			})
+		}, "its zone has neither router " + nm.TransitRouter() + " nor " + nm.GatewayRouter(node)},
+		{"pod port", func(s *rows.Set) {
+			s.SwitchPorts = without(s.SwitchPorts, func(lsp *nbdb.LogicalSwitchPort) bool { return lsp.Name == PodPortName(n, pods[0]) })
+		}, "pod " + pods[0].Namespace + "/" + pods[0].Name + " has no port on switch " + nm.Layer2Switch()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := compiled(t, st, node)
+			tc.breakZone(s)
+			if got := NotProgrammed(rows.NewIndex(s), n, node, pods); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	// A gateway router alone is the legacy topology, programmed too.
+	s := compiled(t, st, node)
+	s.Routers = without(s.Routers, func(lr *nbdb.LogicalRouter) bool { return lr.Name == nm.TransitRouter() })
+	if got := NotProgrammed(rows.NewIndex(s), n, node, pods); got != "" {
+		t.Errorf("a zone with the gateway router and no transit router: %q, want programmed", got)
+	}
+}
+
+func TestNotProgrammedLayer3AndConnect(t *testing.T) {
+	st := topologytest.OKEP5224()
+	node := st.Nodes[0].Name
+	i := slices.IndexFunc(st.Networks, func(n *cluster.Network) bool { return n.Topology == cluster.Layer3 && !n.IsDefault() })
+	if i < 0 || len(st.Connects) == 0 {
+		t.Fatal("the fixture has no Layer3 network or no connect")
+	}
+	n, cnc := st.Networks[i], st.Connects[0].Name
+	nm := namesOf(n)
+	s := compiled(t, st, node)
+	s.Routers = without(s.Routers, func(lr *nbdb.LogicalRouter) bool {
+		return lr.Name == nm.ClusterRouter() || lr.Name == ConnectRouterName(cnc)
+	})
+	idx := rows.NewIndex(s)
+	if got, want := NotProgrammed(idx, n, node, nil), "its zone has no router "+nm.ClusterRouter(); got != want {
+		t.Errorf("network: %q, want %q", got, want)
+	}
+	if got := ConnectNotProgrammed(idx, cnc); !strings.HasSuffix(got, "no router "+ConnectRouterName(cnc)) {
+		t.Errorf("connect: %q", got)
+	}
+	s.Switches = without(s.Switches, func(ls *nbdb.LogicalSwitch) bool { return ls.Name == nm.NodeSwitch(node) })
+	if got, want := NotProgrammed(rows.NewIndex(s), n, node, nil), "its zone has no switch "+nm.NodeSwitch(node); got != want {
+		t.Errorf("network without its node switch: %q, want %q", got, want)
+	}
+}
