@@ -12,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -385,47 +382,10 @@ func TestRootHelpThroughKubectl(t *testing.T) {
 func TestVersionLeavesDeletedCRDsOutThroughKubectl(t *testing.T) {
 	kc := newKubectl(t)
 	kc.env = append(kc.env, "KUBECACHEDIR="+t.TempDir())
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(kc.k.RESTConfig, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	group := ovnkv1.SchemeGroupVersion.Group
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubectlitems." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "kubectlitems", Singular: "kubectlitem", Kind: "KubectlItem", ListKind: "KubectlItemList"},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}},
-			}},
-		},
-	}
-	held := &unstructured.Unstructured{}
-	held.SetAPIVersion(group + "/v1")
-	held.SetKind("KubectlItem")
-	held.SetName("held")
+	crd := kc.k.CreateThrowawayCRD(t, group, "kubectlitems", "KubectlItem")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// Whatever happens, the CRD goes: the other tests expect ovnk's alone.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := client.IgnoreNotFound(c.Patch(ctx, held, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))); err != nil {
-			t.Errorf("release %s: %v", held.GetName(), err)
-		}
-		if err := client.IgnoreNotFound(c.Delete(ctx, crd)); err != nil {
-			t.Errorf("delete CRD %s: %v", crd.Name, err)
-		}
-	})
-	if err := c.Create(ctx, crd); err != nil {
-		t.Fatal(err)
-	}
 	listed := func() bool {
 		t.Helper()
 		out := kc.mustOvnk("version", "-o", "yaml").stdout
@@ -453,28 +413,12 @@ func TestVersionLeavesDeletedCRDsOutThroughKubectl(t *testing.T) {
 		t.Fatalf("kubectl api-resources does not list kubectlitems: %s", r)
 	}
 
-	held.SetFinalizers([]string{"ovnk.test/hold"})
-	if err := c.Create(ctx, held); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Delete(ctx, crd); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil || crd.DeletionTimestamp == nil {
-		t.Fatalf("CRD %s is not held terminating (%v): the next step would test nothing", crd.Name, err)
+	if err := crd.HoldTerminating(ctx); err != nil {
+		t.Fatalf("%v: the next step would test nothing", err)
 	}
 	await("version to leave out the CRD being deleted", false)
 
-	if err := c.Patch(ctx, held, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
-		t.Fatal(err)
-	}
-	err = testenv.Eventually(ctx, 20*time.Second, "CRD "+crd.Name+" gone", func(ctx context.Context) error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{}); err == nil || client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := crd.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if listed() {

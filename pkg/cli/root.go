@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/completioncmd"
@@ -26,6 +23,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/tracecmd"
 	"github.com/ovnk/ovnk/pkg/cli/upgradecmd"
 	"github.com/ovnk/ovnk/pkg/cli/versioncmd"
+	"github.com/ovnk/ovnk/pkg/ctrlruntimelog"
 )
 
 // NewRootCommand returns `kubectl ovnk` with kubectl's connection flags (--kubeconfig,
@@ -35,16 +33,11 @@ func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return NewRootCommandWith(f)
 }
 
-// silenceControllerRuntime gives controller-runtime a logger that discards. Without
-// one, a client it creates more than 30 s after the start (in a long wait or watch)
-// prints a "log.SetLogger(...) was never called" stack trace to stderr; the plugin
-// reports through its errors and output, never through controller-runtime's log.
-var silenceControllerRuntime = sync.OnceFunc(func() { ctrllog.SetLogger(logr.Discard()) })
-
 // NewRootCommandWith builds the tree around a given Factory; tests set its streams,
 // environment and terminal.
 func NewRootCommandWith(f *cmdutil.Factory) *cobra.Command {
-	silenceControllerRuntime()
+	// The plugin reports through its errors and output, never controller-runtime's log.
+	ctrlruntimelog.Discard()
 	cmd := &cobra.Command{
 		// The binary's name, so completion scripts call it; users read the display name.
 		Use:   "kubectl-ovnk",

@@ -104,6 +104,18 @@ func (e *HostSubnetError) HostSubnets() (min, max int) {
 // one that holds a node's block with an address for pods.
 func (e *HostSubnetError) LongestSubnet() int { return maxPodPrefix(e.Subnet.Addr().Is4()) - 1 }
 
+// CheckHostSubnet checks a Layer3 subnet's host subnet, the prefix length of each node's
+// block: it must be one of the lengths HostSubnets gives, longer than the subnet's and
+// leaving the block an address for pods. field names the subnet's setting or spec field;
+// the error is a *HostSubnetError.
+func CheckHostSubnet(field string, subnet netip.Prefix, hostSubnet int) error {
+	e := &HostSubnetError{Field: field, Subnet: subnet, HostSubnet: hostSubnet}
+	if min, max := e.HostSubnets(); hostSubnet < min || hostSubnet > max {
+		return e
+	}
+	return nil
+}
+
 func (e *HostSubnetError) Error() string {
 	fix := fmt.Sprintf("no host subnet inside it leaves an address for pods: want a subnet of at most /%d", e.LongestSubnet())
 	if min, max := e.HostSubnets(); min <= max {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +115,31 @@ func TestHostSubnetErrorSuggestsOnlyWorkingLengths(t *testing.T) {
 		var hs *HostSubnetError
 		if !errors.As(err, &hs) || err.Error() != tc.want {
 			t.Errorf("%s with host subnet %d: %v, want a *HostSubnetError %q", tc.cidr, tc.hostSubnet, err, tc.want)
+		}
+	}
+}
+
+// TestCheckHostSubnetBoundaries checks the shortest and longest host subnets each family
+// accepts, and the ones just past them.
+func TestCheckHostSubnetBoundaries(t *testing.T) {
+	for _, tc := range []struct {
+		cidr       string
+		hostSubnet int
+		ok         bool
+	}{
+		{"10.244.0.0/16", 16, false},
+		{"10.244.0.0/16", 17, true},
+		{"10.244.0.0/16", 29, true},
+		{"10.244.0.0/16", 30, false}, // 4 addresses: the broadcast and 3 kept leave none
+		{"fd00:10::/48", 48, false},
+		{"fd00:10::/48", 49, true},
+		{"fd00:10::/48", 126, true},
+		{"fd00:10::/48", 127, false},
+	} {
+		err := CheckHostSubnet("f", netip.MustParsePrefix(tc.cidr), tc.hostSubnet)
+		var hs *HostSubnetError
+		if tc.ok && err != nil || !tc.ok && !errors.As(err, &hs) {
+			t.Errorf("CheckHostSubnet(%s, /%d) = %v, want accepted: %t", tc.cidr, tc.hostSubnet, err, tc.ok)
 		}
 	}
 }

@@ -159,10 +159,7 @@ func Agent(in Inputs) (ociarchive.Image, error) {
 }
 
 func agent(in Inputs) (ociarchive.Image, error) {
-	if in.OVNRoot.Dir == "" {
-		return ociarchive.Image{}, fmt.Errorf("no OVN root given: the OVS and OVN tools come from it (pkg/ovnroot.Find)")
-	}
-	c, err := newClosure(in.OVNRoot.Dir)
+	c, err := openOVNRoot(in.OVNRoot, "the OVS and OVN tools")
 	if err != nil {
 		return ociarchive.Image{}, err
 	}
@@ -184,23 +181,39 @@ func agent(in Inputs) (ociarchive.Image, error) {
 			return ociarchive.Image{}, err
 		}
 	}
-	shell, err := busyboxFiles(in.Busybox)
-	if err != nil {
-		return ociarchive.Image{}, err
-	}
-	files := append(baseFiles(), shell...)
 	// The tools' default places for their sockets (OVS_RUNDIR, OVN_RUNDIR), where the
 	// DaemonSet mounts the node's; /var/run is /run, as on the node.
-	files = append(files,
+	return c.shellImage(AgentImage, in.Busybox,
 		ociarchive.Dir("/run/openvswitch", 0),
 		ociarchive.Dir("/run/ovn", 0),
 		ociarchive.Link("/var/run", "../run"),
 	)
+}
+
+// openOVNRoot starts an image of programs from root, the OVN root, which must be given:
+// uses says what of the image comes from it.
+func openOVNRoot(root ovnroot.Root, uses string) (*closure, error) {
+	if root.Dir == "" {
+		return nil, fmt.Errorf("no OVN root given: %s come from it (pkg/ovnroot.Find)", uses)
+	}
+	return newClosure(root.Dir)
+}
+
+// shellImage is the image named name of c's programs, with their loader and libraries,
+// extra files, the base files and busybox (bin) for a shell, with PATH set. It has no
+// entrypoint: the images of OVN root programs are run by DaemonSets naming the command.
+func (c *closure) shellImage(name, bin string, extra ...ociarchive.File) (ociarchive.Image, error) {
+	shell, err := busyboxFiles(bin)
+	if err != nil {
+		return ociarchive.Image{}, err
+	}
+	files := append(baseFiles(), shell...)
+	files = append(files, extra...)
 	for _, f := range c.files {
 		files = append(files, f)
 	}
 	return ociarchive.Image{
-		Name:   AgentImage,
+		Name:   name,
 		Files:  files,
 		Config: ociarchive.Config{Env: []string{defaultPath}},
 	}, nil

@@ -60,10 +60,7 @@ func OVN(in Inputs) (ociarchive.Image, error) {
 }
 
 func ovnImage(in Inputs) (ociarchive.Image, error) {
-	if in.OVNRoot.Dir == "" {
-		return ociarchive.Image{}, fmt.Errorf("no OVN root given: the OVN programs come from it (pkg/ovnroot.Find)")
-	}
-	c, err := newClosure(in.OVNRoot.Dir)
+	c, err := openOVNRoot(in.OVNRoot, "the OVN programs")
 	if err != nil {
 		return ociarchive.Image{}, err
 	}
@@ -72,12 +69,7 @@ func ovnImage(in Inputs) (ociarchive.Image, error) {
 			return ociarchive.Image{}, err
 		}
 	}
-	shell, err := busyboxFiles(in.Busybox)
-	if err != nil {
-		return ociarchive.Image{}, err
-	}
-	files := append(baseFiles(), shell...)
-	files = append(files,
+	return c.shellImage(OVNImage, in.Busybox,
 		ociarchive.FromDisk("/"+string(ovnroot.NBSchema), in.OVNRoot.Schema(ovnroot.NBSchema), 0o644),
 		ociarchive.FromDisk("/"+string(ovnroot.SBSchema), in.OVNRoot.Schema(ovnroot.SBSchema), 0o644),
 		ociarchive.FromBytes(OVNEntryPath, []byte(ovnEntry), 0o755),
@@ -85,12 +77,4 @@ func ovnImage(in Inputs) (ociarchive.Image, error) {
 		ociarchive.Dir("/run/ovn", 0),
 		ociarchive.Link("/var/run", "../run"),
 	)
-	for _, f := range c.files {
-		files = append(files, f)
-	}
-	return ociarchive.Image{
-		Name:   OVNImage,
-		Files:  files,
-		Config: ociarchive.Config{Env: []string{defaultPath}},
-	}, nil
 }

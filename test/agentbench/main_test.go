@@ -9,17 +9,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // TestMain starts the package's API server on first use and stops it, and removes the
-// agent binary the benchmark built, when the package is done. The benchmark's
-// controller-runtime client has nothing to log; without a logger, controller-runtime
-// prints a stack trace saying so.
-func TestMain(m *testing.M) {
-	log.SetLogger(logr.Discard())
-	os.Exit(testenv.KubeMain(m))
-}
+// agent binary the benchmark built, when the package is done.
+func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ovnk/ovnk/pkg/ctrlruntimelog"
 	"github.com/ovnk/ovnk/pkg/localkube"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/poll"
@@ -146,7 +147,12 @@ var shared struct {
 //
 // If the test binary dies (a panic, a timeout), the servers die with it (Pdeathsig); their
 // temporary directory is left behind until the next start removes it.
+//
+// Tests' controller-runtime clients log nothing (ctrlruntimelog.Discard), as the plugin's
+// do; a package that wants their logs sets its logger before calling KubeMain (the
+// first one set is kept).
 func KubeMain(m *testing.M) int {
+	ctrlruntimelog.Discard()
 	shared.Lock()
 	shared.enabled = true
 	shared.Unlock()

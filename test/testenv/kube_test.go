@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -17,12 +18,26 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/test/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.KubeMain(m)) }
+
+// TestKubeMainDiscardsControllerRuntimeLog shows KubeMain gave controller-runtime its
+// logger: a logger set later is ignored (the first is kept), so what is logged does
+// not reach it. Had no logger been set, the later one would take effect and receive the line
+// (and a client made 30 s into the run would print a stack trace instead).
+func TestKubeMainDiscardsControllerRuntimeLog(t *testing.T) {
+	var got []string
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) { got = append(got, prefix+" "+args) }, funcr.Options{}))
+	ctrllog.Log.Info("logged by a test")
+	if len(got) != 0 {
+		t.Errorf("controller-runtime had no logger before the test set one; it logged %q", got)
+	}
+}
 
 func TestKubeAPIServerAnswers(t *testing.T) {
 	k := testenv.SharedKube(t)

@@ -272,9 +272,9 @@ func (c *Config) checkNetwork(ch *checker) {
 	var clusterCIDRs []netip.Prefix
 	for _, s := range c.ClusterSubnets {
 		checkMasked(ch, "cluster-subnets", clusterValue, s.CIDR)
-		if s.HostSubnet <= s.CIDR.Bits() || s.HostSubnet > s.CIDR.Addr().BitLen() {
-			ch.fail("cluster-subnets", clusterValue, "host prefix /%d does not fit in %s: want %d to %d",
-				s.HostSubnet, s.CIDR, s.CIDR.Bits()+1, s.CIDR.Addr().BitLen())
+		var hs *cluster.HostSubnetError
+		if s.CIDR.IsValid() && errors.As(cluster.CheckHostSubnet("cluster-subnets", s.CIDR, s.HostSubnet), &hs) {
+			ch.fail("cluster-subnets", clusterValue, "%s", hostPrefixProblem(hs))
 		}
 		clusterCIDRs = append(clusterCIDRs, s.CIDR)
 	}
@@ -311,6 +311,18 @@ func (c *Config) checkNetwork(ch *checker) {
 				"list the ClusterIPs of the kubernetes and DNS services", ip, formatList(c.ServiceSubnets))
 		}
 	}
+}
+
+// hostPrefixProblem says in the file's words (a cluster subnet's host prefix) what
+// cluster.CheckHostSubnet refused, with the host prefixes that would do or, when none
+// would, the longest cluster subnet that has one.
+func hostPrefixProblem(e *cluster.HostSubnetError) string {
+	const problem = "host prefix /%d does not cut %s into node blocks with addresses for pods"
+	if min, max := e.HostSubnets(); min <= max {
+		return fmt.Sprintf(problem+": want %d to %d", e.HostSubnet, e.Subnet, min, max)
+	}
+	return fmt.Sprintf(problem+", nor does any other: use a cluster subnet of at most /%d",
+		e.HostSubnet, e.Subnet, e.LongestSubnet())
 }
 
 // checkPerFamily checks subnets given one per IP family: masked, at most one per

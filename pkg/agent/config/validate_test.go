@@ -212,11 +212,29 @@ func TestValidate(t *testing.T) {
 		},
 		want: []string{
 			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": 10.244.1.0/16 has host bits set: did you mean 10.244.0.0/16?`,
-			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /16 does not fit in 10.244.128.0/17: want 18 to 32`,
-			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /33 does not fit in 172.16.0.0/12: want 13 to 32`,
-			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /48 does not fit in fd00::/48: want 49 to 128`,
+			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /16 does not cut 10.244.128.0/17 into node blocks with addresses for pods: want 18 to 29`,
+			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /33 does not cut 172.16.0.0/12 into node blocks with addresses for pods: want 13 to 29`,
+			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": host prefix /48 does not cut fd00::/48 into node blocks with addresses for pods: want 49 to 126`,
 			`[default] cluster-subnets = "10.244.1.0/16/24,10.244.128.0/17/16,172.16.0.0/12/33,fd00::/48/48": 10.244.128.0/17 overlaps cluster-subnets 10.244.1.0/16: choose subnets that do not overlap`,
 			`[default] mtu = "1279": want 1280 to 65535 (IPv6 needs at least 1280)`,
+		},
+	}, {
+		// The longest host prefixes that leave a node's block an address for pods once
+		// the network address, gateway and management port (and the IPv4 broadcast
+		// address) are kept; pkg/cluster's CheckSubnets would refuse one longer.
+		name: "cluster subnets: the longest host prefixes",
+		change: func(c *Config) {
+			c.ClusterSubnets = subnets("10.244.0.0/16/29", "fd00:10:244::/48/126")
+		},
+	}, {
+		name: "cluster subnets: host prefixes one longer, and a subnet too small for any",
+		change: func(c *Config) {
+			c.ClusterSubnets = subnets("10.244.0.0/16/30", "fd00:10:244::/48/127", "10.7.0.0/29/30")
+		},
+		want: []string{
+			`[default] cluster-subnets = "10.244.0.0/16/30,fd00:10:244::/48/127,10.7.0.0/29/30": host prefix /30 does not cut 10.244.0.0/16 into node blocks with addresses for pods: want 17 to 29`,
+			`[default] cluster-subnets = "10.244.0.0/16/30,fd00:10:244::/48/127,10.7.0.0/29/30": host prefix /127 does not cut fd00:10:244::/48 into node blocks with addresses for pods: want 49 to 126`,
+			`[default] cluster-subnets = "10.244.0.0/16/30,fd00:10:244::/48/127,10.7.0.0/29/30": host prefix /30 does not cut 10.7.0.0/29 into node blocks with addresses for pods, nor does any other: use a cluster subnet of at most /28`,
 		},
 	}, {
 		name: "no cluster subnets",
