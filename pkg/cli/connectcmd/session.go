@@ -88,14 +88,14 @@ func (snap *snapshot) connect(name string) *ovnkv1.ClusterNetworkConnect {
 func (s *session) allocation(ctx context.Context, errOut io.Writer, cnc *ovnkv1.ClusterNetworkConnect, nets []netview.Network) (allocation, error) {
 	var nads []*nadv1.NetworkAttachmentDefinition
 	if len(nets) > 0 {
-		var warning string
-		var err error
-		if nads, warning, err = netview.ListNADs(ctx, s.Client); err != nil {
+		listed, warning, err := netview.ListNADs(ctx, s.Client)
+		if err != nil {
 			return allocation{}, s.Failed(err, "read the networks' ids")
 		}
 		if warning != "" {
 			fmt.Fprintf(errOut, "Warning: %s\n", warning)
 		}
+		nads = listed
 	}
 	keys := map[cluster.ObjectRef]string{}
 	for _, n := range nets {
