@@ -95,7 +95,7 @@ func TestBuildMixedGoodAndBad(t *testing.T) {
 		text       string
 	}{
 		{cudn("badsel"), "", false, `clusteruserdefinednetwork/badsel: spec.namespaceSelector: "Bogus" is not a valid label selector operator`},
-		{cudn("pending"), AnnotationNetworkID, true, "clusteruserdefinednetwork/pending: annotation k8s.ovn.org/network-id: not ready: not set yet (the leader allocates it)"},
+		{cudn("pending"), AnnotationNetworkID, true, "clusteruserdefinednetwork/pending: annotation k8s.ovn.org/network-id: not ready: not set yet (ovnk's leader allocates it; upstream OVN-Kubernetes keeps it on the network's NADs)"},
 		{cudn("x"), "", false, `clusteruserdefinednetwork/x: network name "cluster_udn_x" is also the name of userdefinednetwork/cluster/udn_x; rename one of them`},
 		{udn("cluster", "udn_x"), "", false, `userdefinednetwork/cluster/udn_x: network name "cluster_udn_x" is also the name of clusteruserdefinednetwork/x; rename one of them`},
 		{udn("ns1", "badkeys"), AnnotationTunnelKeys, false, "userdefinednetwork/ns1/badkeys: annotation k8s.ovn.org/tunnel-keys: tunnel key 0 is outside 1-16777215"},

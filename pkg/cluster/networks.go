@@ -278,7 +278,9 @@ func (src networkSource) build() (*Network, error) {
 	if n.ID, ok, err = NetworkIDCodec.Lookup(src.owner, src.annotations); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, notReady(src.owner, AnnotationNetworkID, "the leader allocates it")
+		// Build reads the object alone: ovnk's leader writes the id there, adopting the
+		// one upstream's cluster manager wrote on the network's NADs.
+		return nil, notReady(src.owner, AnnotationNetworkID, "ovnk's leader allocates it; upstream OVN-Kubernetes keeps it on the network's NADs")
 	}
 	if err := lookupInto(&n.TunnelKeys, TunnelKeysCodec, src.owner, src.annotations); err != nil {
 		return nil, err

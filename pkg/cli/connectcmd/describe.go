@@ -80,7 +80,10 @@ func (o *describeOptions) Run(ctx context.Context) error {
 		return s.Failed(err, "list events about connect "+cnc.Name)
 	}
 	sel := snap.selected(cnc)
-	alloc := allocationOf(cnc)
+	alloc, err := s.allocation(ctx, o.f.ErrOut, cnc, sel.connected)
+	if err != nil {
+		return err
+	}
 	d := describer{Description: humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now()), refusal: refusalOf(cnc, alloc)}
 	d.summary(cnc, sel, alloc)
 	d.reachability(cnc, sel)

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 )
@@ -21,14 +22,16 @@ func hasFamily(n netview.Network, v4 bool) bool {
 	return slices.ContainsFunc(subnetPrefixes(n), func(p netip.Prefix) bool { return p.Addr().Is4() == v4 })
 }
 
-// ownerKey is the network's key in k8s.ovn.org/network-connect-subnet, "" until the
-// leader gave the network an id.
-func ownerKey(n netview.Network) string {
-	id, ok, err := cluster.NetworkIDCodec.Lookup(cluster.ObjectRef{Kind: n.Kind(), Namespace: n.Namespace(), Name: n.Name()}, n.Object().GetAnnotations())
+// ownerKey is the network's key in k8s.ovn.org/network-connect-subnet, by its id as
+// netview.Network.IDs reads it (its object's, else that upstream OVN-Kubernetes wrote
+// on its NADs, of which nads may hold any); "" while it has none. The error says why
+// an id that is there cannot be read.
+func ownerKey(n netview.Network, nads []*nadv1.NetworkAttachmentDefinition) (string, error) {
+	ids, ok, err := n.IDs(nads)
 	if err != nil || !ok {
-		return ""
+		return "", err
 	}
-	return cluster.NetworkOwnerKey(&cluster.Network{Topology: cluster.Topology(n.Topology()), ID: id})
+	return cluster.NetworkOwnerKeyOf(cluster.Topology(n.Topology()), ids.ID), nil
 }
 
 func prefixes(cidrs []string) []netip.Prefix {

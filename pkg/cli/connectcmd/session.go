@@ -2,11 +2,14 @@ package connectcmd
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
@@ -87,4 +90,34 @@ func (snap *snapshot) connect(name string) *ovnkv1.ClusterNetworkConnect {
 func (s *session) withReports(ctx context.Context, snap *snapshot) *snapshot {
 	snap.reports = s.zones.Read(ctx, snap.nodes, snap.connects)
 	return snap
+}
+
+// allocation is what the leader recorded on cnc, its blocks keyed to nets by their ids
+// as netview.Network.IDs reads them: on a cluster run by upstream OVN-Kubernetes they
+// are on the networks' NADs, listed here once. What keeps ids from being read (NADs
+// the user may not list, a malformed annotation) is a warning on errOut, and those
+// networks show no blocks.
+func (s *session) allocation(ctx context.Context, errOut io.Writer, cnc *ovnkv1.ClusterNetworkConnect, nets []netview.Network) (allocation, error) {
+	var nads []*nadv1.NetworkAttachmentDefinition
+	if len(nets) > 0 {
+		listed, warning, err := netview.ListNADs(ctx, s.Client)
+		if err != nil {
+			return allocation{}, s.Failed(err, "read the networks' ids")
+		}
+		if warning != "" {
+			fmt.Fprintf(errOut, "Warning: %s\n", warning)
+		}
+		nads = listed
+	}
+	keys := map[cluster.ObjectRef]string{}
+	for _, n := range nets {
+		key, err := ownerKey(n, nads)
+		switch {
+		case err != nil:
+			fmt.Fprintf(errOut, "Warning: the blocks of network %s are not shown: %v\n", n.Ref(), err)
+		case key != "":
+			keys[n.Owner()] = key
+		}
+	}
+	return allocationOf(cnc, keys), nil
 }

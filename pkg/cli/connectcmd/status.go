@@ -87,11 +87,15 @@ type allocation struct {
 	blocks    map[string][]netip.Prefix
 	// problem says why an annotation could not be read, "" when both could.
 	problem string
+	// keys are the owner keys of the networks that have an id, by network object
+	// (session.allocation reads them).
+	keys map[cluster.ObjectRef]string
 }
 
-func allocationOf(cnc *ovnkv1.ClusterNetworkConnect) allocation {
+// allocationOf reads cnc's annotations; keys are the networks' owner keys.
+func allocationOf(cnc *ovnkv1.ClusterNetworkConnect, keys map[cluster.ObjectRef]string) allocation {
 	ref := cluster.ObjectRef{Kind: "ClusterNetworkConnect", Name: cnc.Name}
-	var a allocation
+	a := allocation{keys: keys}
 	var problems []string
 	if k, ok, err := cluster.ConnectTunnelKeyCodec.Lookup(ref, cnc.Annotations); err != nil {
 		problems = append(problems, err.Error())
@@ -109,10 +113,11 @@ func allocationOf(cnc *ovnkv1.ClusterNetworkConnect) allocation {
 	return a
 }
 
-// blocksOf are the network's blocks, nil until the leader allocated them.
+// blocksOf are the network's blocks, nil until the leader allocated them (or while the
+// network has no id to key them by).
 func (a allocation) blocksOf(n netview.Network) []netip.Prefix {
-	key := ownerKey(n)
-	if key == "" {
+	key, ok := a.keys[n.Owner()]
+	if !ok {
 		return nil
 	}
 	return slices.Clone(a.blocks[key])

@@ -12,6 +12,7 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
+	"github.com/ovnk/ovnk/pkg/cli/netview"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/rows"
 )
@@ -117,23 +118,17 @@ func candidateNames(arg string, ns Namespace) []string {
 	return []string{cluster.CUDNNetworkName(arg), arg, cluster.UDNNetworkName(ns.Name, arg)}
 }
 
-// ListNetworkNames lists the networks users can name, for completion: default, every
-// ClusterUserDefinedNetwork, and every UserDefinedNetwork as namespace/name.
+// ListNetworkNames lists the networks users can name, for completion: default, then
+// every ClusterUserDefinedNetwork and UserDefinedNetwork as the commands name them
+// (netview.Network.Ref: NAME, NAMESPACE/NAME), sorted.
 func ListNetworkNames(ctx context.Context, c client.Client) ([]string, error) {
-	var cudns ovnkv1.ClusterUserDefinedNetworkList
-	if err := c.List(ctx, &cudns); err != nil {
-		return nil, err
-	}
-	var udns ovnkv1.UserDefinedNetworkList
-	if err := c.List(ctx, &udns); err != nil {
+	cudns, udns, err := netview.ListAll(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 	names := []string{cluster.DefaultNetworkName}
-	for _, n := range cudns.Items {
-		names = append(names, n.Name)
-	}
-	for _, n := range udns.Items {
-		names = append(names, n.Namespace+"/"+n.Name)
+	for _, n := range netview.FromLists(&ovnkv1.ClusterUserDefinedNetworkList{Items: cudns}, &ovnkv1.UserDefinedNetworkList{Items: udns}) {
+		names = append(names, n.Ref())
 	}
 	slices.Sort(names[1:])
 	return names, nil

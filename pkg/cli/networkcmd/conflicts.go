@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
@@ -64,7 +65,16 @@ func (o *createOptions) checkCluster(ctx context.Context, s *session, obj client
 	if err != nil {
 		return err
 	}
-	if err := conflict(n, nsLabels, existing, reserved); err != nil {
+	// Which networks hold an id decides conflicts between them, and upstream
+	// OVN-Kubernetes keeps a network's id on its NADs.
+	nads, warning, err := netview.ListNADs(ctx, s.Client)
+	if err != nil {
+		return s.Failed(err, "read the networks' ids")
+	}
+	if warning != "" {
+		fmt.Fprintf(o.f.ErrOut, "Warning: %s\n", warning)
+	}
+	if err := conflict(n, nsLabels, existing, nads, reserved); err != nil {
 		return err
 	}
 	if n.Role() == ovnkv1.NetworkRolePrimary {
@@ -108,15 +118,16 @@ func primaryWarnings(served []string, nsLabels map[string]map[string]string) []s
 // conflict refuses the new network n when the leader would leave it uncreated
 // (NetworkCreated False) next to the existing networks, saying so now rather than
 // after creating it. The leader's checks decide (cluster.AcceptNetworks, over the
-// networks the model reads from their specs, oldest first and n last as the newest,
+// networks the model reads from their specs, in seniority and n last as the newest,
 // and the cluster's reserved ranges): no two networks have one OVN name, a subnet can
 // carry pods (of the cluster's IP families, not a special-purpose range, with room for
 // pod addresses), a network's subnets and join subnets stay out of
 // the cluster's own ranges, its subnets out of its own join and transit subnets,
 // networks serving a common namespace need subnets that do not overlap, and a
 // namespace has at most one primary network. nsLabels are the labels of every
-// namespace n serves.
-func conflict(n netview.Network, nsLabels map[string]map[string]string, existing []netview.Network, reserved []cluster.ReservedRange) error {
+// namespace n serves; nads are the cluster's NADs, where the existing networks' ids
+// may be (seniority).
+func conflict(n netview.Network, nsLabels map[string]map[string]string, existing []netview.Network, nads []*nadv1.NetworkAttachmentDefinition, reserved []cluster.ReservedRange) error {
 	var others []netview.Network
 	for _, e := range existing {
 		if e.Owner() != n.Owner() { // the same object: create reports that it exists
@@ -132,7 +143,7 @@ func conflict(n netview.Network, nsLabels map[string]map[string]string, existing
 	case err != nil:
 		return fmt.Errorf("%w: the leader would not create the network, so change the flag that sets it (--subnet, --host-subnet or --join-subnet)", err)
 	}
-	ordered, byName := seniority(model, others)
+	ordered, byName := seniority(model, others, nads)
 	refused := cluster.AcceptNetworks(append(ordered, mine), reserved)
 	var (
 		clash    *cluster.ReservedOverlapError
@@ -189,9 +200,12 @@ func hostSubnetRefusal(e *cluster.HostSubnetError) error {
 }
 
 // seniority orders the valid networks of others as the leader weighs them in a
-// conflict (cluster.CompareSeniority: those the leader gave a network id first, then
-// the older, then by name), and indexes them by network name.
-func seniority(model *netview.Model, others []netview.Network) ([]*cluster.Network, map[string]netview.Network) {
+// conflict (cluster.CompareSeniority: those that hold a network id first, then the
+// older, then by name), and indexes them by network name. A network holds the id
+// netview.Network.IDs reads: its object's, or the one upstream's cluster manager wrote
+// on its NADs (among nads), which the leader adopts. An id that cannot be read is not
+// held, as the leader reserves none for it.
+func seniority(model *netview.Model, others []netview.Network, nads []*nadv1.NetworkAttachmentDefinition) ([]*cluster.Network, map[string]netview.Network) {
 	type entry struct {
 		net *cluster.Network
 		obj netview.Network
@@ -205,8 +219,8 @@ func seniority(model *netview.Model, others []netview.Network) ([]*cluster.Netwo
 		}
 	}
 	holdsID := func(o netview.Network) bool {
-		_, ok := o.Object().GetAnnotations()[cluster.AnnotationNetworkID]
-		return ok
+		_, ok, err := o.IDs(nads)
+		return ok && err == nil
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int {
 		return cmp.Or(

@@ -1,15 +1,18 @@
 package networkcmd
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nadv1 "github.com/ovnk/ovnk/pkg/api/nad/v1"
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/clitest"
 	"github.com/ovnk/ovnk/pkg/cli/netview"
+	"github.com/ovnk/ovnk/pkg/cluster"
 )
 
 // TestUpstreamReadiness lists and describes networks on a cluster shaped like upstream
@@ -62,5 +65,49 @@ func TestUpstreamReadiness(t *testing.T) {
 	}
 	if strings.Contains(desc, "no zone report yet") {
 		t.Errorf("describe waits for zone reports no node writes:\n%s", desc)
+	}
+}
+
+// TestCreateSeniorityByNADIDs checks create's conflict check where two networks of a
+// namespace overlap: a-plain (older, or first by name) holds no id, b-upstream holds the
+// one upstream's cluster manager wrote on its NAD. The leader keeps the network holding
+// an id and refuses the other, which then takes nothing: a subnet overlapping only
+// a-plain is accepted, and one overlapping both is refused in b-upstream's name.
+func TestCreateSeniorityByNADIDs(t *testing.T) {
+	h := newHarness(t)
+	ns := h.Namespace("", nil)
+	secondaryUDN := func(name, subnet string) *ovnkv1.UserDefinedNetwork {
+		u := &ovnkv1.UserDefinedNetwork{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: ovnkv1.UserDefinedNetworkSpec{Topology: ovnkv1.NetworkTopologyLayer2,
+				Layer2: &ovnkv1.Layer2Config{Role: ovnkv1.NetworkRoleSecondary, Subnets: ovnkv1.DualStackCIDRs{ovnkv1.CIDR(subnet)}}},
+		}
+		h.Create(u)
+		return u
+	}
+	secondaryUDN("a-plain", "10.80.0.0/16")
+	upstream := secondaryUDN("b-upstream", "10.80.0.0/17")
+	h.Create(&nadv1.NetworkAttachmentDefinition{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: upstream.Name,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: ovnkv1.SchemeGroupVersion.String(), Kind: "UserDefinedNetwork",
+				Name: upstream.Name, UID: upstream.UID, Controller: ptr(true),
+			}},
+			Annotations: map[string]string{cluster.AnnotationNetworkID: "9", cluster.AnnotationTunnelKeys: "[]"},
+		},
+		Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","type":"ovn-k8s-cni-overlay","topology":"layer2"}`},
+	})
+
+	create := func(subnet string) (string, error) {
+		_, errOut, err := h.Run("create", "newcomer", "-n", ns, "--topology", "layer2", "--role", "secondary", "--subnet", subnet, "--dry-run=server")
+		return errOut, err
+	}
+	if errOut, err := create("10.80.128.0/17"); err != nil {
+		t.Errorf("a subnet overlapping only a-plain, which b-upstream's id outranks: %v\n%s", err, errOut)
+	}
+	want := fmt.Sprintf("--subnet 10.80.0.0/18: overlaps subnet 10.80.0.0/17 of UserDefinedNetwork %s/b-upstream", ns)
+	if _, err := create("10.80.0.0/18"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a subnet overlapping both: %v; want %q", err, want)
 	}
 }

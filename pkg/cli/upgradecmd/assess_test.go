@@ -177,7 +177,7 @@ func TestWarnings(t *testing.T) {
 	}
 	got := warnings(in, errs)
 	want := []string{
-		"Layer2 network green is not assessed, nor are its pods: annotation k8s.ovn.org/network-id: not ready: not set yet (the leader allocates it)",
+		"Layer2 network green is not assessed, nor are its pods: annotation k8s.ovn.org/network-id: not ready: not set yet (ovnk's leader allocates it; upstream OVN-Kubernetes keeps it on the network's NADs)",
 		"node new is not counted: annotation k8s.ovn.org/node-id: not ready: not set yet (the leader allocates it); " +
 			"annotation k8s.ovn.org/node-chassis-id: not ready: not set yet (the node's agent sets it)",
 		`the agents' phases are unknown: cannot list the heartbeat Leases in namespace ovnk-system (set --agent-namespace to the agent's namespace): ` +
