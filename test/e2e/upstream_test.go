@@ -318,6 +318,17 @@ func TestUpstreamShapedCluster(t *testing.T) {
 			}
 		}
 		requireRow(t, "connections", strings.Split(conns, "\n"), "up-conn", "3/3")
+		// The networks' ids are on their NADs alone: the blocks are found by them.
+		describe := ec.must(ctx, "connections", "describe", "up-conn")
+		for _, net := range []string{"up-l2", "up-c3"} {
+			blocks := slices.ContainsFunc(strings.Split(describe, "\n"), func(line string) bool {
+				f := strings.Fields(line)
+				return len(f) > 0 && f[0] == net && strings.Contains(line, "192.168.")
+			})
+			if !blocks {
+				t.Errorf("connections describe up-conn shows no block of %s:\n%s", net, describe)
+			}
+		}
 	})
 
 	t.Run("version and status name the cluster kind and its nodes", func(t *testing.T) {
