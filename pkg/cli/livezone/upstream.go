@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,12 +57,27 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 	if err != nil {
 		return nil, err
 	}
+	result, err := queryNB(ctx, conn, pod, container)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ovn.DumpFromQuery(node, result)
+	if err != nil {
+		return nil, fmt.Errorf("read node %s's zone from container %s of pod %s/%s: %w", node, container.Name, pod.Namespace, pod.Name, err)
+	}
+	return d, nil
+}
+
+// queryNB runs ovn.DumpQuery with ovsdb-client in the pod's container, on the unix
+// socket the container serves the NB on, and returns the result it printed. options go
+// to ovsdb-client before its command.
+func queryNB(ctx context.Context, conn *cmdutil.Connection, pod *corev1.Pod, container *corev1.Container, options ...string) ([]byte, error) {
 	query, err := ovn.DumpQuery()
 	if err != nil {
 		return nil, err
 	}
 	socket := clusterkind.NBSocket(container)
-	argv := []string{ovsdbClient, "--timeout=" + ovsdbClientTimeout, "query", "unix:" + socket, string(query)}
+	argv := slices.Concat([]string{ovsdbClient, "--timeout=" + ovsdbClientTimeout}, options, []string{"query", "unix:" + socket, string(query)})
 	stdout := cappedBuffer{max: maxDumpBytes}
 	stderr := tailBuffer{max: stderrTailBytes}
 	if err := execIn(ctx, conn.Config, conn.Clientset, pod, container.Name, argv, &stdout, &stderr); err != nil {
@@ -71,11 +87,7 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 		return nil, fmt.Errorf("the NB that container %s of pod %s/%s serves is larger than %d MiB: read the zone straight from it with --nb",
 			container.Name, pod.Namespace, pod.Name, maxDumpBytes>>20)
 	}
-	d, err := ovn.DumpFromQuery(node, stdout.buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("read node %s's zone from container %s of pod %s/%s: %w", node, container.Name, pod.Namespace, pod.Name, err)
-	}
-	return d, nil
+	return stdout.buf.Bytes(), nil
 }
 
 // upstreamPod returns the DaemonSet's pod on node, running: the pods its selector
