@@ -18,11 +18,6 @@ import (
 	"github.com/ovnk/ovnk/pkg/ovn"
 )
 
-// noLeaderOnly lets ovsdb-client read from a raft member that is not the leader: the
-// pod exec'd into may be any of a StatefulSet's, and a member connected to its cluster
-// answers a read from its own copy.
-const noLeaderOnly = "--no-leader-only"
-
 // CentralSource reads zones on upstream OVN-Kubernetes without interconnect, where one
 // NB, served by the ovnkube-db pods, holds every node's: it runs the read-only
 // `ovsdb-client query` of UpstreamSource in the NB container of a ready ovnkube-db pod,
@@ -92,7 +87,7 @@ func (s *CentralSource) readNB(ctx context.Context) (*ovn.Dump, error) {
 		return nil, fmt.Errorf("pod %s/%s of %s has no container serving an NB (containers: %s): read the zones with --nb ENDPOINT",
 			pod.Namespace, pod.Name, db, strings.Join(names, ", "))
 	}
-	result, err := queryNB(ctx, conn, pod, container, noLeaderOnly)
+	result, err := queryNB(ctx, conn, pod, container)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +99,8 @@ func (s *CentralSource) readNB(ctx context.Context) (*ovn.Dump, error) {
 }
 
 // centralPod returns a ready pod of the workload, the first by name (ovnkube-db-0 of a
-// StatefulSet), or an error that names the workload and says why there is none: no pods,
+// StatefulSet; ovsdb-client reads a raft follower's copy as well as the leader's), or
+// an error that names the workload and says why there is none: no pods,
 // or none ready, with what the best of them says.
 func centralPod(ctx context.Context, cs kubernetes.Interface, db *clusterkind.Workload) (*corev1.Pod, error) {
 	if db.Selector == nil {

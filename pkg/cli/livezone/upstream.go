@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -69,15 +68,14 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 }
 
 // queryNB runs ovn.DumpQuery with ovsdb-client in the pod's container, on the unix
-// socket the container serves the NB on, and returns the result it printed. options go
-// to ovsdb-client before its command.
-func queryNB(ctx context.Context, conn *cmdutil.Connection, pod *corev1.Pod, container *corev1.Container, options ...string) ([]byte, error) {
+// socket the container serves the NB on, and returns the result it printed.
+func queryNB(ctx context.Context, conn *cmdutil.Connection, pod *corev1.Pod, container *corev1.Container) ([]byte, error) {
 	query, err := ovn.DumpQuery()
 	if err != nil {
 		return nil, err
 	}
 	socket := clusterkind.NBSocket(container)
-	argv := slices.Concat([]string{ovsdbClient, "--timeout=" + ovsdbClientTimeout}, options, []string{"query", "unix:" + socket, string(query)})
+	argv := []string{ovsdbClient, "--timeout=" + ovsdbClientTimeout, "query", "unix:" + socket, string(query)}
 	stdout := cappedBuffer{max: maxDumpBytes}
 	stderr := tailBuffer{max: stderrTailBytes}
 	if err := execIn(ctx, conn.Config, conn.Clientset, pod, container.Name, argv, &stdout, &stderr); err != nil {
