@@ -21,8 +21,8 @@ import (
 // CentralSource reads zones on upstream OVN-Kubernetes without interconnect, where one
 // NB, served by the ovnkube-db pods, holds every node's: it runs the read-only
 // `ovsdb-client query` of UpstreamSource in the NB container of a ready ovnkube-db pod,
-// once, and answers every node with what that read returned. A command that reads many
-// nodes (status, upgrade-status) so costs one exec.
+// once, and answers every node with what that read returned. A command that reads
+// every node's zone (upgrade-status) so costs one exec.
 type CentralSource struct {
 	Factory *cmdutil.Factory
 	// Cluster is the upstream deployment Detect found; its CentralNB, when Detect
