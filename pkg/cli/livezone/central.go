@@ -22,7 +22,7 @@ import (
 // NB, served by the ovnkube-db pods, holds every node's: it runs the read-only
 // `ovsdb-client query` of UpstreamSource in the NB container of a ready ovnkube-db pod,
 // once, and answers every node with what that read returned. A command that reads
-// every node's zone (upgrade-status) so costs one exec.
+// every node's zone (status, network list, upgrade-status) so costs one exec.
 type CentralSource struct {
 	Factory *cmdutil.Factory
 	// Cluster is the upstream deployment Detect found; its CentralNB, when Detect
