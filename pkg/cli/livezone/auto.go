@@ -11,8 +11,8 @@ import (
 
 // autoSource reads zones through whichever OVN-Kubernetes the cluster runs, found on
 // the first read: ovnk's agent where its DaemonSet is, else upstream's ovnkube-node
-// pods. With neither found it reads through the agent, whose error says how to install
-// it.
+// pods in interconnect mode, else upstream's central NB in its ovnkube-db pods. With
+// none found it reads through the agent, whose error says how to install it.
 type autoSource struct {
 	f *cmdutil.Factory
 
@@ -52,8 +52,11 @@ func (a *autoSource) pick(ctx context.Context) (Source, error) {
 	if err != nil {
 		return nil, conn.Explain(err)
 	}
-	if cl.Kind == clusterkind.Upstream {
+	switch {
+	case cl.Kind == clusterkind.Upstream && cl.Interconnect:
 		return &UpstreamSource{Factory: a.f, Cluster: cl}, nil
+	case cl.Kind == clusterkind.Upstream:
+		return &CentralSource{Factory: a.f, Cluster: cl}, nil
 	}
 	return &ExecSource{Factory: a.f}, nil
 }

@@ -1,7 +1,8 @@
 // A zone is read straight from its NB endpoint (--nb, or the settings' nb-endpoints, as
-// the local sandbox writes them) or, in a real cluster, by exec in a pod on the node:
-// `ovnk-agent dump` in ovnk's agent pod, or `ovsdb-client query` in the container of
-// upstream OVN-Kubernetes' ovnkube-node pod that serves the node's NB.
+// the local sandbox writes them) or, in a real cluster, by exec in a pod: `ovnk-agent
+// dump` in the node's ovnk agent pod, or `ovsdb-client query` in the container that
+// serves the NB of upstream OVN-Kubernetes' ovnkube-node pod on the node (interconnect)
+// or of an ovnkube-db pod (one central NB, every node's).
 
 package livezone
 
@@ -60,7 +61,8 @@ func (s NBSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
 
 // For picks the source a command uses: --nb (nbFlag) for any node, else the settings'
 // nb-endpoints for the nodes they list, else exec into the pods of whichever
-// OVN-Kubernetes runs on the cluster (ovnk's agent, else upstream's ovnkube-node).
+// OVN-Kubernetes runs on the cluster (ovnk's agent, else upstream's ovnkube-node or
+// ovnkube-db).
 func For(f *cmdutil.Factory, nbFlag string) Source {
 	if nbFlag != "" {
 		return NBSource{Default: nbFlag}

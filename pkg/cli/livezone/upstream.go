@@ -56,6 +56,20 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 	if err != nil {
 		return nil, err
 	}
+	result, err := queryNB(ctx, conn, pod, container)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ovn.DumpFromQuery(node, result)
+	if err != nil {
+		return nil, fmt.Errorf("read node %s's zone from container %s of pod %s/%s: %w", node, container.Name, pod.Namespace, pod.Name, err)
+	}
+	return d, nil
+}
+
+// queryNB runs ovn.DumpQuery with ovsdb-client in the pod's container, on the unix
+// socket the container serves the NB on, and returns the result it printed.
+func queryNB(ctx context.Context, conn *cmdutil.Connection, pod *corev1.Pod, container *corev1.Container) ([]byte, error) {
 	query, err := ovn.DumpQuery()
 	if err != nil {
 		return nil, err
@@ -71,11 +85,7 @@ func (s *UpstreamSource) Dump(ctx context.Context, node string) (*ovn.Dump, erro
 		return nil, fmt.Errorf("the NB that container %s of pod %s/%s serves is larger than %d MiB: read the zone straight from it with --nb",
 			container.Name, pod.Namespace, pod.Name, maxDumpBytes>>20)
 	}
-	d, err := ovn.DumpFromQuery(node, stdout.buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("read node %s's zone from container %s of pod %s/%s: %w", node, container.Name, pod.Namespace, pod.Name, err)
-	}
-	return d, nil
+	return stdout.buf.Bytes(), nil
 }
 
 // upstreamPod returns the DaemonSet's pod on node, running: the pods its selector

@@ -1,8 +1,8 @@
 // Package livezone reads what a node's OVN zone holds right now, for the views that
 // show it (`kubectl ovnk topology`, `routes`, `trace`, `upgrade`): it picks the node
 // (--node, or a default the views explain), reads the zone's NB content (straight from
-// its endpoint, or through a pod on the node: ovnk's agent, or upstream OVN-Kubernetes'
-// ovnkube-node), and resolves the network a user names to the rows that belong to it.
+// its endpoint, or through a pod: ovnk's agent, or upstream OVN-Kubernetes'
+// ovnkube-node or ovnkube-db), and resolves the network a user names to the rows that belong to it.
 package livezone
 
 import (

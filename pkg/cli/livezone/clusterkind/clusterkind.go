@@ -54,6 +54,9 @@ type Cluster struct {
 	Interconnect bool `json:"interconnect,omitempty"`
 	// PodSelector selects the DaemonSet's pods: its spec.selector.
 	PodSelector *metav1.LabelSelector `json:"-"`
+	// CentralNB is upstream's workload serving the one central NB when not
+	// Interconnect, if Detect could find it (FindCentralNB says why not).
+	CentralNB *Workload `json:"centralNB,omitempty"`
 }
 
 // String says what the cluster runs in one line, for `version` and `status`.
@@ -63,8 +66,11 @@ func (c Cluster) String() string {
 		return fmt.Sprintf("ovnk (agent DaemonSet %s/%s)", c.Namespace, c.DaemonSet)
 	case Upstream:
 		layout := "one central NB"
-		if c.Interconnect {
+		switch {
+		case c.Interconnect:
 			layout = "interconnect, a zone per node"
+		case c.CentralNB != nil:
+			layout += " served by " + c.CentralNB.String()
 		}
 		return fmt.Sprintf("OVN-Kubernetes, %s (DaemonSet %s/%s)", layout, c.Namespace, c.DaemonSet)
 	default:
@@ -76,7 +82,8 @@ func (c Cluster) String() string {
 // upstream's ovnkube-node DaemonSet in any namespace. Neither found is None, not an
 // error; an error is the API server refusing or failing to answer, and names what could
 // not be read. A user who may not read DaemonSets in agentNamespace still learns of an
-// upstream deployment they may read.
+// upstream deployment they may read. Upstream without interconnect also gets the
+// workload serving its central NB, when it is found.
 func Detect(ctx context.Context, cs kubernetes.Interface, agentNamespace string) (Cluster, error) {
 	_, agentErr := cs.AppsV1().DaemonSets(agentNamespace).Get(ctx, manifests.AgentName, metav1.GetOptions{})
 	switch {
@@ -92,13 +99,19 @@ func Detect(ctx context.Context, cs kubernetes.Interface, agentNamespace string)
 	case err != nil:
 		return Cluster{}, err
 	case ds != nil:
-		return Cluster{
+		c := Cluster{
 			Kind:         Upstream,
 			Namespace:    ds.Namespace,
 			DaemonSet:    ds.Name,
 			Interconnect: NBContainer(&ds.Spec.Template.Spec) != nil,
 			PodSelector:  ds.Spec.Selector,
-		}, nil
+		}
+		if !c.Interconnect {
+			// Not finding it only costs naming it: the kind is known, and reading a
+			// zone looks again and says why it is not there.
+			c.CentralNB, _ = FindCentralNB(ctx, cs, c.Namespace)
+		}
+		return c, nil
 	case agentErr != nil:
 		return Cluster{}, fmt.Errorf("look for the ovnk agent's DaemonSet %s/%s: %w: ask for get on daemonsets in namespace %s",
 			agentNamespace, manifests.AgentName, agentErr, agentNamespace)

@@ -21,6 +21,8 @@ func TestNBContainerAndSocket(t *testing.T) {
 		{"upstream under a root", clusterkindtest.Upstream("ovn-kubernetes", "/srv/node1").Spec.Template.Spec, "nb-ovsdb", "/srv/node1/var/run/ovn/ovnnb_db.sock"},
 		{"OpenShift", clusterkindtest.OpenShift("openshift-ovn-kubernetes", "").Spec.Template.Spec, "nbdb", "/run/ovn/ovnnb_db.sock"},
 		{"upstream central NB", clusterkindtest.Centralized("ovn-kubernetes").Spec.Template.Spec, "", ""},
+		{"upstream's ovnkube-db", clusterkindtest.CentralDB("ovn-kubernetes", "").Spec.Template.Spec, "nb-ovsdb", "/var/run/ovn/ovnnb_db.sock"},
+		{"upstream's raft ovnkube-db", clusterkindtest.CentralDBRaft("ovn-kubernetes", "", 3).Spec.Template.Spec, "nb-ovsdb", "/var/run/ovn/ovnnb_db.sock"},
 		{"renamed, started by the entry script, older run directory", corev1.PodSpec{Containers: []corev1.Container{
 			{Name: "controller", Command: []string{"/root/ovnkube.sh", "ovnkube-controller-with-node"}},
 			{Name: "northbound", Command: []string{"/root/ovnkube.sh", "local-nb-ovsdb"}, VolumeMounts: run("/var/run/openvswitch")},
@@ -64,6 +66,9 @@ func TestClusterSaysWhatRuns(t *testing.T) {
 			"OVN-Kubernetes, interconnect, a zone per node (DaemonSet ovn-kubernetes/ovnkube-node)"},
 		{clusterkind.Cluster{Kind: clusterkind.Upstream, Namespace: "ovn-kubernetes", DaemonSet: "ovnkube-node"},
 			"OVN-Kubernetes, one central NB (DaemonSet ovn-kubernetes/ovnkube-node)"},
+		{clusterkind.Cluster{Kind: clusterkind.Upstream, Namespace: "ovn-kubernetes", DaemonSet: "ovnkube-node",
+			CentralNB: &clusterkind.Workload{Kind: "Deployment", Namespace: "ovn-kubernetes", Name: "ovnkube-db"}},
+			"OVN-Kubernetes, one central NB served by Deployment ovn-kubernetes/ovnkube-db (DaemonSet ovn-kubernetes/ovnkube-node)"},
 		{clusterkind.Cluster{}, "no OVN-Kubernetes found: neither ovnk's agent nor an ovnkube-node DaemonSet"},
 	} {
 		if got := tc.c.String(); got != tc.want {

@@ -1,11 +1,13 @@
 // Package clusterkindtest builds ovnkube-node DaemonSets laid out as upstream
 // OVN-Kubernetes' deployments lay out theirs — its own manifests for interconnect and
-// for a central NB, and OpenShift's — and their pods, for the tests of the code that
-// finds them and reads zones through them. The layouts keep what that code looks at
-// (names, labels, containers, commands, mounts) and drop the rest.
+// for a central NB, and OpenShift's — the ovnkube-db Deployment and StatefulSet that
+// serve a central NB, and their pods, for the tests of the code that finds them and
+// reads zones through them. The layouts keep what that code looks at (names, labels,
+// containers, commands, mounts) and drop the rest.
 package clusterkindtest
 
 import (
+	"fmt"
 	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,6 +53,62 @@ func Centralized(namespace string) *appsv1.DaemonSet {
 		corev1.Container{Name: "ovnkube-node", Image: Image, Command: []string{"/root/ovnkube.sh", "ovn-node"}, VolumeMounts: mounts},
 		corev1.Container{Name: "ovn-controller", Image: Image, Command: []string{"/root/ovnkube.sh", "ovn-controller"}, VolumeMounts: mounts},
 	)
+}
+
+// CentralDB is ovnkube-db as upstream's manifests deploy it beside Centralized: a
+// Deployment of one pod whose nb-ovsdb and sb-ovsdb containers run the image's entry
+// script, with the host's OVS run directory mounted at /var/run/ovn/ and
+// /var/run/openvswitch/ (under root, as for Upstream).
+func CentralDB(namespace, root string) *appsv1.Deployment {
+	one := int32(1)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterkind.UpstreamDB, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": clusterkind.UpstreamDB}},
+			Template: dbTemplate(root, "nb-ovsdb", "sb-ovsdb"),
+		},
+	}
+}
+
+// CentralDBRaft is ovnkube-db as upstream's raft manifests deploy it: a StatefulSet of
+// replicas pods (ovnkube-db-0, -1, …), each a member of the NB's and the SB's raft
+// clusters, with a third container checking the databases.
+func CentralDBRaft(namespace, root string, replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterkind.UpstreamDB, Namespace: namespace},
+		Spec: appsv1.StatefulSetSpec{
+			ServiceName: clusterkind.UpstreamDB,
+			Replicas:    &replicas,
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"name": clusterkind.UpstreamDB}},
+			Template:    dbTemplate(root, "nb-ovsdb-raft", "sb-ovsdb-raft", "ovn-dbchecker"),
+		},
+	}
+}
+
+// dbTemplate is ovnkube-db's pod: a container per entry script command, the first two
+// named after the database they serve (nb-ovsdb, sb-ovsdb) whatever the command.
+func dbTemplate(root string, commands ...string) corev1.PodTemplateSpec {
+	runMounts := []corev1.VolumeMount{
+		{Name: "host-var-run-ovs", MountPath: path.Join("/", root, "var/run/ovn") + "/"},
+		{Name: "host-var-run-ovs", MountPath: path.Join("/", root, "var/run/openvswitch") + "/"},
+	}
+	names := []string{"nb-ovsdb", "sb-ovsdb", "ovn-dbchecker"}
+	var containers []corev1.Container
+	for i, command := range commands {
+		containers = append(containers, corev1.Container{
+			Name: names[i], Image: Image, Command: []string{"/root/ovnkube.sh", command}, VolumeMounts: runMounts,
+		})
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"name": clusterkind.UpstreamDB, "component": "network", "type": "infra"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			DNSPolicy:   corev1.DNSDefault,
+			Volumes:     []corev1.Volume{hostPath("host-var-run-ovs", "/var/run/openvswitch")},
+			Containers:  containers,
+		},
+	}
 }
 
 // OpenShift is ovnkube-node as OpenShift deploys it in interconnect mode: containers
@@ -100,9 +158,24 @@ func hostPath(name, dir string) corev1.Volume {
 
 // Pod is the pod ds would create on node, its status unset.
 func Pod(ds *appsv1.DaemonSet, node string) *corev1.Pod {
+	return podOf(ds.Namespace, metav1.ObjectMeta{GenerateName: ds.Name + "-"}, ds.Spec.Template, node)
+}
+
+// DeploymentPod is a pod d would create, scheduled on node, its status unset.
+func DeploymentPod(d *appsv1.Deployment, node string) *corev1.Pod {
+	return podOf(d.Namespace, metav1.ObjectMeta{GenerateName: d.Name + "-"}, d.Spec.Template, node)
+}
+
+// StatefulSetPod is sts's pod of the given ordinal (named <sts>-<ordinal>), scheduled
+// on node, its status unset.
+func StatefulSetPod(sts *appsv1.StatefulSet, ordinal int, node string) *corev1.Pod {
+	return podOf(sts.Namespace, metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", sts.Name, ordinal)}, sts.Spec.Template, node)
+}
+
+func podOf(namespace string, name metav1.ObjectMeta, template corev1.PodTemplateSpec, node string) *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: ds.Spec.Template.Labels},
-		Spec:       *ds.Spec.Template.Spec.DeepCopy(),
+		ObjectMeta: metav1.ObjectMeta{Name: name.Name, GenerateName: name.GenerateName, Namespace: namespace, Labels: template.Labels},
+		Spec:       *template.Spec.DeepCopy(),
 	}
 	pod.Spec.NodeName = node
 	return pod
