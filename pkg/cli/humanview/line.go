@@ -1,6 +1,7 @@
 package humanview
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -40,8 +41,12 @@ type piece struct {
 type word []piece
 
 // Render lays the line out in lines of at most width columns, breaking at spaces, and
-// inside a word longer than a line after its last "_", "-" or "." that fits.
+// inside a word longer than a line after its last "_", "-" or "." that fits. A width of
+// 0 (output that is not a terminal) keeps the line whole.
 func (l Line) Render(width int) string {
+	if width <= 0 {
+		width = math.MaxInt
+	}
 	var lines [][]piece
 	var cur []piece
 	used := 0

@@ -183,7 +183,7 @@ const minColumnWidth = 12
 type page struct {
 	st      styles
 	palette humanview.Palette // for the tables
-	width   int               // the terminal's, for the lines of text
+	width   int               // the terminal's, for the lines of text; 0 when not a terminal
 	wide    bool
 	head    []string
 	blocks  []block
@@ -258,7 +258,7 @@ func (p *page) write(w io.Writer, tableWidth int) error {
 }
 
 func (o *options) write(f *cmdutil.Factory, v View, z *livezone.Zone) error {
-	p := &page{st: newStyles(f.Renderer(f.Out)), palette: humanview.NewPalette(f, f.Out), width: f.Width(), wide: o.out.Format() == "wide"}
+	p := &page{st: newStyles(f.Renderer(f.Out)), palette: humanview.NewPalette(f, f.Out), width: f.TableWidth(), wide: o.out.Format() == "wide"}
 	title := z.Title(v.Network)
 	if v.Network.OVNName == "" { // a router of no network ovnk knows
 		title = fmt.Sprintf("Router %s in node %s's zone", v.Routers[0].Name, v.Node)

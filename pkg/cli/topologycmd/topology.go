@@ -106,7 +106,7 @@ func (o *options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tw := treeWriter{st: newStyles(f.Renderer(f.Out)), width: f.Width()}
+	tw := treeWriter{st: newStyles(f.Renderer(f.Out)), width: f.TableWidth()}
 	if cnc, ok := connectArg(arg); ok {
 		cr, err := connectRouter(z, arg, cnc)
 		if err != nil {

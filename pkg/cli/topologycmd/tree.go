@@ -106,8 +106,12 @@ func (t treeWriter) newTree(root humanview.Line) *tree.Tree {
 		EnumeratorStyle(t.st.branch)
 }
 
-// item wraps a line for the given depth (1 for a root's children).
+// item wraps a line for the given depth (1 for a root's children); not on a terminal
+// (width 0) it stays whole.
 func (t treeWriter) item(l humanview.Line, depth int) string {
+	if t.width <= 0 {
+		return l.Render(0)
+	}
 	return l.Render(max(t.width-depth*branchWidth, 20))
 }
 

@@ -3,7 +3,6 @@ package tracecmd
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -74,7 +73,7 @@ func writeText(w io.Writer, res *trace.Result, st styles, width int) error {
 		default: // the row that decided the hop above
 			l = humanview.Line{{Style: st.row, Text: body}}
 		}
-		room := math.MaxInt
+		room := 0 // not a terminal: the line stays whole
 		if width > 0 {
 			room = max(width-len(lead), minWrap)
 		}
