@@ -24,8 +24,9 @@ import (
 type Kind string
 
 const (
-	// None is a cluster where neither ovnk's agent nor upstream's ovnkube-node was found.
-	None Kind = ""
+	// None is a cluster where neither ovnk's agent nor upstream's ovnkube-node was
+	// found; "none" rather than empty, so that -o json says it.
+	None Kind = "none"
 	// OVNK is a cluster running ovnk's agent DaemonSet.
 	OVNK Kind = "ovnk"
 	// Upstream is a cluster running upstream OVN-Kubernetes' ovnkube-node DaemonSet.
@@ -116,7 +117,7 @@ func Detect(ctx context.Context, cs kubernetes.Interface, agentNamespace string)
 		return Cluster{}, fmt.Errorf("look for the ovnk agent's DaemonSet %s/%s: %w: ask for get on daemonsets in namespace %s",
 			agentNamespace, manifests.AgentName, agentErr, agentNamespace)
 	}
-	return Cluster{}, nil
+	return Cluster{Kind: None}, nil
 }
 
 // upstreamDaemonSet finds ovnkube-node in any namespace, or nil. A user who may not list
