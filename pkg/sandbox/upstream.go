@@ -60,16 +60,9 @@ const idleCommand = `trap 'exit 0' TERM; while :; do sleep 3600 & wait; done`
 // creates the ovnkube-node DaemonSet in UpstreamNamespace, and returns once every node
 // runs its pod, ready: every container running (they have no probes).
 func (s *Sandbox) ServeZonesAsUpstream(ctx context.Context) error {
-	if err := s.importOVNImage(ctx); err != nil {
-		return err
-	}
-	client, err := s.client()
+	client, err := s.prepareUpstream(ctx)
 	if err != nil {
 		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: UpstreamNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", UpstreamNamespace, err)
 	}
 	if _, err := client.AppsV1().DaemonSets(UpstreamNamespace).Create(ctx, upstreamDaemonSet(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create DaemonSet %s/%s: %w", UpstreamNamespace, UpstreamDaemonSet, err)
@@ -192,4 +185,22 @@ func (s *Sandbox) RemoveAgent(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// prepareUpstream imports the OVN image into every node's containerd and creates
+// UpstreamNamespace, for the workloads that make the sandbox look upstream's; it
+// returns a client to create them with.
+func (s *Sandbox) prepareUpstream(ctx context.Context) (kubernetes.Interface, error) {
+	if err := s.importOVNImage(ctx); err != nil {
+		return nil, err
+	}
+	client, err := s.client()
+	if err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: UpstreamNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", UpstreamNamespace, err)
+	}
+	return client, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -34,16 +33,9 @@ func (s *Sandbox) ServeCentralNBAsUpstream(ctx context.Context, node string) err
 	if !slices.ContainsFunc(s.Nodes, func(n Node) bool { return n.Name == node }) {
 		return fmt.Errorf("no node %s in the sandbox", node)
 	}
-	if err := s.importOVNImage(ctx); err != nil {
-		return err
-	}
-	client, err := s.client()
+	client, err := s.prepareUpstream(ctx)
 	if err != nil {
 		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: UpstreamNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", UpstreamNamespace, err)
 	}
 	ds := upstreamDaemonSet()
 	spec := &ds.Spec.Template.Spec

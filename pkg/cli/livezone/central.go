@@ -80,12 +80,8 @@ func (s *CentralSource) readNB(ctx context.Context) (*ovn.Dump, error) {
 	}
 	container := clusterkind.NBContainer(&pod.Spec)
 	if container == nil {
-		names := make([]string, 0, len(pod.Spec.Containers))
-		for _, c := range pod.Spec.Containers {
-			names = append(names, c.Name)
-		}
 		return nil, fmt.Errorf("pod %s/%s of %s has no container serving an NB (containers: %s): read the zones with --nb ENDPOINT",
-			pod.Namespace, pod.Name, db, strings.Join(names, ", "))
+			pod.Namespace, pod.Name, db, containerNames(pod))
 	}
 	result, err := queryNB(ctx, conn, pod, container)
 	if err != nil {

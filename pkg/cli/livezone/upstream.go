@@ -133,17 +133,22 @@ func upstreamPod(ctx context.Context, cs kubernetes.Interface, cl clusterkind.Cl
 	return pod, nil
 }
 
+// containerNames lists the pod's containers, for an error saying none serves the NB.
+func containerNames(pod *corev1.Pod) string {
+	names := make([]string, 0, len(pod.Spec.Containers))
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // nbContainer returns the pod's container serving the NB, if it is running. It need not
 // be ready: a readiness probe that has not run yet says nothing against reading.
 func nbContainer(pod *corev1.Pod, node string) (*corev1.Container, error) {
 	c := clusterkind.NBContainer(&pod.Spec)
 	if c == nil {
-		names := make([]string, 0, len(pod.Spec.Containers))
-		for _, c := range pod.Spec.Containers {
-			names = append(names, c.Name)
-		}
 		return nil, fmt.Errorf("pod %s/%s on node %s has no container serving an NB (containers: %s): this OVN-Kubernetes is not in interconnect mode, so its one NB is elsewhere (ovnkube-db); read it with --nb ENDPOINT",
-			pod.Namespace, pod.Name, node, strings.Join(names, ", "))
+			pod.Namespace, pod.Name, node, containerNames(pod))
 	}
 	for _, st := range pod.Status.ContainerStatuses {
 		if st.Name != c.Name {
