@@ -308,18 +308,26 @@ func (b *builder) pod(p *corev1.Pod) *Pod {
 }
 
 // Pod reads p by m's rule, as Build does: its interface on each network it is attached
-// to, by network name. It is nil for a pod not on a node yet, finished, without
-// k8s.ovn.org/pod-networks, or on no network m knows; errs name the entries that could
+// to, by network name. It is nil for a pod not on a node yet, on the host's network,
+// finished, without k8s.ovn.org/pod-networks, or on no network m knows; errs name the entries that could
 // not be read, among them an entry of a ClusterUserDefinedNetwork that does not serve
-// the pod's namespace.
+// the NAD's namespace.
 func (m *NADNetworks) Pod(p *corev1.Pod) (pod *Pod, errs []error) {
 	return readPod(p, m.attached)
+}
+
+// OnPodNetwork reports whether p has addresses on the pod networks: scheduled, not on
+// the host's network and not finished. The leader allocates them for such pods alone.
+func OnPodNetwork(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" && !p.Spec.HostNetwork &&
+		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // readPod reads p, mapping each NAD name of its k8s.ovn.org/pod-networks to a network
 // name with resolve; "" without an error leaves the entry out.
 func readPod(p *corev1.Pod, resolve func(nad string) (string, error)) (*Pod, []error) {
-	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	// A host-network pod has no port of its own, whatever its annotations say.
+	if !OnPodNetwork(p) {
 		return nil, nil
 	}
 	value, ok := p.Annotations[AnnotationPodNetworks]

@@ -94,6 +94,12 @@ type ZoneReport struct {
 	FromZone bool
 }
 
+// FromZones reports whether reports were read from the zones themselves rather than
+// written by agents.
+func FromZones(reports []ZoneReport) bool {
+	return slices.ContainsFunc(reports, func(z ZoneReport) bool { return z.FromZone })
+}
+
 // AnyReported reports whether any of reports holds a report, readable or not: a
 // cluster with none has no ovnk agents writing them.
 func AnyReported(reports []ZoneReport) bool {

@@ -11,23 +11,11 @@ import (
 // for node, "" when it has. It is how a zone's state is judged where no agent reports
 // on it (a cluster run by upstream OVN-Kubernetes): the switch the node's pods attach
 // to must be there; for a Layer3 network, and a primary Layer2 one, so must the router
-// that switch routes through; and each of pods (the node's running pods on n) must have
-// its port on that switch. The names are the ones this package gives the rows, which
-// are upstream's.
+// that switch routes through; and each of pods (the node's pods on n: scheduled there,
+// not finished) must have its port on that switch. The names are the ones this package
+// gives the rows, which are upstream's.
 func NotProgrammed(idx *rows.Index, n *cluster.Network, node string, pods []*cluster.Pod) string {
-	names := namesOf(n)
-	var sw string
-	var routers []string
-	switch {
-	case n.Topology == cluster.Layer2 && n.Role == cluster.Primary:
-		// A node on the legacy topology routes through its gateway router, one
-		// upgraded through the transit router (OKEP-5094).
-		sw, routers = names.Layer2Switch(), []string{names.TransitRouter(), names.GatewayRouter(node)}
-	case n.Topology == cluster.Layer2:
-		sw = names.Layer2Switch()
-	default:
-		sw, routers = names.NodeSwitch(node), []string{names.ClusterRouter()}
-	}
+	sw, routers := coreRows(n, node)
 	if idx.Switch(sw) == nil {
 		return fmt.Sprintf("its zone has no switch %s", sw)
 	}
@@ -56,6 +44,29 @@ func NotProgrammed(idx *rows.Index, n *cluster.Network, node string, pods []*clu
 		return fmt.Sprintf("pod %s has no port on switch %s", missing[0], sw)
 	default:
 		return fmt.Sprintf("%d pods have no port on switch %s, %s among them", len(missing), sw, missing[0])
+	}
+}
+
+// HasNetwork reports whether the zone holds any of the switch and routers
+// NotProgrammed looks for: a zone that holds none has not rendered n for node at all.
+func HasNetwork(idx *rows.Index, n *cluster.Network, node string) bool {
+	sw, routers := coreRows(n, node)
+	return idx.Switch(sw) != nil || anyRouter(idx, routers)
+}
+
+// coreRows names the switch node's pods attach to on n and the routers, any one of
+// which that switch routes through (none for a secondary Layer2 network).
+func coreRows(n *cluster.Network, node string) (sw string, routers []string) {
+	names := namesOf(n)
+	switch {
+	case n.Topology == cluster.Layer2 && n.Role == cluster.Primary:
+		// A node on the legacy topology routes through its gateway router, one
+		// upgraded through the transit router (OKEP-5094).
+		return names.Layer2Switch(), []string{names.TransitRouter(), names.GatewayRouter(node)}
+	case n.Topology == cluster.Layer2:
+		return names.Layer2Switch(), nil
+	default:
+		return names.NodeSwitch(node), []string{names.ClusterRouter()}
 	}
 }
 

@@ -131,3 +131,35 @@ func TestNotProgrammedLayer3AndConnect(t *testing.T) {
 		t.Errorf("network without its node switch: %q, want %q", got, want)
 	}
 }
+
+// TestNotProgrammedUpstreamNames judges zones written with upstream's names, spelled
+// out rather than built by this package: a Layer3 UDN ns1/red and a secondary Layer2
+// CUDN l2 whose NAD in ns2 a pod attaches.
+func TestNotProgrammedUpstreamNames(t *testing.T) {
+	zone := func(sw, router, port string) *rows.Index {
+		ls := &nbdb.LogicalSwitch{UUID: "ls", Name: sw, Ports: []string{"lsp"}}
+		s := &rows.Set{Switches: []*nbdb.LogicalSwitch{ls}, SwitchPorts: []*nbdb.LogicalSwitchPort{{UUID: "lsp", Name: port}}}
+		if router != "" {
+			s.Routers = []*nbdb.LogicalRouter{{UUID: "lr", Name: router}}
+		}
+		return rows.NewIndex(s)
+	}
+	red := &cluster.Network{Name: "ns1_red", Topology: cluster.Layer3, Role: cluster.Primary, Owner: cluster.ObjectRef{Kind: "UserDefinedNetwork", Namespace: "ns1", Name: "red"}}
+	l2 := &cluster.Network{Name: "cluster_udn_l2", Topology: cluster.Layer2, Role: cluster.Secondary, Owner: cluster.ObjectRef{Kind: "ClusterUserDefinedNetwork", Name: "l2"}}
+	for _, tc := range []struct {
+		name string
+		zone *rows.Index
+		n    *cluster.Network
+		pod  *cluster.Pod
+	}{
+		{"layer3", zone("ns1_red_node1", "ns1_red_ovn_cluster_router", "ns1.red_ns1_pod-a"), red, &cluster.Pod{Namespace: "ns1", Name: "pod-a"}},
+		{"secondary layer2", zone("cluster_udn_l2_ovn_layer2_switch", "", "ns2.l2_ns2_pod-b"), l2, &cluster.Pod{Namespace: "ns2", Name: "pod-b"}},
+	} {
+		if got := NotProgrammed(tc.zone, tc.n, "node1", []*cluster.Pod{tc.pod}); got != "" {
+			t.Errorf("%s: %q, want programmed", tc.name, got)
+		}
+		if got := NotProgrammed(tc.zone, tc.n, "node1", []*cluster.Pod{{Namespace: tc.pod.Namespace, Name: "other"}}); !strings.Contains(got, "has no port") {
+			t.Errorf("%s: a pod without a port: %q", tc.name, got)
+		}
+	}
+}

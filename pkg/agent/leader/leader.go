@@ -167,7 +167,7 @@ var podPredicate = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	if !okOld || !okNew {
 		return true
 	}
-	return old.Spec.NodeName != cur.Spec.NodeName || eligible(old) != eligible(cur) ||
+	return old.Spec.NodeName != cur.Spec.NodeName || cluster.OnPodNetwork(old) != cluster.OnPodNetwork(cur) ||
 		old.Annotations[cluster.AnnotationPodNetworks] != cur.Annotations[cluster.AnnotationPodNetworks]
 }}
 

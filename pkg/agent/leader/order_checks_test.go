@@ -240,7 +240,7 @@ func (inv *invariants) check(ctx context.Context) error {
 		namespaces[s.namespaces[i].Name] = &s.namespaces[i]
 	}
 	for _, p := range s.pods {
-		if !eligible(p) {
+		if !cluster.OnPodNetwork(p) {
 			continue // a finished pod holds nothing, whatever its annotation says
 		}
 		alive[p.UID] = true
@@ -414,7 +414,7 @@ func stateShape(s *snapshot) string {
 		lines = append(lines, conditionLines(obj)...)
 	}
 	for _, p := range s.pods {
-		if !eligible(p) {
+		if !cluster.OnPodNetwork(p) {
 			// A finished pod keeps whatever it had when it finished, if anything: that
 			// depends on whether it was wired first, and nothing reads it.
 			lines = append(lines, describe(p)+" finished")

@@ -28,13 +28,6 @@ type podPass struct {
 	nodeSubnets map[string]map[string][]netip.Prefix // persisted, by node and network
 }
 
-// eligible reports whether the leader gives the pod addresses: scheduled, not finished
-// and not on the host's network.
-func eligible(p *corev1.Pod) bool {
-	return p.Spec.NodeName != "" && !p.Spec.HostNetwork &&
-		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-}
-
 // planPods allocates the pods' addresses and plans their k8s.ovn.org/pod-networks.
 func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 	pass := &podPass{nets: nets, nodes: map[string]*corev1.Node{}, namespaces: map[string]*corev1.Namespace{}, nodeSubnets: map[string]map[string][]netip.Prefix{}}
@@ -50,7 +43,7 @@ func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 	}
 	owners := map[string]bool{}
 	for _, pod := range s.pods {
-		if eligible(pod) {
+		if cluster.OnPodNetwork(pod) {
 			owners[podOwner(pod)] = true
 		}
 	}
@@ -61,7 +54,7 @@ func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 		return network == cluster.DefaultNetworkName || nets.byName[network] != nil
 	})
 	for _, pod := range s.pods {
-		if eligible(pod) {
+		if cluster.OnPodNetwork(pod) {
 			p.reservePod(pod, pass)
 		}
 	}
@@ -69,7 +62,7 @@ func (p *planner) planPods(s *snapshot, nets *networks, out *plan) {
 	p.reserveGateways(s.nodes, gateways)
 	p.gatewayChanges(s.nodes, nets, gateways, out)
 	for _, pod := range s.pods {
-		if !eligible(pod) {
+		if !cluster.OnPodNetwork(pod) {
 			continue
 		}
 		changes, warn := p.podChanges(pod, pass)

@@ -34,9 +34,10 @@ type Watched struct {
 
 // Watch calls changed with each object of the kinds that is added, modified or
 // deleted after its list, one at a time in the order they arrive, until ctx ends or
-// Ctrl-C (both end it cleanly: nil), or changed or a watch fails. A watch the API
-// server closes, as it does after a while, starts again where it stopped.
-func (c *Connection) Watch(ctx context.Context, kinds []Watched, changed func(watch.EventType, client.Object) error) error {
+// Ctrl-C (both end it cleanly: nil), or changed or a watch fails. changed gets a
+// context that Ctrl-C ends, so that what it reads stops too. A watch the API server
+// closes, as it does after a while, starts again where it stopped.
+func (c *Connection) Watch(ctx context.Context, kinds []Watched, changed func(context.Context, watch.EventType, client.Object) error) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	wc, err := client.NewWithWatch(c.Config, client.Options{Scheme: Scheme})
@@ -67,7 +68,10 @@ func (c *Connection) Watch(ctx context.Context, kinds []Watched, changed func(wa
 		case err := <-failed:
 			return err
 		case e := <-events:
-			if err := changed(e.Type, e.Object.(client.Object)); err != nil {
+			if err := changed(ctx, e.Type, e.Object.(client.Object)); err != nil {
+				if ctx.Err() != nil {
+					return nil // Ctrl-C while changed was reading
+				}
 				return err
 			}
 		}

@@ -124,7 +124,7 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 		return err
 	}
 	watched := []cmdutil.Watched{{List: &ovnkv1.ClusterNetworkConnectList{}, ResourceVersion: list.ResourceVersion, Options: o.list.ListOptions()}}
-	return s.Watch(ctx, watched, func(t watch.EventType, obj client.Object) error {
+	return s.Watch(ctx, watched, func(ctx context.Context, t watch.EventType, obj client.Object) error {
 		if !o.output.Human() {
 			return o.output.PrintWatched(obj, o.f.Out)
 		}

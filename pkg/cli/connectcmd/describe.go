@@ -74,7 +74,6 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	if cnc == nil {
 		return fmt.Errorf("no connect named %s: `kubectl ovnk connections` lists the connects", name)
 	}
-	snap = s.withReports(ctx, snap)
 	events, err := humanview.RecentEvents(ctx, s.Clientset, "", cnc.UID)
 	if err != nil {
 		return s.Failed(err, "list events about connect "+cnc.Name)
@@ -83,6 +82,11 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	alloc, err := s.allocation(ctx, o.f.ErrOut, cnc, sel.connected)
 	if err != nil {
 		return err
+	}
+	// Last: reading the zones may take the longest. A refused connect's nodes are
+	// not shown, so its zones are not read.
+	if refusalOf(cnc, alloc) == nil {
+		snap = s.withReports(ctx, snap)
 	}
 	d := describer{Description: humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now()), refusal: refusalOf(cnc, alloc)}
 	d.summary(cnc, sel, alloc)
@@ -330,5 +334,5 @@ func (d *describer) nodes(snap *snapshot, cnc *ovnkv1.ClusterNetworkConnect) {
 		d.TextSection("Nodes", d.Palette.Bad.Render(fmt.Sprintf("0/%d ready", len(snap.nodes))), []string{"no node programs the connect: " + refusedText})
 		return
 	}
-	d.Nodes(humanview.Readiness(snap.reports, cluster.ConnectZoneStatusKey(cnc.Name), "connect"), humanview.FromZones(snap.reports))
+	d.Nodes(humanview.Readiness(snap.reports, cluster.ConnectZoneStatusKey(cnc.Name), "connect"), cluster.FromZones(snap.reports))
 }

@@ -6,7 +6,6 @@ package humanview
 
 import (
 	"io"
-	"slices"
 	"strconv"
 	"time"
 
@@ -83,12 +82,6 @@ func Readiness(reports []cluster.ZoneReport, key, what string) []cluster.NodeRea
 		out = append(out, z.Readiness(key, what))
 	}
 	return out
-}
-
-// FromZones reports whether reports were read from the zones themselves rather than
-// written by agents (zonereport.Read).
-func FromZones(reports []cluster.ZoneReport) bool {
-	return slices.ContainsFunc(reports, func(z cluster.ZoneReport) bool { return z.FromZone })
 }
 
 // CountReady counts the ready nodes of rs.

@@ -28,14 +28,18 @@ type Summary struct {
 	Nodes []cluster.NodeReadiness
 	// FromConditions says that Status comes from the conditions.
 	FromConditions bool
+	// FromZones says that Nodes were read from the zones themselves: no agent
+	// reports on them (a cluster run by upstream OVN-Kubernetes).
+	FromZones bool
 }
 
 // Summarize is n's state given every node's zone report. The reports decide whenever a
-// node has one. When none has and n carries upstream's NetworkAllocationSucceeded
-// condition, the conditions decide instead: "no zone report yet" on every node would be
-// wrong on a cluster whose nodes never write one.
+// node has one. When none has, or they were read from the zones and none names n, and
+// n carries upstream's NetworkAllocationSucceeded condition, the conditions decide
+// instead: "no zone report yet" on every node would be wrong on a cluster whose nodes
+// never write one.
 func (n Network) Summarize(reports []cluster.ZoneReport) Summary {
-	if !cluster.AnyReported(reports) && meta.FindStatusCondition(n.Conditions(), ConditionNetworkAllocationSucceeded) != nil {
+	if (!cluster.AnyReported(reports) || unjudged(reports, n.OVNName())) && meta.FindStatusCondition(n.Conditions(), ConditionNetworkAllocationSucceeded) != nil {
 		status, reason := n.ConditionStatus()
 		return Summary{Status: status, Reason: reason, FromConditions: true}
 	}
@@ -44,7 +48,19 @@ func (n Network) Summarize(reports []cluster.ZoneReport) Summary {
 		rs = append(rs, z.Readiness(n.OVNName(), "network"))
 	}
 	status, reason := n.Status(rs)
-	return Summary{Status: status, Reason: reason, Nodes: rs}
+	return Summary{Status: status, Reason: reason, Nodes: rs, FromZones: cluster.FromZones(reports)}
+}
+
+// unjudged reports whether the reports were read from the zones and none of them names
+// the network: one the zones were not judged on (a topology pkg/cluster does not
+// model, such as Localnet), which the conditions must judge instead.
+func unjudged(reports []cluster.ZoneReport, network string) bool {
+	for _, z := range reports {
+		if _, named := z.Report[network]; !z.FromZone || named {
+			return false
+		}
+	}
+	return true
 }
 
 // ConditionStatus is n's state from the conditions upstream OVN-Kubernetes' cluster

@@ -1,6 +1,7 @@
 package netview
 
 import (
+	"errors"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,9 @@ func TestSummarize(t *testing.T) {
 	refused := cond(ovnkv1.ConditionNetworkCreated, metav1.ConditionFalse, "SyncError", "foreign NAD")
 	none := []cluster.ZoneReport{{Node: "n1"}, {Node: "n2"}}
 	reported := []cluster.ZoneReport{{Node: "n1", Reported: true, Report: map[string]string{"ns_net": ""}}, {Node: "n2"}}
+	// Read from the zones: judged on n1 (not ready on n2, unreadable), or not judged.
+	judged := []cluster.ZoneReport{{Node: "n1", FromZone: true, Reported: true, Report: map[string]string{"ns_net": ""}}, {Node: "n2", FromZone: true, Err: errors.New("exec refused")}}
+	unjudged := []cluster.ZoneReport{{Node: "n1", FromZone: true, Reported: true, Report: map[string]string{"other": ""}}, {Node: "n2", FromZone: true, Err: errors.New("exec refused")}}
 	for _, tc := range []struct {
 		name           string
 		conds          []metav1.Condition
@@ -36,6 +40,8 @@ func TestSummarize(t *testing.T) {
 		{"refused", []metav1.Condition{refused, allocated}, none, "SyncError", "foreign NAD", true, 0},
 		{"no upstream condition", []metav1.Condition{created}, none, StatusPending, "n1: no zone report yet; n2: no zone report yet", false, 2},
 		{"an agent reports", []metav1.Condition{created, allocated}, reported, StatusPending, "n2: no zone report yet", false, 2},
+		{"judged from the zones", []metav1.Condition{created, allocated}, judged, StatusPending, "n2: its zone could not be read: exec refused", false, 2},
+		{"not judged from the zones", []metav1.Condition{created, allocated}, unjudged, StatusReady, "", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := Network{UDN: &ovnkv1.UserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "net"}}}

@@ -58,7 +58,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reports, cncs, err := s.reportsAndConnects(ctx)
+	nodes, cncs, err := s.nodesAndConnects(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,6 +70,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return s.Failed(err, "list events about "+n.Ref())
 	}
+	reports := s.zoneReports(ctx, nodes, cncs)
 	d := describer{humanview.NewDescription(humanview.NewPalette(o.f, o.f.Out), o.f.TableWidth(), o.now())}
 	d.network(n, nsLabels)
 	d.Conditions(n.Conditions())
@@ -77,7 +78,7 @@ func (o *describeOptions) Run(ctx context.Context) error {
 		d.TextSection("Nodes", "", []string{"no node reports on its zone (no ovnk agent): the network is " +
 			sum.Status + " by the conditions above, which upstream's cluster manager sets"})
 	} else {
-		d.Nodes(sum.Nodes, humanview.FromZones(reports))
+		d.Nodes(sum.Nodes, sum.FromZones)
 	}
 	// The model of n alone selects as one of every network: selection looks at each
 	// network on its own.

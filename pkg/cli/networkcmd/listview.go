@@ -96,17 +96,21 @@ func (v *listView) where(l *listing) string {
 // when there are connects to select by them.
 func (v *listView) surroundings(ctx context.Context, l *listing) (surroundings, error) {
 	var around surroundings
-	var err error
-	if around.reports, around.cncs, err = v.s.reportsAndConnects(ctx); err != nil {
+	nodes, cncs, err := v.s.nodesAndConnects(ctx)
+	if err != nil {
 		return around, err
 	}
+	around.cncs = cncs
 	switch {
 	case l.ns != "":
 		around.nsLabels = map[string]map[string]string{l.ns: l.nsLabels}
-	case len(around.cncs) > 0:
-		around.nsLabels, err = v.s.NamespaceLabels(ctx)
+	case len(cncs) > 0:
+		if around.nsLabels, err = v.s.NamespaceLabels(ctx); err != nil {
+			return around, err
+		}
 	}
-	return around, err
+	around.reports = v.s.zoneReports(ctx, nodes, cncs)
+	return around, nil
 }
 
 // follow prints each network shown that changes, until ctx ends or Ctrl-C.
@@ -121,7 +125,7 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 		{List: &ovnkv1.ClusterUserDefinedNetworkList{}, ResourceVersion: l.versions.CUDNVersion, Options: opts},
 		{List: &ovnkv1.UserDefinedNetworkList{}, ResourceVersion: l.versions.UDNVersion, Options: udnOpts},
 	}
-	return v.s.Watch(ctx, kinds, func(t watch.EventType, obj client.Object) error {
+	return v.s.Watch(ctx, kinds, func(ctx context.Context, t watch.EventType, obj client.Object) error {
 		n := netview.Of(obj)
 		if !l.shows(n) {
 			return nil

@@ -40,10 +40,9 @@ func (s *session) networks(ctx context.Context, ns string) ([]netview.Network, e
 // sortNetworks orders cluster networks first, then namespaced ones by namespace/name.
 func sortNetworks(nets []netview.Network) { netview.SortNetworks(nets) }
 
-// reportsAndConnects reads what the views show of every network beside the network
-// itself: the nodes' zone reports (zonereport.Read: the agents', or on a cluster run by
-// upstream OVN-Kubernetes read from the zones), and the connects that may select it.
-func (s *session) reportsAndConnects(ctx context.Context) ([]cluster.ZoneReport, []ovnkv1.ClusterNetworkConnect, error) {
+// nodesAndConnects reads the nodes, whose zone reports the views show, and the
+// connects that may select a network.
+func (s *session) nodesAndConnects(ctx context.Context) ([]corev1.Node, []ovnkv1.ClusterNetworkConnect, error) {
 	nodes, err := s.Nodes(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -52,7 +51,14 @@ func (s *session) reportsAndConnects(ctx context.Context) ([]cluster.ZoneReport,
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.reports.Read(ctx, nodes, cncs), cncs, nil
+	return nodes, cncs, nil
+}
+
+// zoneReports are the nodes' zone reports (zonereport.Read: the agents', or on a
+// cluster run by upstream OVN-Kubernetes read from the zones). A view reads them after
+// everything else: reading the zones may take the longest.
+func (s *session) zoneReports(ctx context.Context, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) []cluster.ZoneReport {
+	return s.reports.Read(ctx, nodes, cncs)
 }
 
 // namespace gets a namespace, with a one-line error when it does not exist.

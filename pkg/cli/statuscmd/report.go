@@ -94,10 +94,13 @@ type NetworkStatus struct {
 	// FromConditions.
 	ReadyNodes int `json:"readyNodes"`
 	TotalNodes int `json:"totalNodes"`
-	// FromConditions says that no node reports on its zone (no ovnk agent) and Status
-	// comes from the conditions upstream's cluster manager sets on the network
-	// (netview.Network.Summarize).
+	// FromConditions says that Status comes from the conditions upstream's cluster
+	// manager sets on the network: no node reports on its zone and the zones could not
+	// be read (netview.Network.Summarize).
 	FromConditions bool `json:"fromConditions,omitempty"`
+	// FromZones says that no agent reports on the nodes' zones (a cluster run by
+	// upstream OVN-Kubernetes) and the counts come from reading the zones themselves.
+	FromZones bool `json:"fromZones,omitempty"`
 	// NotReady are the other nodes, by name, each with its reason.
 	NotReady []NodeReason `json:"notReady,omitempty"`
 }
@@ -363,7 +366,7 @@ func readyPod(pods []*corev1.Pod) *corev1.Pod {
 // networkStatus aggregates the nodes' zone reports on one network.
 func networkStatus(n netview.Network, reports []cluster.ZoneReport) NetworkStatus {
 	sum := n.Summarize(reports)
-	s := NetworkStatus{Network: n.OVNName(), Kind: n.Kind(), Name: n.Ref(), TotalNodes: len(sum.Nodes), FromConditions: sum.FromConditions}
+	s := NetworkStatus{Network: n.OVNName(), Kind: n.Kind(), Name: n.Ref(), TotalNodes: len(sum.Nodes), FromConditions: sum.FromConditions, FromZones: sum.FromZones}
 	for _, r := range sum.Nodes {
 		if r.Ready {
 			s.ReadyNodes++

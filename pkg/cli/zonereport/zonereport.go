@@ -5,13 +5,17 @@
 package zonereport
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
@@ -27,6 +31,15 @@ import (
 // concurrentReads bounds how many zones are read at once: each read is an exec in a
 // pod on the node, which the API server and the kubelets serve.
 const concurrentReads = 8
+
+// zoneReadTimeout bounds one zone's read, so that one node whose pod does not answer
+// costs the command this, not the rest of its time.
+const zoneReadTimeout = 10 * time.Second
+
+// ConditionNodesSelected is the condition upstream OVN-Kubernetes keeps on a network
+// when it renders user-defined networks only on the nodes that need them (dynamic UDN
+// node allocation, OKEP-5552): a node with no pod on the network need not hold it.
+const ConditionNodesSelected = "NodesSelected"
 
 // Read returns every node's zone report, sorted by node name, and warnings for the
 // user. The agents' reports are used whenever a node has one. On a cluster run by
@@ -70,8 +83,12 @@ func read(ctx context.Context, f *cmdutil.Factory, src zones, nodes []corev1.Nod
 		return reports, nil
 	}
 	// Which cluster it is decides only whether zones are read: a failed look leaves
-	// the reports as they are, as on a cluster of neither kind.
-	if cl, err := clusterkind.Detect(ctx, conn.Clientset, f.Settings.AgentNamespace); err != nil || cl.Kind != clusterkind.Upstream {
+	// the reports as they are, as on a cluster of neither kind, and says so.
+	cl, err := clusterkind.Detect(ctx, conn.Clientset, f.Settings.AgentNamespace)
+	if err != nil {
+		return reports, []string{fmt.Sprintf("which OVN-Kubernetes runs the cluster is unknown, so no node's zone is read for its readiness: %v", conn.Explain(err))}
+	}
+	if cl.Kind != clusterkind.Upstream {
 		return reports, nil
 	}
 	want, warnings, err := expected(ctx, conn.Client, cncs)
@@ -113,6 +130,9 @@ func (r *Reader) Read(ctx context.Context, nodes []corev1.Node, cncs []ovnkv1.Cl
 // expectation is what the zones should hold.
 type expectation struct {
 	networks []*cluster.Network
+	// dynamic names the networks upstream renders only on the nodes that need them
+	// (ConditionNodesSelected).
+	dynamic map[string]bool
 	// pods are the pods on a network, by node then network name.
 	pods     map[string]map[string][]*cluster.Pod
 	connects []string
@@ -132,9 +152,16 @@ func expected(ctx context.Context, c client.Reader, cncs []ovnkv1.ClusterNetwork
 		return want, nil, fmt.Errorf("list namespaces: %w", err)
 	}
 	cudnPtrs, udnPtrs := ptrs(cudns), ptrs(udns)
-	// A refused network is left out: no zone programs it, and its NetworkCreated
-	// condition says why.
+	// A network whose spec pkg/cluster cannot read (a topology it does not model, such
+	// as Localnet) is left out: no report names it, and its conditions decide its
+	// state (netview.Network.Summarize).
 	want.networks, _ = cluster.SpecNetworks(cluster.Inputs{Namespaces: namespaces.Items, CUDNs: cudnPtrs, UDNs: udnPtrs})
+	want.dynamic = map[string]bool{}
+	for _, n := range netview.FromLists(&ovnkv1.ClusterUserDefinedNetworkList{Items: cudns}, &ovnkv1.UserDefinedNetworkList{Items: udns}) {
+		if meta.FindStatusCondition(n.Conditions(), ConditionNodesSelected) != nil {
+			want.dynamic[n.OVNName()] = true
+		}
+	}
 	for _, cnc := range cncs {
 		want.connects = append(want.connects, cnc.Name)
 	}
@@ -180,6 +207,12 @@ func readZones(ctx context.Context, f *cmdutil.Factory, src zones, nodes []corev
 	sem := make(chan struct{}, concurrentReads)
 	var wg sync.WaitGroup
 	for i := range nodes {
+		if why := notReady(&nodes[i]); why != "" {
+			// Its pod may still be Running (DaemonSet pods tolerate an unreachable
+			// node), and an exec there would only wait for the timeout.
+			out[i] = cluster.ZoneReport{Node: nodes[i].Name, FromZone: true, Err: errors.New(why)}
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -198,9 +231,24 @@ func readZones(ctx context.Context, f *cmdutil.Factory, src zones, nodes []corev
 	return out
 }
 
+// notReady says why node is not Ready, "" when it is.
+func notReady(node *corev1.Node) string {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return ""
+			}
+			return fmt.Sprintf("the node is not Ready (%s)", cmp.Or(c.Reason, string(c.Status)))
+		}
+	}
+	return "the node has no Ready condition yet"
+}
+
 // judge reads node's zone and reports on every network and connect wanted.
 func judge(ctx context.Context, src zones, node string, want expectation) cluster.ZoneReport {
 	z := cluster.ZoneReport{Node: node, FromZone: true}
+	ctx, cancel := context.WithTimeout(ctx, zoneReadTimeout)
+	defer cancel()
 	set, err := src.Rows(ctx, node)
 	if err != nil {
 		z.Err = err
@@ -210,7 +258,13 @@ func judge(ctx context.Context, src zones, node string, want expectation) cluste
 	z.Reported = true
 	z.Report = make(map[string]string, len(want.networks)+len(want.connects))
 	for _, n := range want.networks {
-		z.Report[n.Name] = topology.NotProgrammed(idx, n, node, want.pods[node][n.Name])
+		pods := want.pods[node][n.Name]
+		why := topology.NotProgrammed(idx, n, node, pods)
+		if why != "" && len(pods) == 0 && want.dynamic[n.Name] && !topology.HasNetwork(idx, n, node) {
+			// Not rendered on a node none of its pods needs: as it should be.
+			why = ""
+		}
+		z.Report[n.Name] = why
 	}
 	for _, cnc := range want.connects {
 		z.Report[cluster.ConnectZoneStatusKey(cnc)] = topology.ConnectNotProgrammed(idx, cnc)

@@ -18,7 +18,6 @@ import (
 
 	ovnkv1 "github.com/ovnk/ovnk/pkg/api/v1"
 	"github.com/ovnk/ovnk/pkg/cli/cmdutil"
-	"github.com/ovnk/ovnk/pkg/cli/humanview"
 	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind/clusterkindtest"
 	"github.com/ovnk/ovnk/pkg/cluster"
 	"github.com/ovnk/ovnk/pkg/ovn/nbdb"
@@ -109,8 +108,13 @@ func TestReadJudgesUpstreamZones(t *testing.T) {
 	n := &cluster.Network{Name: cluster.UDNNetworkName(ns, "blue"), Topology: cluster.Layer3, Role: cluster.Primary,
 		Owner: cluster.ObjectRef{Kind: "UserDefinedNetwork", Namespace: ns, Name: "blue"}}
 	p, q := &cluster.Pod{Namespace: ns, Name: "p"}, &cluster.Pod{Namespace: ns, Name: "q"}
-	a, b, down := ns+"-a", ns+"-b", ns+"-c"
-	nodes := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: down}}, {ObjectMeta: metav1.ObjectMeta{Name: a}}, {ObjectMeta: metav1.ObjectMeta{Name: b}}}
+	a, b, down, gone := ns+"-a", ns+"-b", ns+"-c", ns+"-d"
+	ready := func(name string, status corev1.ConditionStatus) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: status, Reason: "NodeStatusUnknown"},
+		}}}
+	}
+	nodes := []corev1.Node{ready(down, corev1.ConditionTrue), ready(a, corev1.ConditionTrue), ready(b, corev1.ConditionTrue), ready(gone, corev1.ConditionUnknown)}
 	cncs := []ovnkv1.ClusterNetworkConnect{{ObjectMeta: metav1.ObjectMeta{Name: "joined"}}}
 	unreadable := errors.New("exec refused")
 
@@ -131,25 +135,31 @@ func TestReadJudgesUpstreamZones(t *testing.T) {
 			}
 			got[r.Node] = r.Readiness(n.Name, "network").Reason + " | " + r.Readiness(cluster.ConnectZoneStatusKey("joined"), "connect").Reason
 		}
+		unready := "its zone could not be read: the node is not Ready (NodeStatusUnknown)"
 		want := map[string]string{
 			a:    "pod " + ns + "/q has no port on switch " + n.OVNPrefix() + a + " | its zone has no router connect_router_joined",
 			b:    " | ",
 			down: "its zone could not be read: exec refused | its zone could not be read: exec refused",
+			gone: unready + " | " + unready,
 		}
 		for node, w := range want {
 			if got[node] != w {
 				t.Errorf("node %s: %q, want %q", node, got[node], w)
 			}
 		}
-		if reports[0].Node != a || reports[2].Node != down {
+		if reports[0].Node != a || reports[2].Node != down || reports[3].Node != gone {
 			t.Errorf("reports are not sorted by node: %v", reports)
+		}
+		if z.reads != 3 {
+			t.Errorf("%d zones read, want 3: not the one of the node that is not Ready", z.reads)
 		}
 	})
 
 	t.Run("no zone readable", func(t *testing.T) {
 		z := &fakeZones{errs: map[string]error{a: unreadable, b: unreadable, down: unreadable}}
+		nodes := nodes[:3]
 		reports, warnings := read(ctx, f, z, nodes, nil)
-		if cluster.AnyReported(reports) || humanview.FromZones(reports) {
+		if cluster.AnyReported(reports) || cluster.FromZones(reports) {
 			t.Errorf("reports %+v, want none: the conditions decide", reports)
 		}
 		if len(warnings) != 1 || !strings.Contains(warnings[0], "cannot read the nodes' zones") || !strings.Contains(warnings[0], "exec refused") {
@@ -167,6 +177,31 @@ func TestReadJudgesUpstreamZones(t *testing.T) {
 		}
 		if r := reports[0].Readiness(n.Name, "network"); r.Node != a || r.Reason != "not yet" {
 			t.Errorf("node a: %+v, want the agent's reason", r)
+		}
+	})
+
+	t.Run("dynamic UDN node allocation", func(t *testing.T) {
+		var udn ovnkv1.UserDefinedNetwork
+		if err := c.Get(ctx, ctrlclient.ObjectKey{Namespace: ns, Name: "blue"}, &udn); err != nil {
+			t.Fatal(err)
+		}
+		udn.Status.Conditions = []metav1.Condition{{Type: ConditionNodesSelected, Status: metav1.ConditionTrue, Reason: "DynamicAllocation",
+			Message: "1 nodes rendered with network", LastTransitionTime: metav1.Now()}}
+		if err := c.Status().Update(ctx, &udn); err != nil {
+			t.Fatal(err)
+		}
+		// Node b has no pod of the network and none of its rows: as it should be. Node
+		// a has pods and lacks the network: not programmed.
+		z := &fakeZones{sets: map[string]*rows.Set{a: {}, b: {}, down: zoneOf(n, down)}}
+		reports, _ := read(ctx, f, z, nodes[:3], nil)
+		for _, r := range reports {
+			got, want := r.Readiness(n.Name, "network").Reason, ""
+			if r.Node == a {
+				want = "its zone has no switch " + n.OVNPrefix() + a
+			}
+			if got != want {
+				t.Errorf("node %s: %q, want %q", r.Node, got, want)
+			}
 		}
 	})
 }
