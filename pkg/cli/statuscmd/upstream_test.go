@@ -80,10 +80,10 @@ func TestUpstream(t *testing.T) {
 		if err := c.run(ctx, args...); err != nil {
 			t.Fatalf("status %v: %v\n%s", args, err, c.errOut.String())
 		}
-		// No kubelet runs the pods, so no zone can be read: the conditions decide,
-		// and one warning says why.
+		// No kubelet runs the nodes, none of which is Ready, so no zone can be read:
+		// the conditions decide, and one warning says why.
 		if w := c.errOut.String(); strings.Count(w, "Warning: ") != 1 ||
-			!strings.Contains(w, "Warning: cannot read the nodes' zones, so readiness comes from the networks' conditions: ovsdb-client query") {
+			!strings.Contains(w, "Warning: cannot read the nodes' zones, so readiness comes from the networks' conditions: the node has no Ready condition yet") {
 			t.Errorf("standard error: %s\nwant one warning that the zones could not be read", w)
 		}
 		return c.out.String()
