@@ -49,6 +49,12 @@ func (f *TableFeed[R]) Start(keys []string, rows []R) error {
 	return f.write(lines)
 }
 
+// Has reports whether the table holds a row of the object key.
+func (f *TableFeed[R]) Has(key string) bool {
+	_, ok := f.rows[key]
+	return ok
+}
+
 // Changed prints the row of the object key, which changed; deleted drops the object
 // from the table after its row is printed.
 func (f *TableFeed[R]) Changed(key string, row R, deleted bool) error {

@@ -246,8 +246,9 @@ func TestListBadInput(t *testing.T) {
 }
 
 // TestListWatch: -w prints the list, then a row for each network of the list that
-// changes (created, its status updated, deleted), until interrupted; a network the
-// list does not show (another namespace's) prints nothing.
+// changes (created, its status updated, deleted, no longer serving the namespace),
+// until interrupted; a network the list does not show (another namespace's) prints
+// nothing.
 func TestListWatch(t *testing.T) {
 	h := newHarness(t)
 	ns := h.Namespace("", nil)
@@ -278,6 +279,16 @@ func TestListWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Await(t, "Deleted", 1)
+	// A cluster network that stops serving ns leaves the list as deleted.
+	mine := &ovnkv1.ClusterUserDefinedNetwork{}
+	if err := h.C.Get(h.Ctx(), client.ObjectKey{Name: "lf-watch-mine"}, mine); err != nil {
+		t.Fatal(err)
+	}
+	mine.Spec.NamespaceSelector.MatchLabels = map[string]string{"kubernetes.io/metadata.name": other}
+	if err := h.C.Update(h.Ctx(), mine); err != nil {
+		t.Fatal(err)
+	}
+	w.Await(t, "Deleted", 2)
 	w.Stop(t)
 
 	out := w.Out.String()
@@ -286,11 +297,11 @@ func TestListWatch(t *testing.T) {
 	}
 	// Piped, the table is never fitted: the header once, a line per row.
 	lines := clitest.Lines(out)
-	if strings.Count(out, "NAME ") != 1 || len(lines) != 6 {
-		t.Fatalf("watch output, want a header and 5 rows:\n%s", out)
+	if strings.Count(out, "NAME ") != 1 || len(lines) != 7 {
+		t.Fatalf("watch output, want a header and 6 rows:\n%s", out)
 	}
 	for i, want := range []struct{ name, status string }{
-		{ns + "/first", "Pending"}, {ns + "/second", "Pending"}, {ns + "/first", "SubnetOverlap"}, {"lf-watch-mine", "Pending"}, {ns + "/second", "Deleted"},
+		{ns + "/first", "Pending"}, {ns + "/second", "Pending"}, {ns + "/first", "SubnetOverlap"}, {"lf-watch-mine", "Pending"}, {ns + "/second", "Deleted"}, {"lf-watch-mine", "Deleted"},
 	} {
 		if row := strings.Fields(lines[i+1]); row[0] != want.name || row[5] != want.status {
 			t.Errorf("row %d %q, want %s with STATUS %s", i+1, lines[i+1], want.name, want.status)

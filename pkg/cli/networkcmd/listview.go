@@ -127,7 +127,10 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 	}
 	return v.s.Watch(ctx, kinds, func(ctx context.Context, t watch.EventType, obj client.Object) error {
 		n := netview.Of(obj)
-		if !l.shows(n) {
+		// A network that stops serving the namespace (its selector changed) leaves
+		// the list as if deleted, as an object leaving a label selector's watch.
+		left := !l.shows(n) && v.o.output.Human() && v.feed.Has(networkKey(n))
+		if !l.shows(n) && !left {
 			return nil
 		}
 		if !v.o.output.Human() {
@@ -147,7 +150,7 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 		// The model of n alone selects as one of every network: selection looks at
 		// each network on its own.
 		connects := connectsByNetwork(netview.NewModel([]netview.Network{n}, around.nsLabels), around.cncs)
-		deleted := t == watch.Deleted
+		deleted := t == watch.Deleted || left
 		return v.feed.Changed(networkKey(n), v.row(n, around.reports, connects, deleted), deleted)
 	})
 }
