@@ -144,7 +144,7 @@ func (z ZoneReport) Readiness(key, what string) NodeReadiness {
 	why, named := z.Report[key]
 	switch {
 	case z.Err != nil && z.FromZone:
-		r.Reason = "its zone could not be read: " + z.Err.Error()
+		r.Reason = "its zone was not read: " + z.Err.Error()
 	case z.Err != nil:
 		r.Reason = fmt.Sprintf("its %s annotation is unreadable", AnnotationZoneStatus)
 	case !z.Reported:

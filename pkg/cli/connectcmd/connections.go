@@ -131,12 +131,19 @@ func (o *connectionsOptions) Run(ctx context.Context) error {
 		look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 		defer cancel()
 		c := obj.(*ovnkv1.ClusterNetworkConnect)
-		if snap, err := s.snapshot(look); err != nil {
+		snap, err := s.snapshot(look)
+		if err == nil {
+			snap = s.withReports(look, snap)
+		}
+		if ctx.Err() != nil {
+			return nil // Ctrl-C while reading: the table stays as last printed
+		}
+		if err != nil {
 			// Only the watch failing ends -w, as with kubectl get -w: a failed look
 			// beside it is said, and the row shows what was read before.
 			fmt.Fprintf(o.f.ErrOut, "Warning: %v; %s's row shows the networks and nodes read before\n", err, c.Name)
 		} else {
-			v.snap = s.withReports(look, snap)
+			v.snap = snap
 		}
 		deleted := t == watch.Deleted
 		return v.feed.Changed(c.Name, v.row(v.snap, c, deleted), deleted)

@@ -31,32 +31,49 @@ type CentralSource struct {
 	// Timeout bounds finding the pod and reading the NB; 0 means DefaultExecTimeout.
 	Timeout time.Duration
 
-	// mu guards the read, so that nodes asked for at once wait for one exec rather than
-	// run one each; it is held for at most Timeout.
+	// mu guards read: the read in flight or done, nil before the first call.
 	mu   sync.Mutex
-	read bool
+	read *centralRead
+}
+
+// centralRead is the one read of the central NB; done closes when nb or err is set.
+type centralRead struct {
+	done chan struct{}
 	nb   *ovn.Dump
 	err  error
 }
 
-// Dump returns the central NB as node's zone. The first call reads it; the others get
-// the same tables (which callers only read) under their own node's name, or the same
-// error. A read cut short by the caller's own context is not kept: the next call reads
-// again.
+// Dump returns the central NB as node's zone. The first call starts the read; every
+// call gets its tables (which callers only read) under its own node's name, or its
+// error. The read is the source's, not the first caller's: it runs to its own timeout
+// whichever caller's context ends first, and a caller whose context ends while it
+// waits gets that error alone, so that nodes read concurrently, each with a deadline
+// of its own, cost one exec however long it takes.
 func (s *CentralSource) Dump(ctx context.Context, node string) (*ovn.Dump, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.read {
-		nb, err := s.readNB(ctx)
-		if err != nil && ctx.Err() != nil {
-			return nil, err
+	r := s.read
+	if r == nil {
+		r = &centralRead{done: make(chan struct{})}
+		s.read = r
+		go func() {
+			defer close(r.done)
+			r.nb, r.err = s.readNB(context.WithoutCancel(ctx))
+		}()
+	}
+	s.mu.Unlock()
+	select {
+	case <-r.done:
+	default:
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read node %s's zone: waiting for the read of the central NB: %w", node, ctx.Err())
 		}
-		s.nb, s.err, s.read = nb, err, true
 	}
-	if s.err != nil {
-		return nil, s.err
+	if r.err != nil {
+		return nil, r.err
 	}
-	return &ovn.Dump{SchemaVersion: s.nb.SchemaVersion, Node: node, Tables: s.nb.Tables}, nil
+	return &ovn.Dump{SchemaVersion: r.nb.SchemaVersion, Node: node, Tables: r.nb.Tables}, nil
 }
 
 // readNB finds the workload serving the NB, a ready pod of it and the pod's NB

@@ -172,24 +172,27 @@ func TestCentralSource(t *testing.T) {
 		}
 	})
 
-	t.Run("a read cut short is tried again", func(t *testing.T) {
+	t.Run("a caller whose context ends does not end the read", func(t *testing.T) {
 		ns := k.Namespace(t)
-		node := ns + "-retry"
+		node := ns + "-wait"
 		addNode(ctx, t, k, node, kubelet)
 		db := clusterkindtest.CentralDB(ns, nodeRoot)
 		createWorkload(ctx, t, k, db)
-		createPod(ctx, t, k, clusterkindtest.DeploymentPod(db, node), upstreamRunning)
+		pod := createPod(ctx, t, k, clusterkindtest.DeploymentPod(db, node), upstreamRunning)
 		src := centralSource(k, ns)
 		done, stop := context.WithCancel(ctx)
 		stop()
-		if _, err := src.Dump(done, node); err == nil {
-			t.Fatal("a read with its context ended succeeded")
+		if _, err := src.Dump(done, node); err == nil || !strings.Contains(err.Error(), "waiting for the read of the central NB") {
+			t.Fatalf("a caller with its context ended: %v, want the error of its wait", err)
 		}
 		got, err := src.Dump(ctx, node)
 		if err != nil {
-			t.Fatalf("the read after one cut short: %v", err)
+			t.Fatalf("the next caller: %v", err)
 		}
 		requireDumpOfNB(t, got, nbtest.Dump(t, nb, node))
+		if execs := execsIn(kubelet, pod); len(execs) != 1 {
+			t.Errorf("the kubelet served %d execs in %s, want the one read both callers shared", len(execs), pod.Name)
+		}
 	})
 }
 

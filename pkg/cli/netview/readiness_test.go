@@ -40,7 +40,7 @@ func TestSummarize(t *testing.T) {
 		{"refused", []metav1.Condition{refused, allocated}, none, "SyncError", "foreign NAD", true, 0},
 		{"no upstream condition", []metav1.Condition{created}, none, StatusPending, "n1: no zone report yet; n2: no zone report yet", false, 2},
 		{"an agent reports", []metav1.Condition{created, allocated}, reported, StatusPending, "n2: no zone report yet", false, 2},
-		{"judged from the zones", []metav1.Condition{created, allocated}, judged, StatusPending, "n2: its zone could not be read: exec refused", false, 2},
+		{"judged from the zones", []metav1.Condition{created, allocated}, judged, StatusPending, "n2: its zone was not read: exec refused", false, 2},
 		{"not judged from the zones", []metav1.Condition{created, allocated}, unjudged, StatusReady, "", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,7 +138,11 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 		}
 		look, cancel := context.WithTimeout(ctx, netview.RequestTimeout)
 		defer cancel()
-		if around, err := v.surroundings(look, l); err != nil {
+		around, err := v.surroundings(look, l)
+		if ctx.Err() != nil {
+			return nil // Ctrl-C while reading: the table stays as last printed
+		}
+		if err != nil {
 			// Only the watch failing ends -w, as with kubectl get -w: a failed look
 			// beside it (an API server restarting, a throttled list) is said, and
 			// the row shows what was read before.
@@ -146,7 +150,7 @@ func (v *listView) follow(ctx context.Context, l *listing) error {
 		} else {
 			v.around = around
 		}
-		around := v.around
+		around = v.around
 		// The model of n alone selects as one of every network: selection looks at
 		// each network on its own.
 		connects := connectsByNetwork(netview.NewModel([]netview.Network{n}, around.nsLabels), around.cncs)

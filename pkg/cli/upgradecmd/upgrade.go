@@ -85,8 +85,9 @@ upgraded and no zone holds an upgrade port.
 The nodes, pods and networks come from the API server; a network's id comes from
 its object, or, on a cluster run by upstream OVN-Kubernetes, from its
 NetworkAttachmentDefinitions. Each node's zone is read live through its agent with
-pods/exec, 8 nodes at a time (ovnk's agent, or upstream's ovnkube-node pod, found
-with no configuration), or straight from each node's NB listed under the settings'
+pods/exec, 8 nodes at a time (ovnk's agent, or upstream's ovnkube-node pod, or its
+ovnkube-db pod once for every node when one central NB serves them all, found with
+no configuration), or straight from each node's NB listed under the settings'
 nb-endpoints (or, on a one-node cluster, --nb); each ovnk agent's phase comes from
 its heartbeat Lease in the agent namespace (upstream has none: its nodes are judged
 by their annotation, pods and zone). Only running pods block a node: a pending one holds no connection yet. A zone that cannot be read is reported, and
@@ -152,11 +153,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	src := o.source
-	if src == nil {
-		src = livezone.For(o.f, o.NB)
-	}
 	look := func(ctx context.Context) (assessment, error) {
+		// A source per look: what one read (a central NB's dump, or its failure) is
+		// kept for the look alone, so that --watch sees the zones as they become.
+		src := o.source
+		if src == nil {
+			src = livezone.For(o.f, o.NB)
+		}
 		a, err := assess(ctx, conn.Client, src, o.f.Settings.AgentNamespace)
 		if err != nil {
 			return assessment{}, conn.Explain(err)

@@ -118,6 +118,9 @@ func NewReader(f *cmdutil.Factory) *Reader { return &Reader{f: f, warned: map[st
 // Read is Read's reports, its warnings said.
 func (r *Reader) Read(ctx context.Context, nodes []corev1.Node, cncs []ovnkv1.ClusterNetworkConnect) []cluster.ZoneReport {
 	reports, warnings := Read(ctx, r.f, nodes, cncs)
+	if ctx.Err() != nil {
+		return reports // the command is ending (Ctrl-C): what failed is no news
+	}
 	for _, w := range warnings {
 		if !r.warned[w] {
 			r.warned[w] = true

@@ -135,11 +135,11 @@ func TestReadJudgesUpstreamZones(t *testing.T) {
 			}
 			got[r.Node] = r.Readiness(n.Name, "network").Reason + " | " + r.Readiness(cluster.ConnectZoneStatusKey("joined"), "connect").Reason
 		}
-		unready := "its zone could not be read: the node is not Ready (NodeStatusUnknown)"
+		unready := "its zone was not read: the node is not Ready (NodeStatusUnknown)"
 		want := map[string]string{
 			a:    "pod " + ns + "/q has no port on switch " + n.OVNPrefix() + a + " | its zone has no router connect_router_joined",
 			b:    " | ",
-			down: "its zone could not be read: exec refused | its zone could not be read: exec refused",
+			down: "its zone was not read: exec refused | its zone was not read: exec refused",
 			gone: unready + " | " + unready,
 		}
 		for node, w := range want {
