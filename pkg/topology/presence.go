@@ -25,15 +25,23 @@ func NotProgrammed(idx *rows.Index, n *cluster.Network, node string, pods []*clu
 		}
 		return fmt.Sprintf("its zone has neither router %s nor %s", routers[0], routers[1])
 	}
-	ports := map[string]bool{}
+	// Tick the pods' ports off the switch's: a switch may hold a port for every pod
+	// of the network in the cluster, the node's are few.
+	want := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		want[PodPortName(n, p)] = true
+	}
 	for _, key := range idx.Switch(sw).Ports {
+		if len(want) == 0 {
+			break
+		}
 		if lsp := idx.SwitchPorts[key]; lsp != nil {
-			ports[lsp.Name] = true
+			delete(want, lsp.Name)
 		}
 	}
 	var missing []string
 	for _, p := range pods {
-		if !ports[PodPortName(n, p)] {
+		if len(want) > 0 && want[PodPortName(n, p)] {
 			missing = append(missing, p.Namespace+"/"+p.Name)
 		}
 	}

@@ -163,3 +163,29 @@ func TestNotProgrammedUpstreamNames(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJudgeZone judges one zone of a 250-network × 250-node cluster on every
+// network, with the node's pods: what `kubectl ovnk network list` does per node on a
+// cluster run by upstream OVN-Kubernetes, once the zone is read and indexed.
+func BenchmarkJudgeZone(b *testing.B) {
+	st := topologytest.Scale(250, 250)
+	node := st.Nodes[0].Name
+	res, err := Compile(st, node)
+	if err != nil || len(res.NotCompiled) > 0 {
+		b.Fatalf("%v %v", err, res.NotCompiled)
+	}
+	idx := rows.NewIndex(res.Rows)
+	pods := map[string][]*cluster.Pod{}
+	for _, n := range st.Networks {
+		pods[n.Name] = podsOn(st, node, n.Name)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, n := range st.Networks {
+			if why := NotProgrammed(idx, n, node, pods[n.Name]); why != "" {
+				b.Fatalf("network %s: %s", n.Name, why)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(st.Networks)), "networks")
+}
