@@ -69,7 +69,7 @@ func TestClusterSaysWhatRuns(t *testing.T) {
 		{clusterkind.Cluster{Kind: clusterkind.Upstream, Namespace: "ovn-kubernetes", DaemonSet: "ovnkube-node",
 			CentralNB: &clusterkind.Workload{Kind: "Deployment", Namespace: "ovn-kubernetes", Name: "ovnkube-db"}},
 			"OVN-Kubernetes, one central NB served by Deployment ovn-kubernetes/ovnkube-db (DaemonSet ovn-kubernetes/ovnkube-node)"},
-		{clusterkind.Cluster{}, "no OVN-Kubernetes found: neither ovnk's agent nor an ovnkube-node DaemonSet"},
+		{clusterkind.Cluster{Kind: clusterkind.None}, "no OVN-Kubernetes found: neither ovnk's agent nor an ovnkube-node DaemonSet"},
 	} {
 		if got := tc.c.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
