@@ -3,14 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind"
 	"github.com/ovnk/ovnk/pkg/ovn"
 	"github.com/ovnk/ovnk/pkg/sandbox"
-	"github.com/ovnk/ovnk/test/testenv"
 )
 
 // TestUpstreamCentralNB builds a network's zones with the agents, then makes the cluster
@@ -43,22 +41,7 @@ func TestUpstreamCentralNB(t *testing.T) {
 	ec.pluginEnv = []string{"OVNK_PLUGIN_CONFIG=", "XDG_CONFIG_HOME=" + t.TempDir(), "HOME=" + t.TempDir()}
 
 	// The relay in nb-ovsdb serves the NB once it has caught up with the node's.
-	err = testenv.Eventually(ctx, 60*time.Second, "topology through ovnkube-db's nb-ovsdb", func(ctx context.Context) error {
-		r := ec.ovnk(ctx, nil, "topology", "cn-l3/blue", "--node", central.name, "-o", "json")
-		if r.err != nil {
-			return fmt.Errorf("%v: %s", r.err, r.stderr)
-		}
-		var view struct {
-			Routers []json.RawMessage `json:"routers"`
-		}
-		if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || len(view.Routers) == 0 {
-			return fmt.Errorf("no routers yet (%v): %s", err, r.stdout)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	awaitTopology(ctx, t, ec, "cn-l3/blue", central.name, "topology through ovnkube-db's nb-ovsdb")
 	// Every node's zone is the central NB: the other nodes show the first one's rows.
 	for _, n := range ec.nodes {
 		requireTopologyShowsZone(ctx, t, ec, n.name, "cn-l3/blue", "cn-l3_blue", snap)

@@ -261,22 +261,7 @@ func TestUpstreamShapedCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The relay in nb-ovsdb serves the zone once it has caught up with the node's NB.
-			err = testenv.Eventually(ctx, 60*time.Second, "topology through "+n.name+"'s nb-ovsdb", func(ctx context.Context) error {
-				r := ec.ovnk(ctx, nil, "topology", "up-l2", "--node", n.name, "-o", "json")
-				if r.err != nil {
-					return fmt.Errorf("%v: %s", r.err, r.stderr)
-				}
-				var view struct {
-					Routers []json.RawMessage `json:"routers"`
-				}
-				if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || len(view.Routers) == 0 {
-					return fmt.Errorf("no routers yet (%v): %s", err, r.stdout)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			awaitTopology(ctx, t, ec, "up-l2", n.name, "topology through "+n.name+"'s nb-ovsdb")
 			for _, net := range []struct{ name, ovnName string }{{"up-l3/blue", "up-l3_blue"}, {"up-l2", "cluster_udn_up-l2"}} {
 				requireTopologyShowsZone(ctx, t, ec, n.name, net.name, net.ovnName, snap)
 				requireRoutesShowZone(ctx, t, ec, n.name, net.name, net.ovnName, snap)
@@ -442,4 +427,26 @@ func rowHas(table, name string, cells ...string) bool {
 		f := strings.Fields(line)
 		return len(f) > 0 && f[0] == name && !slices.ContainsFunc(cells, func(c string) bool { return !slices.Contains(f, c) })
 	})
+}
+
+// awaitTopology waits until `topology network --node node` shows routers: a relay
+// serving the zone (what, in the error) has caught up with the NB it relays.
+func awaitTopology(ctx context.Context, t *testing.T, ec *e2eCluster, network, node, what string) {
+	t.Helper()
+	err := testenv.Eventually(ctx, 60*time.Second, what, func(ctx context.Context) error {
+		r := ec.ovnk(ctx, nil, "topology", network, "--node", node, "-o", "json")
+		if r.err != nil {
+			return fmt.Errorf("%v: %s", r.err, r.stderr)
+		}
+		var view struct {
+			Routers []json.RawMessage `json:"routers"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || len(view.Routers) == 0 {
+			return fmt.Errorf("no routers yet (%v): %s", err, r.stdout)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,7 +2,6 @@ package livezone_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,15 +32,7 @@ func TestCentralSource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	client, err := root.Program("ovsdb-client")
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := t.TempDir()
-	if err := os.Symlink(client, filepath.Join(image, "ovsdb-client")); err != nil {
-		t.Fatal(err)
-	}
-	kubelet := testenv.StartKubelet(t, image)
+	kubelet := ovsdbClientKubelet(t, root)
 	nb := zone(ctx, t, "node1")
 	nodeRoot := nodeRootWith(t, map[string]string{"var/run/ovn": nb.Socket})
 	socket := "unix:" + filepath.Join(nodeRoot, "var/run/ovn", manifests.NBSocketName)

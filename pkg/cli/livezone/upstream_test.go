@@ -21,6 +21,7 @@ import (
 	"github.com/ovnk/ovnk/pkg/cli/livezone/clusterkind/clusterkindtest"
 	"github.com/ovnk/ovnk/pkg/manifests"
 	"github.com/ovnk/ovnk/pkg/ovn"
+	"github.com/ovnk/ovnk/pkg/ovnroot"
 	"github.com/ovnk/ovnk/test/nbtest"
 	"github.com/ovnk/ovnk/test/testenv"
 )
@@ -36,15 +37,7 @@ func TestUpstreamSource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	client, err := root.Program("ovsdb-client")
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := t.TempDir()
-	if err := os.Symlink(client, filepath.Join(image, "ovsdb-client")); err != nil {
-		t.Fatal(err)
-	}
-	kubelet := testenv.StartKubelet(t, image)
+	kubelet := ovsdbClientKubelet(t, root)
 	nb := zone(ctx, t, "node1")
 	// The stand-in kubelet has no container filesystem: the pods' mounts are directories
 	// of this machine, under nodeRoot, where the NB socket is linked to upstream's name.
@@ -311,4 +304,19 @@ func allowReadingPods(ctx context.Context, t *testing.T, k *testenv.Kube, ns, us
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ovsdbClientKubelet starts a stand-in kubelet whose containers run the programs of an
+// image holding the real ovsdb-client of root, as upstream's NB containers do.
+func ovsdbClientKubelet(t *testing.T, root ovnroot.Root) *testenv.Kubelet {
+	t.Helper()
+	client, err := root.Program("ovsdb-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := t.TempDir()
+	if err := os.Symlink(client, filepath.Join(image, "ovsdb-client")); err != nil {
+		t.Fatal(err)
+	}
+	return testenv.StartKubelet(t, image)
 }
